@@ -1,0 +1,123 @@
+// Package retrieval is dmar's document-search domain: documents, search
+// queries and hits, and the Index port that every search backend implements
+// (memindex in process, weaviate in production). It imports no backend.
+package retrieval
+
+import (
+	"context"
+	"fmt"
+)
+
+// Document is one corpus entry. Entities are linked once, at load time, and
+// Vector is the sentence encoder's embedding of Title + Text, computed at load
+// time too; both are stored with the document.
+type Document struct {
+	ID       string    `json:"id"`
+	Title    string    `json:"title"`
+	Text     string    `json:"text"`
+	Entities []string  `json:"entities,omitempty"` // linked QIDs, sorted, unique
+	Vector   []float32 `json:"-"`
+}
+
+// Mode is the kind of search.
+type Mode string
+
+const (
+	BM25   Mode = "bm25"
+	Vector Mode = "vector"
+	Hybrid Mode = "hybrid"
+)
+
+// Fusion is how hybrid search combines its lexical and vector result lists,
+// as Weaviate names them.
+type Fusion string
+
+const (
+	RelativeScore Fusion = "relativeScore" // min-max normalise each list, weighted sum
+	RankedFusion  Fusion = "rankedFusion"  // weighted reciprocal rank, 1/(60+rank)
+)
+
+// Query is one search request.
+type Query struct {
+	Mode   Mode
+	Text   string    // BM25 and hybrid
+	Vector []float32 // vector and hybrid (the query's embedding)
+	// Alpha weighs hybrid search: 1 is pure vector, 0 pure BM25 (Weaviate's convention).
+	Alpha  float64
+	Fusion Fusion
+	Limit  int
+	Filter Filter
+	// WithVectors asks for the documents' stored vectors in the hits.
+	WithVectors bool
+}
+
+// Filter restricts a search. Empty fields do not restrict.
+type Filter struct {
+	IDs         []string `json:"ids,omitempty"`          // only these documents
+	AnyEntities []string `json:"any_entities,omitempty"` // documents linked to at least one of these QIDs
+}
+
+// Empty reports whether the filter restricts nothing.
+func (f Filter) Empty() bool { return len(f.IDs) == 0 && len(f.AnyEntities) == 0 }
+
+// Hit is one search result, best first.
+type Hit struct {
+	Doc   Document `json:"doc"`
+	Score float64  `json:"score"`
+	// Explain is the backend's account of the score (Weaviate's explainScore).
+	Explain string `json:"explain,omitempty"`
+}
+
+// Index is the port the pipeline searches through.
+//
+// Search returns at most q.Limit hits ordered by descending score, ties broken
+// by document ID. An unreachable backend yields an error wrapping an
+// errs.Unavailable *errs.Error. Both methods honour ctx.
+type Index interface {
+	Search(ctx context.Context, q Query) ([]Hit, error)
+	// Documents returns the stored documents (with vectors) for ids, in the
+	// order of ids; unknown ids are skipped.
+	Documents(ctx context.Context, ids []string) ([]Document, error)
+}
+
+// Writer loads documents into an index. Put is idempotent: putting a document
+// with an existing ID replaces it.
+type Writer interface {
+	Put(ctx context.Context, docs []Document) error
+	Count(ctx context.Context) (int, error)
+}
+
+// Validate checks a query before it reaches a backend.
+func (q Query) Validate() error {
+	switch q.Mode {
+	case BM25:
+		if q.Text == "" {
+			return fmt.Errorf("bm25 search needs text")
+		}
+	case Vector:
+		if len(q.Vector) == 0 {
+			return fmt.Errorf("vector search needs a vector")
+		}
+	case Hybrid:
+		if q.Alpha < 0 || q.Alpha > 1 {
+			return fmt.Errorf("hybrid alpha %v is outside [0,1]", q.Alpha)
+		}
+		if q.Alpha < 1 && q.Text == "" {
+			return fmt.Errorf("hybrid search with alpha < 1 needs text")
+		}
+		if q.Alpha > 0 && len(q.Vector) == 0 {
+			return fmt.Errorf("hybrid search with alpha > 0 needs a vector")
+		}
+		switch q.Fusion {
+		case "", RelativeScore, RankedFusion:
+		default:
+			return fmt.Errorf("unknown fusion %q (relativeScore or rankedFusion)", q.Fusion)
+		}
+	default:
+		return fmt.Errorf("unknown search mode %q (bm25, vector or hybrid)", q.Mode)
+	}
+	if q.Limit <= 0 {
+		return fmt.Errorf("limit must be positive, got %d", q.Limit)
+	}
+	return nil
+}

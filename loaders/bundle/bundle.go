@@ -1,0 +1,210 @@
+// Package bundle reads dmar's KG bundle format, the format of
+// ../shared/data/codexm: a directory with triples.tsv (head, property, tail),
+// entities.jsonl ({qid, label, aliases[], ...}) and relations.json
+// ({PID: {label, description}}). Bad records are counted, reported and
+// skipped; good ones are never lost.
+package bundle
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// KG is a parsed bundle.
+type KG struct {
+	Entities  []kg.Entity // sorted by QID; Degree filled from Triples
+	Relations map[string]kg.Relation
+	Triples   []kg.Triple // de-duplicated, in file order
+	Stats     Stats
+}
+
+// Stats counts what a read saw: Read = Loaded + Bad (+ Duplicates for triples).
+type Stats struct {
+	EntitiesRead, EntitiesLoaded, EntitiesBad int
+	TriplesRead, TriplesLoaded, TriplesBad    int
+	TriplesDuplicate                          int
+	// Problems holds the first few reasons records were skipped.
+	Problems []string
+}
+
+const maxProblems = 10
+
+func (s *Stats) problem(format string, args ...any) {
+	if len(s.Problems) < maxProblems {
+		s.Problems = append(s.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+var (
+	qidRe = regexp.MustCompile(`^Q[1-9][0-9]*$`)
+	pidRe = regexp.MustCompile(`^P[1-9][0-9]*$`)
+)
+
+// ValidQID reports whether s is a Wikidata item id.
+func ValidQID(s string) bool { return qidRe.MatchString(s) }
+
+// ValidPID reports whether s is a Wikidata property id.
+func ValidPID(s string) bool { return pidRe.MatchString(s) }
+
+type entityLine struct {
+	QID         string   `json:"qid"`
+	Label       string   `json:"label"`
+	Aliases     []string `json:"aliases"`
+	Description string   `json:"description"`
+}
+
+// Read parses the bundle in dir. Triples naming an entity that entities.jsonl
+// lacks still load: the entity is added with its QID as label.
+func Read(ctx context.Context, dir string) (*KG, error) {
+	out := &KG{Relations: map[string]kg.Relation{}}
+	if err := readRelations(filepath.Join(dir, "relations.json"), out); err != nil {
+		return nil, err
+	}
+	ents := map[string]kg.Entity{}
+	if err := readEntities(ctx, filepath.Join(dir, "entities.jsonl"), ents, &out.Stats); err != nil {
+		return nil, err
+	}
+	if err := readTriples(ctx, filepath.Join(dir, "triples.tsv"), out, &out.Stats); err != nil {
+		return nil, err
+	}
+	degree := map[string]int{}
+	for _, t := range out.Triples {
+		degree[t.Head]++
+		degree[t.Tail]++
+		for _, q := range []string{t.Head, t.Tail} {
+			if _, ok := ents[q]; !ok {
+				ents[q] = kg.Entity{QID: q, Label: q}
+			}
+		}
+	}
+	out.Entities = make([]kg.Entity, 0, len(ents))
+	for q, e := range ents {
+		e.Degree = degree[q]
+		out.Entities = append(out.Entities, e)
+	}
+	sort.Slice(out.Entities, func(i, j int) bool { return out.Entities[i].QID < out.Entities[j].QID })
+	return out, nil
+}
+
+func readRelations(path string, out *KG) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("read relations: %w", err)
+	}
+	var m map[string]struct {
+		Label       string `json:"label"`
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("parse %s: %w", path, err)
+	}
+	for pid, r := range m {
+		if !ValidPID(pid) {
+			out.Stats.problem("%s: %q is not a property id", path, pid)
+			continue
+		}
+		out.Relations[pid] = kg.Relation{PID: pid, Label: r.Label, Description: r.Description}
+	}
+	return nil
+}
+
+func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, st *Stats) error {
+	return eachLine(ctx, path, func(n int, line []byte) {
+		st.EntitiesRead++
+		var l entityLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			st.EntitiesBad++
+			st.problem("%s:%d: %v", path, n, err)
+			return
+		}
+		if !ValidQID(l.QID) {
+			st.EntitiesBad++
+			st.problem("%s:%d: %q is not a QID", path, n, l.QID)
+			return
+		}
+		label := strings.TrimSpace(l.Label)
+		if label == "" {
+			label = l.QID
+		}
+		ents[l.QID] = kg.Entity{QID: l.QID, Label: label, Aliases: cleanAliases(label, l.Aliases), Description: l.Description}
+		st.EntitiesLoaded++
+	})
+}
+
+// cleanAliases trims, drops empties and exact duplicates, keeps order.
+func cleanAliases(label string, in []string) []string {
+	seen := map[string]bool{label: true}
+	var out []string
+	for _, a := range in {
+		a = strings.TrimSpace(a)
+		if a == "" || seen[a] {
+			continue
+		}
+		seen[a] = true
+		out = append(out, a)
+	}
+	return out
+}
+
+func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
+	seen := map[kg.Triple]bool{}
+	return eachLine(ctx, path, func(n int, line []byte) {
+		st.TriplesRead++
+		f := strings.Split(strings.TrimRight(string(line), "\r"), "\t")
+		if len(f) != 3 {
+			st.TriplesBad++
+			st.problem("%s:%d: want 3 tab-separated fields, got %d", path, n, len(f))
+			return
+		}
+		t := kg.Triple{Head: f[0], PID: f[1], Tail: f[2]}
+		if !ValidQID(t.Head) || !ValidPID(t.PID) || !ValidQID(t.Tail) {
+			st.TriplesBad++
+			st.problem("%s:%d: %q is not QID PID QID", path, n, string(line))
+			return
+		}
+		if seen[t] {
+			st.TriplesDuplicate++
+			return
+		}
+		seen[t] = true
+		out.Triples = append(out.Triples, t)
+		st.TriplesLoaded++
+	})
+}
+
+// eachLine calls fn for every non-empty line of path (1-based numbers).
+func eachLine(ctx context.Context, path string, fn func(n int, line []byte)) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 1<<20)
+	for n := 1; ; n++ {
+		if n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		line, err := r.ReadBytes('\n')
+		if t := strings.TrimSpace(string(line)); t != "" {
+			fn(n, []byte(t))
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+}
