@@ -274,14 +274,17 @@ func (s *Sink) finishNodes(out *os.File) error {
 			return err
 		}
 	}
-	for n := 1; n < s.degree.Len(); n++ {
-		if d := s.degree.Get(uint32(n)); d > 0 && !s.seen.Has(uint32(n)) {
-			q := "Q" + strconv.Itoa(n)
-			if err := w.Write([]string{q, "Entity", q, "", "", strconv.FormatUint(uint64(d), 10)}); err != nil {
-				return err
-			}
-			s.Nodes++
+	var werr error
+	s.degree.Each(func(n, d uint32) {
+		if werr != nil || s.seen.Has(n) {
+			return
 		}
+		q := "Q" + strconv.FormatUint(uint64(n), 10)
+		werr = w.Write([]string{q, "Entity", q, "", "", strconv.FormatUint(uint64(d), 10)})
+		s.Nodes++
+	})
+	if werr != nil {
+		return fmt.Errorf("neo4jcsv: %w", werr)
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

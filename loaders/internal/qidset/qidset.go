@@ -3,7 +3,10 @@
 // and 480 MB as a counter, where a map would take gigabytes.
 package qidset
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // Num returns the number of an item id ("Q42" -> 42), ok false if s is not
 // a valid QID below 2^32.
@@ -38,11 +41,37 @@ func (s *Set) Has(n uint32) bool {
 	return i < len(s.w) && s.w[i]&(uint64(1)<<(n%64)) != 0
 }
 
-// Counter counts per item number.
-type Counter struct{ c []uint32 }
+// Counter counts per item number: in a map while few numbers have counts,
+// in a flat slice once more than denseAfter do (a small load that names Q1
+// and Q100000000 must not allocate 400 MB).
+type Counter struct {
+	m map[uint32]uint32
+	c []uint32
+}
+
+var denseAfter = 1 << 20 // a variable for the tests
 
 // Inc adds one to n's count.
 func (c *Counter) Inc(n uint32) {
+	if c.c == nil {
+		if c.m == nil {
+			c.m = map[uint32]uint32{}
+		}
+		c.m[n]++
+		if len(c.m) <= denseAfter {
+			return
+		}
+		var hi uint32
+		for k := range c.m {
+			hi = max(hi, k)
+		}
+		c.c = make([]uint32, int(hi)+1)
+		for k, v := range c.m {
+			c.c[k] = v
+		}
+		c.m = nil
+		return
+	}
 	if int(n) >= len(c.c) {
 		c.c = append(c.c, make([]uint32, int(n)+1-len(c.c)+len(c.c)/4)...)
 	}
@@ -51,11 +80,31 @@ func (c *Counter) Inc(n uint32) {
 
 // Get returns n's count.
 func (c *Counter) Get(n uint32) uint32 {
+	if c.c == nil {
+		return c.m[n]
+	}
 	if int(n) < len(c.c) {
 		return c.c[n]
 	}
 	return 0
 }
 
-// Len is one past the largest number that may have a count.
-func (c *Counter) Len() int { return len(c.c) }
+// Each calls fn for every number with a count, in increasing order.
+func (c *Counter) Each(fn func(n, count uint32)) {
+	if c.c == nil {
+		keys := make([]uint32, 0, len(c.m))
+		for k := range c.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fn(k, c.m[k])
+		}
+		return
+	}
+	for n, v := range c.c {
+		if v > 0 {
+			fn(uint32(n), v)
+		}
+	}
+}
