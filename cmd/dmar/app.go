@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
@@ -21,6 +22,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/loaders/bundle"
@@ -248,7 +250,7 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 		m.Close()
 		return nil, nil, nil, err
 	}
-	x, more, err := a.openIndex(ctx, g, m.enc, stderr)
+	x, more, err := a.openIndex(ctx, g, m.enc, stderr, false)
 	if err != nil {
 		m.Close()
 		return nil, nil, nil, err
@@ -289,19 +291,46 @@ func (a *appFlags) openGraph(ctx context.Context, stderr io.Writer) (openedGraph
 	return openedGraph{}, nil, usageError{fmt.Sprintf("--graph %q: want embedded or neo4j://HOST:PORT", a.graph)}
 }
 
-// openIndex is the one switch on the search backend.
-func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer) (retrieval.Index, []readyCheck, error) {
-	switch {
-	case a.index == "embedded" || a.index == "":
+// openIndex is the one switch on the search backend. With load set, the
+// corpus is (re)loaded into a remote index; the embedded one loads itself
+// whenever its inputs changed.
+func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer, load bool) (retrieval.Index, []readyCheck, error) {
+	embedded := func() (*memindex.Index, error) {
 		key := g.key
 		if key == "" {
 			key = a.graph
 		}
-		x, err := a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+		return a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+	}
+	switch {
+	case a.index == "embedded" || a.index == "":
+		x, err := embedded()
 		if err != nil {
 			return nil, nil, err
 		}
 		return x, []readyCheck{{"index", func(ctx context.Context) error { return ctx.Err() }}}, nil
+	case strings.HasPrefix(a.index, "weaviate://") || strings.HasPrefix(a.index, "weaviates://") || strings.HasPrefix(a.index, "http://"):
+		st, err := weaviate.Open(ctx, a.index)
+		if err != nil {
+			return nil, nil, err
+		}
+		check := []readyCheck{{"weaviate", func(ctx context.Context) error { _, err := st.Count(ctx); return err }}}
+		if load {
+			// The embedded snapshot doubles as the cache of links and vectors.
+			x, err := embedded()
+			if err != nil {
+				return nil, nil, err
+			}
+			ls, err := st.Load(ctx, x.All(), a.progressOut(stderr))
+			if err != nil {
+				return nil, nil, err
+			}
+			fmt.Fprintf(stderr, "load weaviate: read %d, imported %d, skipped as bad %d\n", ls.Read, ls.Imported, ls.Skipped)
+			for _, p := range ls.Problems {
+				fmt.Fprintln(stderr, "  skipped:", p)
+			}
+		}
+		return st, check, nil
 	}
 	return nil, nil, usageError{fmt.Sprintf("--index %q: want embedded or weaviate://HOST:PORT/Class", a.index)}
 }
