@@ -41,6 +41,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	readerURL := fs.String("reader-url", os.Getenv("DMAR_READER_BASE_URL"), "OpenAI-compatible base URL of a generator for EM/F1 (env DMAR_READER_BASE_URL); unset: no end-to-end metrics")
 	readerModel := fs.String("reader-model", os.Getenv("DMAR_READER_MODEL"), "generator model name (env DMAR_READER_MODEL)")
 	readerK := fs.Int("reader-k", 5, "documents the generator reads")
+	skipMissing := fs.Bool("skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}
@@ -84,12 +85,31 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *readerURL != "" {
 		cfg.Reader = &eval.Reader{BaseURL: *readerURL, Model: *readerModel, APIKey: os.Getenv("DMAR_READER_API_KEY"), Timeout: time.Minute}
 	}
-	missing, err := missingGold(ctx, p.Index(), ds)
+	missing, absent, err := missingGold(ctx, p.Index(), ds)
 	if err != nil {
 		return err
 	}
-	if missing > 0 {
-		fmt.Fprintf(stderr, "eval: warning: %d gold document ids are not in the index\n", missing)
+	if missing > 0 && *skipMissing {
+		kept := ds.Questions[:0]
+		for _, q := range ds.Questions {
+			ok := true
+			for _, g := range q.Gold {
+				ok = ok && !absent[g]
+			}
+			if ok {
+				kept = append(kept, q)
+			}
+		}
+		dropped := len(ds.Questions) - len(kept)
+		ds.Questions = kept
+		ds.Notes = append(ds.Notes, fmt.Sprintf("--skip-missing-gold: %d questions were dropped because some gold document is not in the index; %d remain.", dropped, len(kept)))
+		fmt.Fprintf(stderr, "eval: dropped %d questions whose gold documents are not in the index; %d remain\n", dropped, len(kept))
+		if len(kept) == 0 {
+			return fmt.Errorf("eval: no question has all its gold documents in the index")
+		}
+		missing = 0
+	} else if missing > 0 {
+		fmt.Fprintf(stderr, "eval: warning: %d gold document ids are not in the index (--skip-missing-gold drops their questions)\n", missing)
 	}
 	start := time.Now()
 	recs, err := eval.Run(ctx, cfg, ds, sys)
@@ -170,8 +190,8 @@ func writeEvalCorpus(state string, ds *eval.Dataset) (string, error) {
 	return p, os.Rename(tmp, p)
 }
 
-// missingGold counts gold ids the index does not hold.
-func missingGold(ctx context.Context, x retrieval.Index, ds *eval.Dataset) (int, error) {
+// missingGold counts gold ids the index does not hold, and returns them.
+func missingGold(ctx context.Context, x retrieval.Index, ds *eval.Dataset) (int, map[string]bool, error) {
 	seen := map[string]bool{}
 	var ids []string
 	for _, q := range ds.Questions {
@@ -184,7 +204,14 @@ func missingGold(ctx context.Context, x retrieval.Index, ds *eval.Dataset) (int,
 	}
 	docs, err := x.Documents(ctx, ids)
 	if err != nil {
-		return 0, fmt.Errorf("eval: look up gold documents: %w", err)
+		return 0, nil, fmt.Errorf("eval: look up gold documents: %w", err)
 	}
-	return len(ids) - len(docs), nil
+	absent := map[string]bool{}
+	for _, id := range ids {
+		absent[id] = true
+	}
+	for _, d := range docs {
+		delete(absent, d.ID)
+	}
+	return len(absent), absent, nil
 }

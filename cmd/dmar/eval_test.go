@@ -93,3 +93,32 @@ func TestEvalWritesReport(t *testing.T) {
 		t.Errorf("models in use: %v (%v)", res.Models, err)
 	}
 }
+
+func TestEvalSkipMissingGold(t *testing.T) {
+	onnxtest.NeedFile(t, onnx.ConfigFromEnv().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnx.DefaultEncoderDir(), "manifest.json"), "the sentence encoder")
+	film, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	dir := t.TempDir()
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	os.WriteFile(corpus, []byte(`{"id":"Q25191","title":"Christopher Nolan","text":"Christopher Nolan directed Inception."}`+"\n"+`{"id":"Q25188","title":"Inception","text":"Inception is a 2010 film."}`+"\n"), 0o644)
+	qs := filepath.Join(dir, "q.jsonl")
+	os.WriteFile(qs, []byte(`{"id":"a","question":"who directed inception","answers":["Christopher Nolan"],"gold_doc_ids":["Q25191"]}`+"\n"+`{"id":"b","question":"who scored inception","answers":["Hans Zimmer"],"gold_doc_ids":["Q76364"]}`+"\n"), 0o644)
+	out := filepath.Join(dir, "out")
+	args := []string{"eval", "--kg", film, "--corpus", corpus, "--state", filepath.Join(dir, "state"), "--gnn", "", "--gate", "", "--quiet",
+		"--dataset", "jsonl:" + qs, "--systems", "bm25,dmar", "--k-max", "2", "--out", out, "--skip-missing-gold"}
+	var stdout, stderr bytes.Buffer
+	if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("eval: %v\n%s", err, stderr.String())
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "per_question.jsonl"))
+	if n := strings.Count(string(b), "\n"); n != 2 || strings.Contains(string(b), `"id":"b"`) {
+		t.Errorf("want question a only, for 2 systems:\n%s", b)
+	}
+	rep, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	if !strings.Contains(string(rep), "1 questions were dropped") {
+		t.Errorf("report does not say a question was dropped:\n%s", rep)
+	}
+}

@@ -71,13 +71,8 @@ func headline(s *Summary) []string {
 	for _, m := range s.Metrics {
 		have[m] = true
 	}
-	multi := false
-	for _, sys := range s.Systems {
-		// all_support differs from hit only when questions have several gold documents.
-		if s.Means[sys.Name]["all_support@"+fmt.Sprint(s.KMax)] != s.Means[sys.Name]["hit@"+fmt.Sprint(s.KMax)] {
-			multi = true
-		}
-	}
+	// all_support differs from hit only when questions have several gold documents.
+	multi := s.Dataset.MultiGold > 0
 	var out []string
 	for _, m := range s.Metrics {
 		f, _, _ := strings.Cut(m, "@")

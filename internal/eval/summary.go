@@ -43,6 +43,8 @@ type DatasetInfo struct {
 	Notes      []string `json:"notes"`
 	// MissingGold counts gold ids that the index does not hold.
 	MissingGold int `json:"missing_gold"`
+	// MultiGold counts questions with more than one gold document.
+	MultiGold int `json:"multi_gold"`
 }
 
 // BootstrapInfo records how the intervals were computed.
@@ -117,6 +119,9 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 	qIndex := map[string]int{}
 	for i, q := range ds.Questions {
 		qIndex[q.ID] = i
+		if len(q.Gold) > 1 {
+			s.Dataset.MultiGold++
+		}
 	}
 	bySys := map[string][]Record{}
 	names := map[string]bool{}
