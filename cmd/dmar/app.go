@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,10 +43,20 @@ type appFlags struct {
 	encoderDir string
 	gnnPath    string
 	gatePath   string
+	docTokens  int
 	chatURL    string
 	chatModel  string
 	chatTO     time.Duration
 	quiet      bool
+}
+
+func envInt(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
 }
 
 func env(name, def string) string {
@@ -73,6 +84,7 @@ func (a *appFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.encoderDir, "encoder-dir", onnx.DefaultEncoderDir(), "sentence encoder folder built by scripts/setup.sh (env DMAR_ENCODER_DIR)")
 	fs.StringVar(&a.gnnPath, "gnn", env("DMAR_GNN", "models/gnn/gnn.onnx"), "Siamese GNN ONNX model; empty: the GED heuristic (env DMAR_GNN)")
 	fs.StringVar(&a.gatePath, "gate", env("DMAR_GATE", "models/gate/gate.onnx"), "gate ONNX model; empty: fixed weights (env DMAR_GATE)")
+	fs.IntVar(&a.docTokens, "doc-tokens", envInt("DMAR_DOC_TOKENS", 128), "documents are embedded from their first N word pieces at load time (the model allows 256; env DMAR_DOC_TOKENS)")
 	fs.StringVar(&a.chatURL, "chat-url", os.Getenv("DMAR_CHAT_BASE_URL"), "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1 (env DMAR_CHAT_BASE_URL)")
 	fs.StringVar(&a.chatModel, "chat-model", os.Getenv("DMAR_CHAT_MODEL"), "model name for reformulator=chat (env DMAR_CHAT_MODEL)")
 	fs.DurationVar(&a.chatTO, "chat-timeout", 10*time.Second, "time limit of one chat reformulation")
@@ -210,7 +222,8 @@ func (a *appFlags) prepareCorpus(ctx context.Context, g kg.Graph, enc scoring.En
 // weights and says so in every response's fallbacks.
 type models struct {
 	rt      *onnx.Runtime
-	enc     *onnx.Encoder
+	enc     *onnx.Encoder // queries
+	docEnc  *onnx.Encoder // documents at load time (same session, truncated)
 	gnn     scoring.GraphEncoder
 	gate    scoring.Gate
 	closers []func() error
@@ -231,7 +244,7 @@ func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &models{rt: rt, enc: enc, closers: []func() error{enc.Close}}
+	m := &models{rt: rt, enc: enc, docEnc: enc.Truncated(a.docTokens), closers: []func() error{enc.Close}}
 	if err := a.openStructuralModels(rt, m, log); err != nil {
 		m.Close()
 		return nil, err
@@ -250,7 +263,7 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 		m.Close()
 		return nil, nil, nil, err
 	}
-	x, more, err := a.openIndex(ctx, g, m.enc, stderr, false)
+	x, more, err := a.openIndex(ctx, g, m.docEnc, stderr, false)
 	if err != nil {
 		m.Close()
 		return nil, nil, nil, err

@@ -50,7 +50,7 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	x, _, err := a.openIndex(ctx, g, m.enc, stderr, true)
+	x, _, err := a.openIndex(ctx, g, m.docEnc, stderr, true)
 	if err != nil {
 		return err
 	}
