@@ -9,3 +9,5 @@ require (
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	golang.org/x/text v0.31.0
 )
+
+require github.com/neo4j/neo4j-go-driver/v5 v5.28.4 // indirect
