@@ -75,3 +75,5 @@ require (
 	google.golang.org/protobuf v1.36.10 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
+
+require github.com/neo4j/neo4j-go-driver/v5 v5.28.4
