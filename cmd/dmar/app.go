@@ -18,6 +18,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/reformulate"
@@ -288,7 +289,8 @@ type readyCheck struct {
 
 type openedGraph struct {
 	graph kg.Graph
-	key   string // fingerprint of the loaded bundle (embedded)
+	neo4j *neo4jkg.Store // set when the graph is Neo4j
+	key   string         // fingerprint of the loaded bundle (embedded)
 }
 
 // openGraph is the one switch on the graph backend.
@@ -300,20 +302,44 @@ func (a *appFlags) openGraph(ctx context.Context, stderr io.Writer) (openedGraph
 			return openedGraph{}, nil, err
 		}
 		return openedGraph{graph: g, key: key}, []readyCheck{{"graph", g.Ping}}, nil
+	case strings.HasPrefix(a.graph, "neo4j://") || strings.HasPrefix(a.graph, "bolt://") || strings.HasPrefix(a.graph, "neo4j+s://"):
+		cfg := neo4jkg.ConfigFromEnv() // user and password from the environment, never flags
+		cfg.URI = a.graph
+		st, err := neo4jkg.Open(ctx, cfg)
+		if err != nil {
+			return openedGraph{}, nil, err
+		}
+		return openedGraph{graph: st, neo4j: st}, []readyCheck{{"neo4j", st.Ping}}, nil
 	}
 	return openedGraph{}, nil, usageError{fmt.Sprintf("--graph %q: want embedded or neo4j://HOST:PORT", a.graph)}
 }
 
-// openIndex is the one switch on the search backend. With load set, the
-// corpus is (re)loaded into a remote index; the embedded one loads itself
-// whenever its inputs changed.
+// openIndex is the one switch on the search backend. With load set (dmar
+// load corpus), the corpus is loaded into a remote index, and its links are
+// written to a Neo4j graph as (:Document)-[:MENTIONS]->(:Entity); the
+// embedded index loads itself whenever its inputs changed.
 func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer, load bool) (retrieval.Index, []readyCheck, error) {
 	embedded := func() (*memindex.Index, error) {
 		key := g.key
 		if key == "" {
 			key = a.graph
 		}
-		return a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+		x, err := a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+		if err != nil {
+			return nil, err
+		}
+		if load && g.neo4j != nil {
+			docs := x.All()
+			links := make([]neo4jkg.DocumentLink, len(docs))
+			for i, d := range docs {
+				links[i] = neo4jkg.DocumentLink{ID: d.ID, Title: d.Title, Entities: d.Entities}
+			}
+			if err := g.neo4j.PutDocuments(ctx, links); err != nil {
+				return nil, fmt.Errorf("write document links to neo4j: %w", err)
+			}
+			fmt.Fprintf(stderr, "load corpus: %d documents linked in neo4j\n", len(links))
+		}
+		return x, nil
 	}
 	switch {
 	case a.index == "embedded" || a.index == "":
