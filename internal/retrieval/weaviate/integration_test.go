@@ -280,6 +280,12 @@ func TestIntegrationLoadSkipsBad(t *testing.T) {
 	if len(st.Problems) != 2 || !strings.Contains(st.Problems[0], "empty id") || !strings.Contains(st.Problems[1], `"Q9"`) {
 		t.Errorf("problems %q", st.Problems)
 	}
+	// A vector of another dimension than the collection's is refused by
+	// Weaviate, which keeps the object anyway: Load must remove it.
+	st, err = s.Load(ctx, []retrieval.Document{{ID: "Q11", Title: "two dimensions", Vector: []float32{1, 0}}}, nil)
+	if err != nil || st.Imported != 0 || st.Skipped != 1 || !strings.Contains(st.Problems[0], "length 2") {
+		t.Errorf("Load of a 2-d vector into a 3-d collection: %+v, %v", st, err)
+	}
 	if !strings.Contains(out.String(), "8/8 objects") {
 		t.Errorf("progress output %q lacks the final count", out.String())
 	}
@@ -301,4 +307,35 @@ func TestIntegrationContext(t *testing.T) {
 	if err := s.Put(ctx, films); err == nil {
 		t.Fatal("Put with an expired context succeeded")
 	}
+}
+
+// TestIntegrationRefusedObjectsRemoved sends Weaviate a batch that checkDoc
+// would have stopped: into an empty collection, a 3-d and then a 2-d vector.
+// Weaviate stores the second object, then fails to index its vector and
+// reports an error; importBatch must delete it so that refused means absent.
+func TestIntegrationRefusedObjectsRemoved(t *testing.T) {
+	s := testStore(t, "")
+	ctx := context.Background()
+	failed, err := s.importBatch(ctx, []retrieval.Document{films[0], {ID: "Q9", Title: "two dimensions", Vector: []float32{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0], `"Q9"`) || strings.Contains(failed[0], "removing") {
+		t.Fatalf("failed = %q, want Q9 refused (and removed)", failed)
+	}
+	got, err := s.Documents(ctx, []string{films[0].ID, "Q9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != films[0].ID {
+		t.Errorf("Documents = %v, want only %s: the refused object must be gone", ids2(got), films[0].ID)
+	}
+}
+
+func ids2(ds []retrieval.Document) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
 }
