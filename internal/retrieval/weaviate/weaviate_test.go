@@ -170,7 +170,7 @@ func fakeWeaviate(t *testing.T, graphql func(w http.ResponseWriter, query string
 
 func newFake(t *testing.T, srv *httptest.Server) *Store {
 	t.Helper()
-	s, err := New(context.Background(), Config{URL: srv.URL, Class: "Docs", Timeout: 5 * time.Second})
+	s, err := New(context.Background(), Config{URL: srv.URL, Class: "Docs", Timeout: 5 * time.Second, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
