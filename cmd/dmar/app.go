@@ -349,7 +349,11 @@ func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Enc
 		}
 		return x, []readyCheck{{"index", func(ctx context.Context) error { return ctx.Err() }}}, nil
 	case strings.HasPrefix(a.index, "weaviate://") || strings.HasPrefix(a.index, "weaviates://") || strings.HasPrefix(a.index, "http://"):
-		st, err := weaviate.Open(ctx, a.index)
+		open := weaviate.Open
+		if load {
+			open = weaviate.OpenOrCreate
+		}
+		st, err := open(ctx, a.index)
 		if err != nil {
 			return nil, nil, err
 		}
