@@ -95,6 +95,10 @@ func (c Config) Validate() error {
 	switch {
 	case c.LibPath == "":
 		return errors.New("onnx: no ONNX Runtime library path (set DMAR_ORT_LIB or run scripts/setup.sh)")
+	case !fileExists(c.LibPath):
+		// Checked before the once-per-process environment, so the message
+		// does not depend on what ran earlier in the process.
+		return fmt.Errorf("onnx: ONNX Runtime library %s not found (run scripts/setup.sh or set DMAR_ORT_LIB)", c.LibPath)
 	case c.Device != CPU && c.Device != CUDA:
 		return fmt.Errorf("onnx: device %q: want %q or %q (DMAR_DEVICE)", c.Device, CPU, CUDA)
 	case c.IntraOpThreads < 0:
@@ -325,4 +329,9 @@ func DefaultThreads(n int) int {
 		t = 1
 	}
 	return t
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
