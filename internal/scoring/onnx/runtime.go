@@ -95,10 +95,6 @@ func (c Config) Validate() error {
 	switch {
 	case c.LibPath == "":
 		return errors.New("onnx: no ONNX Runtime library path (set DMAR_ORT_LIB or run scripts/setup.sh)")
-	case !fileExists(c.LibPath):
-		// Checked before the once-per-process environment, so the message
-		// does not depend on what ran earlier in the process.
-		return fmt.Errorf("onnx: ONNX Runtime library %s not found (run scripts/setup.sh or set DMAR_ORT_LIB)", c.LibPath)
 	case c.Device != CPU && c.Device != CUDA:
 		return fmt.Errorf("onnx: device %q: want %q or %q (DMAR_DEVICE)", c.Device, CPU, CUDA)
 	case c.IntraOpThreads < 0:
@@ -163,6 +159,11 @@ type Runtime struct {
 func Open(cfg Config) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if !fileExists(cfg.LibPath) {
+		// Checked before the once-per-process environment, so the message
+		// does not depend on what ran earlier in the process.
+		return nil, fmt.Errorf("onnx: ONNX Runtime library %s not found (run scripts/setup.sh or set DMAR_ORT_LIB)", cfg.LibPath)
 	}
 	if cfg.Device == CUDA {
 		if missing := MissingCUDALibs(cfg.LibPath); len(missing) > 0 {
