@@ -85,7 +85,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 	hops := fs.Int("hops", 1, "neighbourhood radius with --seeds")
 	workers := fs.Int("workers", 0, "parsing goroutines (0: all cores)")
 	relations := fs.String("relations", "", "PID<TAB>label file for relation labels (default: the shared wikidata-properties file when present; \"none\" for none)")
-	external := fs.Bool("external-decompress", false, "decompress with pigz/gzip or lbzip2/bzip2 from PATH in a separate process")
+	decompress := fs.String("decompress", "auto", "gzip/bzip2 reader: go, external (pigz/gzip, lbzip2/bzip2 from PATH in their own process) or auto (external when found)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	asJSON := fs.Bool("json", false, "print the final statistics as one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -95,12 +95,12 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 		return usageError{"load wikidata: --dump and --to are required"}
 	}
 	o := wikidata.Options{
-		Filter:    wikidata.Filter{Languages: splitList(*lang)},
-		ItemsOnly: *itemsOnly,
-		Seeds:     splitList(*seeds),
-		Workers:   *workers,
-		External:  *external,
-		Log:       stderr,
+		Filter:     wikidata.Filter{Languages: splitList(*lang)},
+		ItemsOnly:  *itemsOnly,
+		Seeds:      splitList(*seeds),
+		Workers:    *workers,
+		Decompress: *decompress,
+		Log:        stderr,
 	}
 	if len(o.Seeds) > 0 {
 		o.Hops = *hops
@@ -145,7 +145,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 		st.Triples, st.Relations, float64(st.Bytes)/1e6, st.Elapsed.Round(time.Millisecond), st.Passes,
 		float64(st.Bytes)/1e6/st.Elapsed.Seconds(), float64(st.Read)/st.Elapsed.Seconds())
 	if st.Truncated {
-		fmt.Fprintln(stdout, "note: the compressed stream was cut off; everything before the cut was loaded")
+		fmt.Fprintln(stdout, "note: the compressed stream was cut off; everything before the cut was loaded", st.TruncatedBy)
 	}
 	return nil
 }

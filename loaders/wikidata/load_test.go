@@ -138,9 +138,9 @@ func TestLoadCompressedEqualsPlain(t *testing.T) {
 	}
 	want, wst := load(t, path, Options{})
 	for name, f := range files {
-		for _, external := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s external=%v", name, external), func(t *testing.T) {
-				got, st := load(t, f, Options{External: external, Workers: 3})
+		for _, mode := range []string{"go", "external", "auto"} {
+			t.Run(name+" "+mode, func(t *testing.T) {
+				got, st := load(t, f, Options{Decompress: mode, Workers: 3})
 				if st.Counts.Read != wst.Read || st.Loaded != wst.Loaded || st.Bytes != wst.Bytes {
 					t.Fatalf("stats %+v, want %+v", st, wst)
 				}
@@ -207,9 +207,24 @@ func TestLoadCutOffMidLine(t *testing.T) {
 	zw.Close()
 	gz := filepath.Join(dir, "cut.json.gz")
 	os.WriteFile(gz, buf.Bytes()[:buf.Len()*2/3], 0o644)
-	_, st = load(t, gz, Options{})
-	if !st.Truncated || st.Loaded < 20 || st.Loaded >= 49 || st.Bad != 1 {
-		t.Fatalf("cut gzip: %+v", st)
+	cuts := []string{gz}
+	if _, err := exec.LookPath("bzip2"); err == nil {
+		bz := filepath.Join(dir, "full.json")
+		os.WriteFile(bz, raw, 0o644)
+		if out, err := exec.Command("bzip2", bz).CombinedOutput(); err != nil {
+			t.Fatalf("bzip2: %v %s", err, out)
+		}
+		b, _ := os.ReadFile(bz + ".bz2")
+		os.WriteFile(filepath.Join(dir, "cut.json.bz2"), b[:len(b)/2], 0o644)
+		cuts = append(cuts, filepath.Join(dir, "cut.json.bz2"))
+	}
+	for _, p := range cuts {
+		for _, mode := range []string{"go", "external"} {
+			_, st = load(t, p, Options{Decompress: mode})
+			if !st.Truncated || st.Loaded < 10 || st.Loaded >= 49 || st.Bad != 1 {
+				t.Fatalf("cut %s with %s: %+v", p, mode, st)
+			}
+		}
 	}
 }
 
