@@ -36,7 +36,7 @@ func TestLoadWikidataCommand(t *testing.T) {
 		if !strings.Contains(stdout.String(), tt.want) {
 			t.Fatalf("%v: stdout %q lacks %q", args, stdout.String(), tt.want)
 		}
-		if !strings.Contains(stderr.String(), "MB/s") || !strings.Contains(stderr.String(), "entities/s") {
+		if !strings.Contains(stderr.String(), "MB/s") || !strings.Contains(stderr.String(), "entities/s") || !strings.Contains(stderr.String(), "ETA") {
 			t.Fatalf("no progress line on stderr: %q", stderr.String())
 		}
 	}

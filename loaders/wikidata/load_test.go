@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -442,5 +443,46 @@ func hasTool(path string) bool {
 func skipWithoutTool(t *testing.T, path, mode string) {
 	if mode == "external" && !hasTool(path) {
 		t.Skip("no external decompressor on PATH for", path)
+	}
+}
+
+func TestLoadLongLinesAreBad(t *testing.T) {
+	path := samplePath(t)
+	_, st := load(t, path, Options{MaxLine: 150000})
+	if st.Bad == 0 || st.Loaded == 0 || st.Read != 49 || !strings.Contains(st.Problems[0], "longer than the limit") {
+		t.Fatalf("counts %+v", st.Counts)
+	}
+	// Offsets stay exact after a dropped line: every reported offset starts a line.
+	raw, _ := os.ReadFile(path)
+	for _, p := range st.Problems {
+		var off int
+		fmt.Sscanf(p, "byte %d:", &off)
+		if off == 0 || raw[off-1] != '\n' || raw[off] != '{' {
+			t.Fatalf("%q: offset %d does not start a line", p, off)
+		}
+	}
+}
+
+// cancelSink cancels the load's context at its first write.
+type cancelSink struct {
+	memSink
+	cancel context.CancelFunc
+}
+
+func (c *cancelSink) WriteEntities(ctx context.Context, es []kg.Entity) error {
+	c.cancel()
+	return c.memSink.WriteEntities(ctx, es)
+}
+
+func TestLoadHonoursContext(t *testing.T) {
+	path := samplePath(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &cancelSink{cancel: cancel}
+	_, err := Load(ctx, path, s, Options{Workers: 2})
+	if !errors.Is(err, context.Canceled) || s.closed != 1 {
+		t.Fatalf("err = %v, closed %d", err, s.closed)
+	}
+	if len(s.ents) >= 49 {
+		t.Fatalf("all %d entities loaded after cancellation", len(s.ents))
 	}
 }
