@@ -10,17 +10,21 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/loaders/bundle"
@@ -40,10 +44,20 @@ type appFlags struct {
 	encoderDir string
 	gnnPath    string
 	gatePath   string
+	docTokens  int
 	chatURL    string
 	chatModel  string
 	chatTO     time.Duration
 	quiet      bool
+}
+
+func envInt(name string, def int) int {
+	if v := os.Getenv(name); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return def
 }
 
 func env(name, def string) string {
@@ -71,6 +85,7 @@ func (a *appFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&a.encoderDir, "encoder-dir", onnx.DefaultEncoderDir(), "sentence encoder folder built by scripts/setup.sh (env DMAR_ENCODER_DIR)")
 	fs.StringVar(&a.gnnPath, "gnn", env("DMAR_GNN", "models/gnn/gnn.onnx"), "Siamese GNN ONNX model; empty: the GED heuristic (env DMAR_GNN)")
 	fs.StringVar(&a.gatePath, "gate", env("DMAR_GATE", "models/gate/gate.onnx"), "gate ONNX model; empty: fixed weights (env DMAR_GATE)")
+	fs.IntVar(&a.docTokens, "doc-tokens", envInt("DMAR_DOC_TOKENS", 128), "documents are embedded from their first N word pieces at load time (the model allows 256; env DMAR_DOC_TOKENS)")
 	fs.StringVar(&a.chatURL, "chat-url", os.Getenv("DMAR_CHAT_BASE_URL"), "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1 (env DMAR_CHAT_BASE_URL)")
 	fs.StringVar(&a.chatModel, "chat-model", os.Getenv("DMAR_CHAT_MODEL"), "model name for reformulator=chat (env DMAR_CHAT_MODEL)")
 	fs.DurationVar(&a.chatTO, "chat-timeout", 10*time.Second, "time limit of one chat reformulation")
@@ -208,7 +223,8 @@ func (a *appFlags) prepareCorpus(ctx context.Context, g kg.Graph, enc scoring.En
 // weights and says so in every response's fallbacks.
 type models struct {
 	rt      *onnx.Runtime
-	enc     *onnx.Encoder
+	enc     *onnx.Encoder // queries
+	docEnc  *onnx.Encoder // documents at load time (same session, truncated)
 	gnn     scoring.GraphEncoder
 	gate    scoring.Gate
 	closers []func() error
@@ -229,7 +245,7 @@ func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &models{rt: rt, enc: enc, closers: []func() error{enc.Close}}
+	m := &models{rt: rt, enc: enc, docEnc: enc.Truncated(a.docTokens), closers: []func() error{enc.Close}}
 	if err := a.openStructuralModels(rt, m, log); err != nil {
 		m.Close()
 		return nil, err
@@ -248,7 +264,7 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 		m.Close()
 		return nil, nil, nil, err
 	}
-	x, more, err := a.openIndex(ctx, g, m.enc, stderr)
+	x, more, err := a.openIndex(ctx, g, m.docEnc, stderr, false)
 	if err != nil {
 		m.Close()
 		return nil, nil, nil, err
@@ -273,7 +289,8 @@ type readyCheck struct {
 
 type openedGraph struct {
 	graph kg.Graph
-	key   string // fingerprint of the loaded bundle (embedded)
+	neo4j *neo4jkg.Store // set when the graph is Neo4j
+	key   string         // fingerprint of the loaded bundle (embedded)
 }
 
 // openGraph is the one switch on the graph backend.
@@ -285,23 +302,78 @@ func (a *appFlags) openGraph(ctx context.Context, stderr io.Writer) (openedGraph
 			return openedGraph{}, nil, err
 		}
 		return openedGraph{graph: g, key: key}, []readyCheck{{"graph", g.Ping}}, nil
+	case strings.HasPrefix(a.graph, "neo4j://") || strings.HasPrefix(a.graph, "bolt://") || strings.HasPrefix(a.graph, "neo4j+s://"):
+		cfg := neo4jkg.ConfigFromEnv() // user and password from the environment, never flags
+		cfg.URI = a.graph
+		st, err := neo4jkg.Open(ctx, cfg)
+		if err != nil {
+			return openedGraph{}, nil, err
+		}
+		return openedGraph{graph: st, neo4j: st}, []readyCheck{{"neo4j", st.Ping}}, nil
 	}
 	return openedGraph{}, nil, usageError{fmt.Sprintf("--graph %q: want embedded or neo4j://HOST:PORT", a.graph)}
 }
 
-// openIndex is the one switch on the search backend.
-func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer) (retrieval.Index, []readyCheck, error) {
-	switch {
-	case a.index == "embedded" || a.index == "":
+// openIndex is the one switch on the search backend. With load set (dmar
+// load corpus), the corpus is loaded into a remote index, and its links are
+// written to a Neo4j graph as (:Document)-[:MENTIONS]->(:Entity); the
+// embedded index loads itself whenever its inputs changed.
+func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer, load bool) (retrieval.Index, []readyCheck, error) {
+	embedded := func() (*memindex.Index, error) {
 		key := g.key
 		if key == "" {
 			key = a.graph
 		}
 		x, err := a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
 		if err != nil {
+			return nil, err
+		}
+		if load && g.neo4j != nil {
+			docs := x.All()
+			links := make([]neo4jkg.DocumentLink, len(docs))
+			for i, d := range docs {
+				links[i] = neo4jkg.DocumentLink{ID: d.ID, Title: d.Title, Entities: d.Entities}
+			}
+			if err := g.neo4j.PutDocuments(ctx, links); err != nil {
+				return nil, fmt.Errorf("write document links to neo4j: %w", err)
+			}
+			fmt.Fprintf(stderr, "load corpus: %d documents linked in neo4j\n", len(links))
+		}
+		return x, nil
+	}
+	switch {
+	case a.index == "embedded" || a.index == "":
+		x, err := embedded()
+		if err != nil {
 			return nil, nil, err
 		}
 		return x, []readyCheck{{"index", func(ctx context.Context) error { return ctx.Err() }}}, nil
+	case strings.HasPrefix(a.index, "weaviate://") || strings.HasPrefix(a.index, "weaviates://") || strings.HasPrefix(a.index, "http://"):
+		open := weaviate.Open
+		if load {
+			open = weaviate.OpenOrCreate
+		}
+		st, err := open(ctx, a.index)
+		if err != nil {
+			return nil, nil, err
+		}
+		check := []readyCheck{{"weaviate", func(ctx context.Context) error { _, err := st.Count(ctx); return err }}}
+		if load {
+			// The embedded snapshot doubles as the cache of links and vectors.
+			x, err := embedded()
+			if err != nil {
+				return nil, nil, err
+			}
+			ls, err := st.Load(ctx, x.All(), a.progressOut(stderr))
+			if err != nil {
+				return nil, nil, err
+			}
+			fmt.Fprintf(stderr, "load weaviate: read %d, imported %d, skipped as bad %d\n", ls.Read, ls.Imported, ls.Skipped)
+			for _, p := range ls.Problems {
+				fmt.Fprintln(stderr, "  skipped:", p)
+			}
+		}
+		return st, check, nil
 	}
 	return nil, nil, usageError{fmt.Sprintf("--index %q: want embedded or weaviate://HOST:PORT/Class", a.index)}
 }
