@@ -54,7 +54,6 @@ func TestLoadWikidataCommand(t *testing.T) {
 func TestLoadCommandsRejectBadArguments(t *testing.T) {
 	for _, args := range [][]string{
 		{"load", "wikidata", "--to", "csv:/tmp/x"},
-		{"load", "wikidata", "--dump", "x.json", "--to", "neo4j://127.0.0.1:7687"},
 		{"load", "wikidata", "--dump", "x.json", "--to", "ftp:dir"},
 		{"load", "sparql", "--endpoint", "http://127.0.0.1:1/sparql", "--to", "bundle:/tmp/x"},
 	} {
