@@ -160,6 +160,11 @@ func Open(cfg Config) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if !fileExists(cfg.LibPath) {
+		// Checked before the once-per-process environment, so the message
+		// does not depend on what ran earlier in the process.
+		return nil, fmt.Errorf("onnx: ONNX Runtime library %s not found (run scripts/setup.sh or set DMAR_ORT_LIB)", cfg.LibPath)
+	}
 	if cfg.Device == CUDA {
 		if missing := MissingCUDALibs(cfg.LibPath); len(missing) > 0 {
 			return nil, fmt.Errorf("onnx: device cuda needs %s next to %s (missing: %s); they come with an ONNX Runtime GPU build of the same version as the core library (see docs/onnx.md); or use device cpu",
@@ -351,4 +356,9 @@ func DefaultThreads(n int) int {
 		t = 1
 	}
 	return t
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
