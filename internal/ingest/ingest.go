@@ -1,0 +1,73 @@
+// Package ingest prepares documents for an index at load time: it links each
+// document to the knowledge graph and embeds it with the sentence encoder, so
+// that only queries are linked and encoded at request time.
+package ingest
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/progress"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// Options tune Prepare.
+type Options struct {
+	BatchSize int             // documents per encoder call (default 32)
+	Meter     *progress.Meter // optional
+}
+
+// EncodeText is what the encoder sees of a document.
+func EncodeText(d retrieval.Document) string {
+	if d.Title == "" {
+		return d.Text
+	}
+	return d.Title + ". " + d.Text
+}
+
+// Link sets d.Entities to the distinct QIDs linked in its title and text, sorted.
+func Link(ctx context.Context, g kg.Graph, d *retrieval.Document) error {
+	ms, err := g.Link(ctx, d.Title+"\n"+d.Text)
+	if err != nil {
+		return fmt.Errorf("link document %s: %w", d.ID, err)
+	}
+	q := kg.QIDs(ms)
+	sort.Strings(q)
+	d.Entities = q
+	return nil
+}
+
+// Prepare links and embeds docs in place.
+func Prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrieval.Document, o Options) error {
+	if o.BatchSize <= 0 {
+		o.BatchSize = 32
+	}
+	for start := 0; start < len(docs); start += o.BatchSize {
+		end := min(start+o.BatchSize, len(docs))
+		batch := docs[start:end]
+		texts := make([]string, len(batch))
+		for i := range batch {
+			if err := Link(ctx, g, &batch[i]); err != nil {
+				return err
+			}
+			texts[i] = EncodeText(batch[i])
+		}
+		vecs, err := enc.Encode(ctx, texts)
+		if err != nil {
+			return fmt.Errorf("encode documents %d-%d: %w", start, end-1, err)
+		}
+		if len(vecs) != len(batch) {
+			return fmt.Errorf("encoder returned %d vectors for %d documents", len(vecs), len(batch))
+		}
+		for i := range batch {
+			batch[i].Vector = vecs[i]
+		}
+		if o.Meter != nil {
+			o.Meter.Add(len(batch))
+		}
+	}
+	return nil
+}

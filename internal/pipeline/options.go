@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+// Options are every knob of DMAR-SPEC.md, settable per request. JSON names are
+// the REST API's field names.
+type Options struct {
+	N int `json:"n"` // stage-1 candidates
+	M int `json:"m"` // anchors
+	P int `json:"p"` // stage-2 candidates
+	K int `json:"k"` // results
+
+	Hops      int `json:"hops"`       // subgraph radius h
+	MaxNodes  int `json:"max_nodes"`  // N_max
+	HubDegree int `json:"hub_degree"` // hub cap
+
+	Lambda  float64 `json:"lambda"`  // coverage vs GNN similarity in F
+	Shapley string  `json:"shapley"` // exact | montecarlo
+	Samples int     `json:"samples"` // Monte Carlo trials T per player
+	Seed    uint64  `json:"seed"`
+
+	Stage1      string           `json:"stage1"`       // bm25 | hybrid
+	Stage1Alpha float64          `json:"stage1_alpha"` // hybrid weight of the vector side
+	Stage2      string           `json:"stage2"`       // hybrid | vector
+	Stage2Alpha float64          `json:"stage2_alpha"`
+	Fusion      retrieval.Fusion `json:"fusion"` // relativeScore | rankedFusion
+
+	Reformulator string  `json:"reformulator"` // builtin | chat | none
+	Gate         string  `json:"gate"`         // learned | fixed
+	FixedAlpha   float64 `json:"fixed_alpha"`  // semantic weight of the fixed gate
+	Structure    string  `json:"structure"`    // gnn | ged | off (ablation: semantic only)
+
+	SnippetChars       int              `json:"snippet_chars"`
+	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
+	Filter             retrieval.Filter `json:"filter"`
+	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
+}
+
+// Defaults are the spec's: n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
+func Defaults() Options {
+	sp := kg.DefaultSubgraphParams()
+	return Options{
+		N: 100, M: 3, P: 20, K: 5,
+		Hops: sp.Hops, MaxNodes: sp.MaxNodes, HubDegree: sp.HubDegree,
+		Lambda: 0.5, Shapley: "exact", Samples: 50, Seed: 0,
+		Stage1: "bm25", Stage1Alpha: 0.5, Stage2: "hybrid", Stage2Alpha: 0.5, Fusion: retrieval.RelativeScore,
+		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
+		SnippetChars: 300, MaxAnchorSubgraphs: 3,
+	}
+}
+
+// SubgraphParams are the options' subgraph parameters.
+func (o Options) SubgraphParams() kg.SubgraphParams {
+	return kg.SubgraphParams{Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree}
+}
+
+// Validate checks every option against its range and names the first wrong
+// field (the API's 400/422 message).
+func (o Options) Validate() error {
+	intIn := func(name string, v, lo, hi int) error {
+		if v < lo || v > hi {
+			return errs.Field(name, "must be between %d and %d, got %d", lo, hi, v)
+		}
+		return nil
+	}
+	unit := func(name string, v float64) error {
+		if !(v >= 0 && v <= 1) {
+			return errs.Field(name, "must be between 0 and 1, got %v", v)
+		}
+		return nil
+	}
+	oneOf := func(name, v string, allowed ...string) error {
+		for _, a := range allowed {
+			if v == a {
+				return nil
+			}
+		}
+		return errs.Field(name, "must be one of %v, got %q", allowed, v)
+	}
+	for _, err := range []error{
+		intIn("n", o.N, 1, 1000),
+		intIn("m", o.M, 1, 20),
+		intIn("p", o.P, 1, 200),
+		intIn("k", o.K, 1, 200),
+		intIn("hops", o.Hops, 1, 3),
+		intIn("max_nodes", o.MaxNodes, 1, 512),
+		intIn("hub_degree", o.HubDegree, 1, 100_000_000),
+		unit("lambda", o.Lambda),
+		oneOf("shapley", o.Shapley, "exact", "montecarlo"),
+		intIn("samples", o.Samples, 1, 10_000),
+		oneOf("stage1", o.Stage1, "bm25", "hybrid"),
+		unit("stage1_alpha", o.Stage1Alpha),
+		oneOf("stage2", o.Stage2, "hybrid", "vector"),
+		unit("stage2_alpha", o.Stage2Alpha),
+		oneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
+		oneOf("reformulator", o.Reformulator, "builtin", "chat", "none"),
+		oneOf("gate", o.Gate, "learned", "fixed"),
+		unit("fixed_alpha", o.FixedAlpha),
+		oneOf("structure", o.Structure, "gnn", "ged", "off"),
+		intIn("snippet_chars", o.SnippetChars, 50, 5000),
+		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	if o.M > o.N {
+		return &errs.Error{Code: errs.Unprocessable, Field: "m", Message: "m: the anchors (m) cannot outnumber the stage-1 candidates (n)"}
+	}
+	if o.K > o.P {
+		return &errs.Error{Code: errs.Unprocessable, Field: "k", Message: "k: the results (k) cannot outnumber the stage-2 candidates (p)"}
+	}
+	return nil
+}

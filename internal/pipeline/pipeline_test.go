@@ -1,0 +1,391 @@
+package pipeline_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/ingest"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/reformulate"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/loaders/corpus"
+)
+
+var (
+	fixtureOnce sync.Once
+	fixGraph    *memkg.Graph
+	fixIndex    *memindex.Index
+	fixErr      error
+)
+
+// film loads codexm-film once: the real KG and corpus, linked and embedded
+// with the test double encoder.
+func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
+	t.Helper()
+	fixtureOnce.Do(func() {
+		dir, err := datapath.Dataset("codexm-film")
+		if err != nil {
+			fixErr = err
+			return
+		}
+		ctx := context.Background()
+		b, err := bundle.Read(ctx, dir)
+		if err != nil {
+			fixErr = err
+			return
+		}
+		fixGraph = memkg.FromBundle(b)
+		docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
+		if err != nil {
+			fixErr = err
+			return
+		}
+		if err := ingest.Prepare(ctx, fixGraph, hashEncoder{}, docs, ingest.Options{}); err != nil {
+			fixErr = err
+			return
+		}
+		fixIndex = memindex.New(memindex.DefaultParams())
+		fixErr = fixIndex.Put(ctx, docs)
+	})
+	if fixErr != nil {
+		t.Fatal(fixErr)
+	}
+	return fixGraph, fixIndex
+}
+
+func newPipeline(t *testing.T, mod func(*pipeline.Config)) *pipeline.Pipeline {
+	g, x := film(t)
+	cfg := pipeline.Config{Graph: g, Index: x, Encoder: hashEncoder{}, GNN: &hashGNN{}}
+	if mod != nil {
+		mod(&cfg)
+	}
+	p, err := pipeline.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const nolan = "Which films did Christopher Nolan direct?"
+
+func fallbackNames(r *pipeline.Result) []string {
+	var out []string
+	for _, f := range r.Fallbacks {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+func hasFallback(r *pipeline.Result, name string) bool {
+	for _, n := range fallbackNames(r) {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRetrieveShape(t *testing.T) {
+	p := newPipeline(t, nil)
+	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != 5 {
+		t.Fatalf("got %d results, want k=5", len(res.Results))
+	}
+	if len(res.Anchors) != 3 {
+		t.Fatalf("got %d anchors, want m=3", len(res.Anchors))
+	}
+	if len(res.QueryEntities) != 1 || res.QueryEntities[0].QID != "Q25191" {
+		t.Errorf("query entities = %+v, want Christopher Nolan (Q25191)", res.QueryEntities)
+	}
+	if len(res.QuerySubgraphs) != 1 || res.QuerySubgraphs[0].Root != "Q25191" || len(res.QuerySubgraphs[0].Nodes) < 2 {
+		t.Errorf("query subgraphs = %d", len(res.QuerySubgraphs))
+	}
+	if res.ReformulatedQuery == "" || res.ReformulatedQuery == nolan || !strings.HasPrefix(res.ReformulatedQuery, nolan) {
+		t.Errorf("reformulated query %q: want Q extended with KG terms", res.ReformulatedQuery)
+	}
+	if res.Reformulator != "builtin" {
+		t.Errorf("reformulator = %q", res.Reformulator)
+	}
+	for i, a := range res.Anchors {
+		if a.Rank != i+1 || len(a.Phi) != 1 || !a.PhiExact || a.Snippet == "" {
+			t.Errorf("anchor %d = rank %d, %d phi, exact %v, snippet %q", i, a.Rank, len(a.Phi), a.PhiExact, a.Snippet)
+		}
+		// With one query subgraph, phi equals F(G_Q) = |G_Q| * ent.
+		if len(a.Phi) == 1 && abs(a.Phi[0].Phi-a.Breakdown.Structural) > 1e-9 {
+			t.Errorf("anchor %s: phi %v != ent %v for a single player", a.ID, a.Phi[0].Phi, a.Breakdown.Structural)
+		}
+		if len(a.Subgraphs) == 0 {
+			t.Errorf("anchor %s has no subgraphs", a.ID)
+		}
+	}
+	prev := res.Results[0].Score + 1
+	for i, d := range res.Results {
+		b := d.Breakdown
+		if d.Rank != i+1 || d.Score > prev || b.Stage != "second" {
+			t.Errorf("result %d: rank %d score %v stage %q", i, d.Rank, d.Score, b.Stage)
+		}
+		prev = d.Score
+		want := b.Gate.Semantic*b.ZSemantic + b.Gate.Structural*b.ZStructural
+		if abs(d.Score-want) > 1e-9 {
+			t.Errorf("result %s: score %v != fused breakdown %v", d.ID, d.Score, want)
+		}
+		if abs(b.Gate.Semantic+b.Gate.Structural-1) > 1e-9 {
+			t.Errorf("gate weights %+v do not sum to 1", b.Gate)
+		}
+	}
+	for _, stage := range []string{"encode", "link", "recall", "subgraphs", "anchor_scoring", "reformulate", "second_stage", "rerank", "total"} {
+		if _, ok := res.TimingsMS[stage]; !ok {
+			t.Errorf("timings lack %q", stage)
+		}
+	}
+	// No gate model configured: fixed weights, flagged.
+	if !hasFallback(res, "gate_unavailable") {
+		t.Errorf("fallbacks = %v, want gate_unavailable", fallbackNames(res))
+	}
+}
+
+func TestRetrieveDeterministic(t *testing.T) {
+	p := newPipeline(t, nil)
+	for _, mode := range []string{"exact", "montecarlo"} {
+		o := p.Defaults()
+		o.Shapley, o.Seed = mode, 7
+		a, err := p.Retrieve(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A fresh pipeline (cold cache) must give the same answer.
+		b, err := newPipeline(t, nil).Retrieve(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.TimingsMS, b.TimingsMS = nil, nil
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%s: same request, same seed, different answers", mode)
+		}
+	}
+}
+
+func TestMonteCarloModeDiffersOnlyByEstimate(t *testing.T) {
+	p := newPipeline(t, nil)
+	o := p.Defaults()
+	exact, err := p.Retrieve(context.Background(), "Inception cast Leonardo DiCaprio and Tom Hardy", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Shapley, o.Samples = "montecarlo", 2000
+	mc, err := p.Retrieve(context.Background(), "Inception cast Leonardo DiCaprio and Tom Hardy", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exact.QuerySubgraphs) < 2 {
+		t.Fatalf("want a query with several subgraphs, got %d", len(exact.QuerySubgraphs))
+	}
+	for i := range exact.Anchors {
+		if i < len(mc.Anchors) && exact.Anchors[i].ID == mc.Anchors[i].ID {
+			d := abs(exact.Anchors[i].Breakdown.Structural - mc.Anchors[i].Breakdown.Structural)
+			if d > 0.02 {
+				t.Errorf("anchor %s: Monte Carlo ent %v is %v from the exact %v", exact.Anchors[i].ID, mc.Anchors[i].Breakdown.Structural, d, exact.Anchors[i].Breakdown.Structural)
+			}
+		}
+	}
+}
+
+func TestFallbackNoQueryEntities(t *testing.T) {
+	p := newPipeline(t, nil)
+	res, err := p.Retrieve(context.Background(), "what happens when dreams collapse inside other dreams", p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.QueryEntities) != 0 {
+		t.Fatalf("query linked to %v; pick a text that links nothing", res.QueryEntities)
+	}
+	if !hasFallback(res, "no_query_entities") {
+		t.Errorf("fallbacks = %v, want no_query_entities", fallbackNames(res))
+	}
+	for _, d := range append(res.Results, anchorsDocs(res)...) {
+		if d.Breakdown.Gate.Semantic != 1 || d.Breakdown.Gate.Structural != 0 || d.Breakdown.Structural != 0 {
+			t.Errorf("%s: gate %+v ent %v, want alpha=1, beta=0, ent=0", d.ID, d.Breakdown.Gate, d.Breakdown.Structural)
+		}
+	}
+	if len(res.Results) != 5 {
+		t.Errorf("fallback must still return k results, got %d", len(res.Results))
+	}
+}
+
+func anchorsDocs(r *pipeline.Result) []pipeline.Doc {
+	var out []pipeline.Doc
+	for _, a := range r.Anchors {
+		out = append(out, a.Doc)
+	}
+	return out
+}
+
+func TestReformulators(t *testing.T) {
+	// A chat endpoint that thinks aloud first.
+	var gotPrompt string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		gotPrompt = string(b)
+		fmt.Fprint(w, `{"choices":[{"message":{"content":"<think>hmm, Nolan directed films</think>\nChristopher Nolan director filmography Inception Interstellar"}}]}`)
+	}))
+	defer srv.Close()
+	dead := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	deadURL := dead.URL
+	dead.Close() // unreachable from now on
+
+	cases := []struct {
+		name, reform string
+		chat         pipeline.Reformulator
+		wantQ        string // exact Q' when set
+		wantBy       string
+		wantFallback string
+	}{
+		{name: "none", reform: "none", wantQ: nolan, wantBy: "none"},
+		{name: "builtin", reform: "builtin", wantBy: "builtin"},
+		{name: "chat", reform: "chat", chat: reformulate.Chat{BaseURL: srv.URL + "/v1", Model: "m", Timeout: 5 * time.Second},
+			wantQ: "Christopher Nolan director filmography Inception Interstellar", wantBy: "chat"},
+		{name: "chat unreachable", reform: "chat", chat: reformulate.Chat{BaseURL: deadURL + "/v1", Model: "m", Timeout: 2 * time.Second},
+			wantBy: "builtin", wantFallback: "reformulator_chat_failed"},
+		{name: "chat unconfigured", reform: "chat", wantBy: "builtin", wantFallback: "reformulator_chat_unavailable"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := newPipeline(t, func(cfg *pipeline.Config) {
+				if c.chat != nil {
+					cfg.Chat = c.chat
+				}
+			})
+			o := p.Defaults()
+			o.Reformulator = c.reform
+			res, err := p.Retrieve(context.Background(), nolan, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Reformulator != c.wantBy {
+				t.Errorf("reformulator = %q, want %q", res.Reformulator, c.wantBy)
+			}
+			if c.wantQ != "" && res.ReformulatedQuery != c.wantQ {
+				t.Errorf("Q' = %q, want %q", res.ReformulatedQuery, c.wantQ)
+			}
+			if c.wantFallback != "" && !hasFallback(res, c.wantFallback) {
+				t.Errorf("fallbacks = %v, want %s", fallbackNames(res), c.wantFallback)
+			}
+			if c.wantBy == "builtin" && (res.ReformulatedQuery == nolan || !strings.HasPrefix(res.ReformulatedQuery, nolan)) {
+				t.Errorf("builtin Q' = %q", res.ReformulatedQuery)
+			}
+		})
+	}
+	if !strings.Contains(gotPrompt, "[Original Query: "+nolan+"]") || !strings.Contains(gotPrompt, "[Evidence 1: ") || !strings.Contains(gotPrompt, "Reformulate:") {
+		t.Errorf("chat prompt lacks the paper's format: %s", gotPrompt)
+	}
+}
+
+// downGraph fails every call, as an unreachable Neo4j would.
+type downGraph struct{ kg.Graph }
+
+var errDown = errs.Unavail(errors.New("connection refused"), "neo4j")
+
+func (downGraph) Link(context.Context, string) ([]kg.Mention, error) { return nil, errDown }
+func (downGraph) Subgraphs(context.Context, []string, kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return nil, errDown
+}
+func (downGraph) Entities(context.Context, []string) (map[string]kg.Entity, error) {
+	return nil, errDown
+}
+
+func TestGraphDownDegrades(t *testing.T) {
+	p := newPipeline(t, func(c *pipeline.Config) { c.Graph = downGraph{c.Graph} })
+	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatalf("a graph outage must degrade, not fail: %v", err)
+	}
+	if !hasFallback(res, "graph_unavailable") || len(res.Results) != 5 {
+		t.Errorf("fallbacks %v, %d results", fallbackNames(res), len(res.Results))
+	}
+}
+
+func TestGNNEncodesOncePerSubgraph(t *testing.T) {
+	gnn := &hashGNN{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.GNN = gnn })
+	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
+		t.Fatal(err)
+	}
+	// One batched call for the stage-1 subgraphs, at most one for the new
+	// stage-2 ones.
+	if gnn.calls < 1 || gnn.calls > 2 {
+		t.Errorf("GNN called %d times for one request, want 1-2 batched calls", gnn.calls)
+	}
+	before := gnn.calls
+	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
+		t.Fatal(err)
+	}
+	if gnn.calls != before {
+		t.Errorf("a repeated request re-encoded subgraphs (%d calls); the cache should serve them", gnn.calls-before)
+	}
+}
+
+func TestOptionErrors(t *testing.T) {
+	p := newPipeline(t, nil)
+	long := strings.Repeat("a", pipeline.MaxQueryChars+1)
+	cases := []struct {
+		query string
+		mod   func(*pipeline.Options)
+		code  errs.Code
+		field string
+	}{
+		{"", nil, errs.Invalid, "query"},
+		{long, nil, errs.TooLarge, "query"},
+		{nolan, func(o *pipeline.Options) { o.K = 30 }, errs.Unprocessable, "k"},
+		{nolan, func(o *pipeline.Options) { o.Lambda = 1.5 }, errs.Invalid, "lambda"},
+		{nolan, func(o *pipeline.Options) { o.Shapley = "approx" }, errs.Invalid, "shapley"},
+		{nolan, func(o *pipeline.Options) { o.N = 0 }, errs.Invalid, "n"},
+	}
+	for _, c := range cases {
+		o := p.Defaults()
+		if c.mod != nil {
+			c.mod(&o)
+		}
+		_, err := p.Retrieve(context.Background(), c.query, o)
+		e, ok := errs.As(err)
+		if !ok || e.Code != c.code || e.Field != c.field || !strings.Contains(e.Message, c.field) {
+			t.Errorf("query %.20q: error %v, want code %s naming %q", c.query, err, c.code, c.field)
+		}
+	}
+}
+
+func TestContextDeadline(t *testing.T) {
+	p := newPipeline(t, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := p.Retrieve(ctx, nolan, p.Defaults()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled request: %v", err)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

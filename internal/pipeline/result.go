@@ -1,0 +1,89 @@
+package pipeline
+
+import "github.com/dmar-kg/dmar/internal/kg"
+
+// Result is the answer to one retrieval: the evidence and why.
+type Result struct {
+	Query             string             `json:"query"`
+	Results           []Doc              `json:"results"`
+	Anchors           []Anchor           `json:"anchors"`
+	QueryEntities     []QueryEntity      `json:"query_entities"`
+	QuerySubgraphs    []kg.Subgraph      `json:"query_subgraphs"`
+	ReformulatedQuery string             `json:"reformulated_query"`
+	Reformulator      string             `json:"reformulator"` // the one that produced it
+	Fallbacks         []Fallback         `json:"fallbacks"`
+	TimingsMS         map[string]float64 `json:"timings_ms"`
+	Options           Options            `json:"options"`
+	Neo4j             *Statement         `json:"neo4j,omitempty"`
+	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
+}
+
+// Doc is a scored document with its score breakdown.
+type Doc struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Text      string    `json:"text"`
+	Rank      int       `json:"rank"` // 1-based
+	Score     float64   `json:"score"`
+	Breakdown Breakdown `json:"breakdown"`
+	Entities  []string  `json:"entities,omitempty"`
+}
+
+// Breakdown explains a score: fused = gate.semantic*z_semantic + gate.structural*z_structural.
+type Breakdown struct {
+	Semantic    float64 `json:"semantic"`   // cos(enc(Q), enc(D))
+	Structural  float64 `json:"structural"` // ent = (1/|G_Q|) sum phi_j
+	ZSemantic   float64 `json:"z_semantic"`
+	ZStructural float64 `json:"z_structural"`
+	Gate        Weights `json:"gate"`
+	Stage       string  `json:"stage"`        // "first" (anchor scoring) or "second" (final reranking)
+	SearchScore float64 `json:"search_score"` // the backend's score in that stage's search
+	Explain     string  `json:"explain,omitempty"`
+	InFirst     bool    `json:"in_first_stage,omitempty"` // also among the stage-1 candidates
+	Anchor      bool    `json:"anchor,omitempty"`         // also an anchor
+}
+
+// Weights are the gate's fusion weights.
+type Weights struct {
+	Semantic   float64 `json:"semantic"`
+	Structural float64 `json:"structural"`
+}
+
+// Anchor is a selected anchor document with its structural explanation.
+type Anchor struct {
+	Doc
+	Snippet string `json:"snippet"`
+	// Phi is the Shapley value of each query subgraph in the anchor's game.
+	Phi      []Phi `json:"phi"`
+	PhiExact bool  `json:"phi_exact"`
+	// Subgraphs are the anchor's document subgraphs closest to the query's.
+	Subgraphs []kg.Subgraph `json:"subgraphs"`
+}
+
+// Phi is one query subgraph's Shapley value.
+type Phi struct {
+	QID   string  `json:"qid"`
+	Label string  `json:"label"`
+	Phi   float64 `json:"phi"`
+}
+
+// QueryEntity is an entity linked in the query.
+type QueryEntity struct {
+	QID     string `json:"qid"`
+	Label   string `json:"label"`
+	Surface string `json:"surface"`
+	Start   int    `json:"start"`
+	End     int    `json:"end"`
+}
+
+// Fallback says that a degradation or fallback fired, and why.
+type Fallback struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Statement is a graph query that shows the anchors' subgraphs (Neo4j Browser).
+type Statement struct {
+	Cypher string         `json:"cypher"`
+	Params map[string]any `json:"params"`
+}

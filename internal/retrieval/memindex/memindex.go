@@ -1,0 +1,420 @@
+// Package memindex is dmar's embedded search index: BM25 (k1=1.2, b=0.75, as
+// Weaviate), exact cosine vector search, and hybrid search with Weaviate's two
+// fusions, all in process. It implements retrieval.Index and retrieval.Writer
+// and saves its documents (with their links and vectors) to a snapshot file.
+package memindex
+
+import (
+	"context"
+	"encoding/gob"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+var (
+	_ retrieval.Index  = (*Index)(nil)
+	_ retrieval.Writer = (*Index)(nil)
+)
+
+// Params are BM25's parameters.
+type Params struct {
+	K1, B float64
+	// HybridCandidates is how many hits each sub-search of a hybrid search
+	// fetches before fusion (at least the requested limit).
+	HybridCandidates int
+}
+
+// DefaultParams match Weaviate's defaults.
+func DefaultParams() Params { return Params{K1: 1.2, B: 0.75, HybridCandidates: 100} }
+
+// Index is safe for concurrent use; Put takes a write lock.
+type Index struct {
+	mu     sync.RWMutex
+	params Params
+	docs   []retrieval.Document
+	byID   map[string]int32
+	// inverted index, rebuilt lazily after Put
+	dirty    bool
+	postings map[string][]posting
+	docLen   []float64
+	avgLen   float64
+}
+
+type posting struct {
+	doc int32
+	tf  float64
+}
+
+// New returns an empty index.
+func New(p Params) *Index {
+	return &Index{params: p, byID: map[string]int32{}}
+}
+
+// Put implements retrieval.Writer: documents with an existing ID replace it.
+func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, d := range docs {
+		if d.ID == "" {
+			return errs.E(errs.Invalid, "document without id")
+		}
+		if i, ok := x.byID[d.ID]; ok {
+			x.docs[i] = d
+			continue
+		}
+		x.byID[d.ID] = int32(len(x.docs))
+		x.docs = append(x.docs, d)
+	}
+	x.dirty = true
+	return nil
+}
+
+// Count implements retrieval.Writer.
+func (x *Index) Count(ctx context.Context) (int, error) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.docs), ctx.Err()
+}
+
+// All returns every document, in insertion order. Callers must not modify them.
+func (x *Index) All() []retrieval.Document {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.docs
+}
+
+// Documents implements retrieval.Index.
+func (x *Index) Documents(ctx context.Context, ids []string) ([]retrieval.Document, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	out := make([]retrieval.Document, 0, len(ids))
+	for _, id := range ids {
+		if i, ok := x.byID[id]; ok {
+			out = append(out, x.docs[i])
+		}
+	}
+	return out, nil
+}
+
+// Search implements retrieval.Index.
+func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit, error) {
+	if err := q.Validate(); err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "search: %v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	x.ensureIndexed()
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	allow := x.allowed(q.Filter)
+	var scored []scoredDoc
+	switch q.Mode {
+	case retrieval.BM25:
+		scored = x.bm25(q.Text, allow)
+	case retrieval.Vector:
+		var err error
+		if scored, err = x.vector(q.Vector, allow); err != nil {
+			return nil, err
+		}
+	case retrieval.Hybrid:
+		var err error
+		if scored, err = x.hybrid(q, allow); err != nil {
+			return nil, err
+		}
+	}
+	top := topK(scored, q.Limit, x.docs)
+	hits := make([]retrieval.Hit, len(top))
+	for i, s := range top {
+		d := x.docs[s.doc]
+		if !q.WithVectors {
+			d.Vector = nil
+		}
+		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: s.explain}
+	}
+	return hits, nil
+}
+
+type scoredDoc struct {
+	doc     int32
+	score   float64
+	explain string
+}
+
+// allowed returns nil when the filter restricts nothing.
+func (x *Index) allowed(f retrieval.Filter) []bool {
+	if f.Empty() {
+		return nil
+	}
+	ok := make([]bool, len(x.docs))
+	ids := map[string]bool{}
+	for _, id := range f.IDs {
+		ids[id] = true
+	}
+	ents := map[string]bool{}
+	for _, q := range f.AnyEntities {
+		ents[q] = true
+	}
+	for i, d := range x.docs {
+		pass := len(ids) == 0 || ids[d.ID]
+		if pass && len(ents) > 0 {
+			pass = false
+			for _, e := range d.Entities {
+				if ents[e] {
+					pass = true
+					break
+				}
+			}
+		}
+		ok[i] = pass
+	}
+	return ok
+}
+
+func (x *Index) ensureIndexed() {
+	x.mu.RLock()
+	dirty := x.dirty || x.postings == nil
+	x.mu.RUnlock()
+	if !dirty {
+		return
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !x.dirty && x.postings != nil {
+		return
+	}
+	x.postings = map[string][]posting{}
+	x.docLen = make([]float64, len(x.docs))
+	total := 0.0
+	for i, d := range x.docs {
+		tf := map[string]float64{}
+		n := 0
+		for _, t := range Tokens(d.Title + " " + d.Text) {
+			tf[t]++
+			n++
+		}
+		x.docLen[i] = float64(n)
+		total += float64(n)
+		for t, c := range tf {
+			x.postings[t] = append(x.postings[t], posting{doc: int32(i), tf: c})
+		}
+	}
+	if len(x.docs) > 0 {
+		x.avgLen = total / float64(len(x.docs))
+	}
+	x.dirty = false
+}
+
+// bm25 scores every matching document. IDF is Lucene's/Weaviate's
+// ln(1 + (N - n + 0.5)/(n + 0.5)); query terms count once; stopwords are
+// dropped from the query as Weaviate's "en" preset does.
+func (x *Index) bm25(text string, allow []bool) []scoredDoc {
+	terms := QueryTerms(text)
+	n := float64(len(x.docs))
+	acc := map[int32]float64{}
+	parts := map[int32][]string{}
+	k1, b := x.params.K1, x.params.B
+	for _, t := range terms {
+		ps := x.postings[t]
+		if len(ps) == 0 {
+			continue
+		}
+		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
+		for _, p := range ps {
+			if allow != nil && !allow[p.doc] {
+				continue
+			}
+			norm := 1 - b + b*x.docLen[p.doc]/x.avgLen
+			s := idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
+			acc[p.doc] += s
+			parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s=%.3f", t, s))
+		}
+	}
+	out := make([]scoredDoc, 0, len(acc))
+	for d, s := range acc {
+		out = append(out, scoredDoc{doc: d, score: s, explain: "bm25 " + strings.Join(parts[d], " ")})
+	}
+	return out
+}
+
+func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
+	qn := norm(v)
+	if qn == 0 {
+		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
+	}
+	out := make([]scoredDoc, 0, len(x.docs))
+	for i, d := range x.docs {
+		if allow != nil && !allow[i] {
+			continue
+		}
+		if len(d.Vector) == 0 {
+			continue
+		}
+		if len(d.Vector) != len(v) {
+			return nil, errs.E(errs.Invalid, "search: query vector has %d dimensions, documents have %d", len(v), len(d.Vector))
+		}
+		dn := norm(d.Vector)
+		if dn == 0 {
+			continue
+		}
+		c := float64(dot(v, d.Vector)) / (qn * dn)
+		out = append(out, scoredDoc{doc: int32(i), score: c, explain: fmt.Sprintf("cosine %.4f", c)})
+	}
+	return out, nil
+}
+
+func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
+	cand := max(q.Limit, x.params.HybridCandidates)
+	var lex, vec []scoredDoc
+	if q.Alpha < 1 {
+		lex = topK(x.bm25(q.Text, allow), cand, x.docs)
+	}
+	if q.Alpha > 0 {
+		v, err := x.vector(q.Vector, allow)
+		if err != nil {
+			return nil, err
+		}
+		vec = topK(v, cand, x.docs)
+	}
+	return Fuse(q.Fusion, q.Alpha, lex, vec), nil
+}
+
+// Fuse combines a lexical and a vector result list (each best first) the way
+// Weaviate's hybrid search does. relativeScore: each list's scores are
+// min-max normalised to [0,1] (all 1 when equal) and summed with weights
+// 1-alpha and alpha. rankedFusion: each list contributes weight/(60+rank),
+// rank counted from 0.
+func Fuse(f retrieval.Fusion, alpha float64, lex, vec []scoredDoc) []scoredDoc {
+	acc := map[int32]float64{}
+	exp := map[int32][]string{}
+	add := func(list []scoredDoc, w float64, name string) {
+		if len(list) == 0 {
+			return
+		}
+		lo, hi := list[0].score, list[0].score
+		for _, s := range list {
+			lo, hi = math.Min(lo, s.score), math.Max(hi, s.score)
+		}
+		for rank, s := range list {
+			var v float64
+			if f == retrieval.RankedFusion {
+				v = w / float64(60+rank)
+			} else {
+				n := 1.0
+				if hi > lo {
+					n = (s.score - lo) / (hi - lo)
+				}
+				v = w * n
+			}
+			acc[s.doc] += v
+			exp[s.doc] = append(exp[s.doc], fmt.Sprintf("%s %.4f (rank %d) -> %.4f", name, s.score, rank+1, v))
+		}
+	}
+	add(lex, 1-alpha, "bm25")
+	add(vec, alpha, "vector")
+	name := "relativeScore"
+	if f == retrieval.RankedFusion {
+		name = "rankedFusion"
+	}
+	out := make([]scoredDoc, 0, len(acc))
+	for d, s := range acc {
+		out = append(out, scoredDoc{doc: d, score: s, explain: fmt.Sprintf("hybrid %s alpha=%.2f: %s", name, alpha, strings.Join(exp[d], "; "))})
+	}
+	return out
+}
+
+// topK sorts by score (descending), ties by document ID, and keeps k.
+func topK(s []scoredDoc, k int, docs []retrieval.Document) []scoredDoc {
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].score != s[j].score {
+			return s[i].score > s[j].score
+		}
+		return docs[s[i].doc].ID < docs[s[j].doc].ID
+	})
+	if len(s) > k {
+		s = s[:k]
+	}
+	return s
+}
+
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func norm(v []float32) float64 { return math.Sqrt(float64(dot(v, v))) }
+
+// Save writes the documents (with links and vectors) to path atomically.
+func (x *Index) Save(path string) error {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("save index: %w", err)
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("save index: %w", err)
+	}
+	type stored struct {
+		ID, Title, Text string
+		Entities        []string
+		Vector          []float32
+	}
+	out := make([]stored, len(x.docs))
+	for i, d := range x.docs {
+		out[i] = stored{d.ID, d.Title, d.Text, d.Entities, d.Vector}
+	}
+	if err := gob.NewEncoder(f).Encode(out); err != nil {
+		f.Close()
+		return fmt.Errorf("save index: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("save index: %w", err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// Load reads an index saved by Save.
+func Load(path string, p Params) (*Index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("load index: %w", err)
+	}
+	defer f.Close()
+	var in []struct {
+		ID, Title, Text string
+		Entities        []string
+		Vector          []float32
+	}
+	if err := gob.NewDecoder(f).Decode(&in); err != nil {
+		return nil, fmt.Errorf("load index %s: %w", path, err)
+	}
+	x := New(p)
+	docs := make([]retrieval.Document, len(in))
+	for i, d := range in {
+		docs[i] = retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text, Entities: d.Entities, Vector: d.Vector}
+	}
+	if err := x.Put(context.Background(), docs); err != nil {
+		return nil, err
+	}
+	x.ensureIndexed()
+	return x, nil
+}

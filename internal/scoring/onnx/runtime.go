@@ -1,0 +1,325 @@
+// Package onnx runs dmar's models (sentence encoder, Siamese GNN, gate) with
+// ONNX Runtime through github.com/yalue/onnxruntime_go. The runtime library is
+// loaded with dlopen from a configured path (setup installs it into the
+// cache); one ORT environment serves the whole process, and sessions are
+// created once and shared by goroutines, each call bringing its own tensors.
+package onnx
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	ort "github.com/yalue/onnxruntime_go"
+)
+
+// Devices dmar can run on.
+const (
+	CPU  = "cpu"
+	CUDA = "cuda"
+)
+
+// CUDAProviderLibs are the provider libraries ONNX Runtime loads for the CUDA
+// execution provider; they must sit next to the core library. The npm
+// package that setup installs does not ship them.
+var CUDAProviderLibs = []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"}
+
+// Config says which ONNX Runtime library to load and where models run.
+type Config struct {
+	// LibPath is the path of libonnxruntime.so.1 (ORT >= 1.24).
+	LibPath string
+	// Device is "cpu" or "cuda".
+	Device string
+	// IntraOpThreads is each session's thread pool size; 0 lets ORT choose
+	// (one per physical core). Several sessions should share the cores.
+	IntraOpThreads int
+	// CUDADeviceID picks the GPU when Device is "cuda".
+	CUDADeviceID int
+}
+
+// CacheDir is where setup installs things: $DMAR_CACHE, else ~/.cache/dmar.
+func CacheDir() string {
+	if d := os.Getenv("DMAR_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "dmar-cache")
+	}
+	return filepath.Join(home, ".cache", "dmar")
+}
+
+// DefaultLibPath is $DMAR_ORT_LIB, else the library setup installs
+// ($DMAR_CACHE/onnxruntime/libonnxruntime.so.1).
+func DefaultLibPath() string {
+	if p := os.Getenv("DMAR_ORT_LIB"); p != "" {
+		return p
+	}
+	return filepath.Join(CacheDir(), "onnxruntime", "libonnxruntime.so.1")
+}
+
+// ConfigFromEnv returns the defaults, read from the environment:
+// DMAR_ORT_LIB (library path), DMAR_DEVICE (cpu|cuda, default cpu),
+// DMAR_ORT_THREADS (intra-op threads, default 0 = ORT's choice) and
+// DMAR_CUDA_DEVICE (default 0). Malformed numbers are reported by Validate.
+func ConfigFromEnv() Config {
+	c := Config{LibPath: DefaultLibPath(), Device: CPU}
+	if d := os.Getenv("DMAR_DEVICE"); d != "" {
+		c.Device = d
+	}
+	if s := os.Getenv("DMAR_ORT_THREADS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			n = -1 // Validate names the variable
+		}
+		c.IntraOpThreads = n
+	}
+	if s := os.Getenv("DMAR_CUDA_DEVICE"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			n = -1
+		}
+		c.CUDADeviceID = n
+	}
+	return c
+}
+
+// Validate checks the configuration without loading anything.
+func (c Config) Validate() error {
+	switch {
+	case c.LibPath == "":
+		return errors.New("onnx: no ONNX Runtime library path (set DMAR_ORT_LIB or run scripts/setup.sh)")
+	case c.Device != CPU && c.Device != CUDA:
+		return fmt.Errorf("onnx: device %q: want %q or %q (DMAR_DEVICE)", c.Device, CPU, CUDA)
+	case c.IntraOpThreads < 0:
+		return fmt.Errorf("onnx: intra-op threads must be a number >= 0 (DMAR_ORT_THREADS), got %d", c.IntraOpThreads)
+	case c.CUDADeviceID < 0:
+		return fmt.Errorf("onnx: CUDA device id must be a number >= 0 (DMAR_CUDA_DEVICE), got %d", c.CUDADeviceID)
+	}
+	return nil
+}
+
+// MissingCUDALibs returns the CUDA provider libraries absent from the
+// directory holding libPath.
+func MissingCUDALibs(libPath string) []string {
+	dir := filepath.Dir(libPath)
+	var missing []string
+	for _, name := range CUDAProviderLibs {
+		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
+			missing = append(missing, name)
+		}
+	}
+	return missing
+}
+
+// The process's one ORT environment. onnxruntime_go keeps it in a global, so
+// the library path is fixed by the first Open.
+var env struct {
+	sync.Mutex
+	lib string
+	err error
+}
+
+func initEnv(lib string) error {
+	env.Lock()
+	defer env.Unlock()
+	if env.lib != "" {
+		if env.lib != lib {
+			return fmt.Errorf("onnx: the ONNX Runtime environment was already initialised from %s; cannot switch to %s in one process", env.lib, lib)
+		}
+		return env.err
+	}
+	if _, err := os.Stat(lib); err != nil {
+		// Not remembered: setup may install the library later in the process.
+		return fmt.Errorf("onnx: ONNX Runtime library: %w (run scripts/setup.sh or set DMAR_ORT_LIB)", err)
+	}
+	ort.SetSharedLibraryPath(lib)
+	env.lib = lib
+	if err := ort.InitializeEnvironment(ort.WithLogLevelError()); err != nil {
+		env.err = fmt.Errorf("onnx: initialise ONNX Runtime from %s: %w", lib, err)
+	}
+	return env.err
+}
+
+// Runtime is a configured handle on the process's ORT environment. It is
+// safe for concurrent use; the environment lives until the process ends.
+type Runtime struct {
+	cfg Config
+}
+
+// Open validates cfg, initialises the environment once per process and, for
+// device cuda, checks at start-up that the CUDA provider can be appended:
+// missing provider libraries are named in the error.
+func Open(cfg Config) (*Runtime, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Device == CUDA {
+		if missing := MissingCUDALibs(cfg.LibPath); len(missing) > 0 {
+			return nil, fmt.Errorf("onnx: device cuda needs %s next to %s (missing: %s); they come with an ONNX Runtime GPU build of the same version as the core library, and need CUDA 12 and cuDNN 9; or use device cpu",
+				strings.Join(CUDAProviderLibs, " and "), cfg.LibPath, strings.Join(missing, ", "))
+		}
+	}
+	if err := initEnv(cfg.LibPath); err != nil {
+		return nil, err
+	}
+	rt := &Runtime{cfg: cfg}
+	if cfg.Device == CUDA {
+		// Appending the provider loads it and CUDA; fail now, not at the first request.
+		o, err := rt.sessionOptions()
+		if err != nil {
+			return nil, err
+		}
+		o.Destroy()
+	}
+	return rt, nil
+}
+
+// Config returns the runtime's configuration.
+func (rt *Runtime) Config() Config { return rt.cfg }
+
+// Version is the loaded ONNX Runtime's version.
+func (rt *Runtime) Version() string { return ort.GetVersion() }
+
+func (rt *Runtime) sessionOptions() (*ort.SessionOptions, error) {
+	o, err := ort.NewSessionOptions()
+	if err != nil {
+		return nil, fmt.Errorf("onnx: session options: %w", err)
+	}
+	if n := rt.cfg.IntraOpThreads; n > 0 {
+		if err := o.SetIntraOpNumThreads(n); err != nil {
+			o.Destroy()
+			return nil, fmt.Errorf("onnx: intra-op threads %d: %w", n, err)
+		}
+	}
+	if rt.cfg.Device == CUDA {
+		if err := appendCUDA(o, rt.cfg.CUDADeviceID); err != nil {
+			o.Destroy()
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+func appendCUDA(o *ort.SessionOptions, device int) error {
+	co, err := ort.NewCUDAProviderOptions()
+	if err != nil {
+		return fmt.Errorf("onnx: CUDA provider options: %w", err)
+	}
+	defer co.Destroy()
+	if err := co.Update(map[string]string{"device_id": strconv.Itoa(device)}); err != nil {
+		return fmt.Errorf("onnx: CUDA provider options (device %d): %w", device, err)
+	}
+	if err := o.AppendExecutionProviderCUDA(co); err != nil {
+		return fmt.Errorf("onnx: append the CUDA execution provider (needs %s, CUDA 12 and cuDNN 9): %w",
+			strings.Join(CUDAProviderLibs, ", "), err)
+	}
+	return nil
+}
+
+// Destroy destroys tensors, skipping nil ones; for defer after a Run.
+func Destroy(vs ...ort.Value) {
+	for _, v := range vs {
+		if v != nil {
+			v.Destroy()
+		}
+	}
+}
+
+// Session is a model loaded once and shared: Run may be called from several
+// goroutines, each with its own input and output tensors.
+type Session struct {
+	s       *ort.DynamicAdvancedSession
+	path    string
+	inputs  []string
+	outputs []string
+}
+
+// NewSession loads the ONNX model at path with the runtime's options.
+// inputs and outputs name the graph's inputs and outputs in the order Run
+// takes them.
+func (rt *Runtime) NewSession(path string, inputs, outputs []string) (*Session, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("onnx: model: %w", err)
+	}
+	if err := checkNames(path, inputs, outputs); err != nil {
+		return nil, err
+	}
+	o, err := rt.sessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer o.Destroy()
+	s, err := ort.NewDynamicAdvancedSession(path, inputs, outputs, o)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: load %s: %w", path, err)
+	}
+	return &Session{s: s, path: path, inputs: inputs, outputs: outputs}, nil
+}
+
+// checkNames fails when the model lacks a named input or output; ORT itself
+// would only notice at the first Run.
+func checkNames(path string, inputs, outputs []string) error {
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return fmt.Errorf("onnx: read %s: %w", path, err)
+	}
+	for _, c := range []struct {
+		kind  string
+		want  []string
+		infos []ort.InputOutputInfo
+	}{{"input", inputs, ins}, {"output", outputs, outs}} {
+		have := make([]string, len(c.infos))
+		for i, in := range c.infos {
+			have[i] = in.Name
+		}
+		for _, n := range c.want {
+			if !slices.Contains(have, n) {
+				return fmt.Errorf("onnx: %s has no %s %q (it has %s)", filepath.Base(path), c.kind, n, strings.Join(have, ", "))
+			}
+		}
+	}
+	return nil
+}
+
+// Run runs the model. Outputs may hold nil values, which ORT allocates; the
+// caller destroys every tensor it passed or got back.
+func (s *Session) Run(inputs, outputs []ort.Value) error {
+	if len(inputs) != len(s.inputs) || len(outputs) != len(s.outputs) {
+		return fmt.Errorf("onnx: %s takes %d inputs and %d outputs, got %d and %d",
+			filepath.Base(s.path), len(s.inputs), len(s.outputs), len(inputs), len(outputs))
+	}
+	if err := s.s.Run(inputs, outputs); err != nil {
+		return fmt.Errorf("onnx: run %s: %w", filepath.Base(s.path), err)
+	}
+	return nil
+}
+
+// Close frees the session. It must not be running.
+func (s *Session) Close() error {
+	if s == nil || s.s == nil {
+		return nil
+	}
+	err := s.s.Destroy()
+	s.s = nil
+	return err
+}
+
+// DefaultThreads splits the machine's cores among n sessions that run at
+// once, for Config.IntraOpThreads.
+func DefaultThreads(n int) int {
+	if n < 1 {
+		n = 1
+	}
+	t := runtime.NumCPU() / n
+	if t < 1 {
+		t = 1
+	}
+	return t
+}
