@@ -7,6 +7,8 @@ import (
 	"math"
 )
 
+var errNotFloat = errors.New("not a float tensor")
+
 // Tensor is one float initializer of an ONNX model.
 type Tensor struct {
 	Dims []int
@@ -28,7 +30,7 @@ const (
 )
 
 // Initializers reads the float initializers of an ONNX model file's main
-// graph. It is a minimal protobuf reader, so the reference needs no ML
+// graph; initializers of other types (axes, shapes) are left out. It is a minimal protobuf reader, so the reference needs no ML
 // framework and no generated code.
 func Initializers(model []byte) (map[string]Tensor, error) {
 	var graph []byte
@@ -50,6 +52,9 @@ func Initializers(model []byte) (map[string]Tensor, error) {
 			return nil
 		}
 		name, t, err := tensor(b)
+		if errors.Is(err, errNotFloat) {
+			return nil
+		}
 		if err != nil {
 			return fmt.Errorf("initializer %q: %w", name, err)
 		}
@@ -101,7 +106,7 @@ func tensor(b []byte) (string, Tensor, error) {
 		return name, t, err
 	}
 	if dtype != dataTypeFloat {
-		return name, t, fmt.Errorf("data type %d, want float (1)", dtype)
+		return name, t, errNotFloat
 	}
 	if !hasFloat {
 		if len(raw)%4 != 0 {
