@@ -3,17 +3,17 @@
 // featurisation) from subgraphs extracted by memkg's kg.Graph.Subgraphs with
 // the default parameters (the serving subgraphs). See models/gnn/README.md.
 //
-// Per anchor subgraph g(e) it writes two triplets sharing the anchor and the
-// positive (node drop and edge drop with p1): one with a random KG subgraph
-// sharing no node with g(e), one with a hard negative made from g(e) by
-// strong perturbation with p2 (add/delete nodes and edges, or rewiring its
-// edges among the same nodes).
+// Per anchor subgraph (see anchor) it writes two triplets sharing the anchor
+// and the positive (node drop and edge drop with p1): one with a random KG
+// ego graph sharing no node with the anchor, one with a hard negative made
+// from the anchor by strong perturbation with p2: add/delete nodes and edges,
+// rewire edges among the same nodes, or permute entities over the structure.
 //
 // Output per split (train, holdout; anchors split by root QID hash): x.npy
 // [nodes,F] real node rows; off.npy [G+1] node offsets per graph; aout.npy,
 // ain.npy [nnz,3] (graph,row,col) with aout_val.npy, ain_val.npy [nnz];
 // triplets.npy [T,4] (anchor, positive, negative, kind 0 random/1 perturb/
-// 2 rewire) of graph ids.
+// 2 rewire/3 permute) of graph ids.
 package main
 
 import (
@@ -39,7 +39,7 @@ func main() {
 		data     = flag.String("data", "", "KG bundle directory (default: shared codexm)")
 		out      = flag.String("out", "", "output directory (required)")
 		seed     = flag.Uint64("seed", 1, "random seed")
-		anchors  = flag.Int("anchors", 8000, "training anchors (2 triplets each)")
+		anchors  = flag.Int("anchors", 6000, "training anchors (2 triplets each)")
 		holdout  = flag.Int("holdout", 1000, "held-out anchors")
 		p1       = flag.Float64("p1", 0.1, "positive node/edge drop probability")
 		p2       = flag.Float64("p2", 0.5, "hard-negative perturbation probability")
@@ -108,7 +108,7 @@ func run(ctx context.Context, data, out string, seed uint64, nTrain, nHold int, 
 		roots []string
 		n     int
 	}{{"train", trainRoots, nTrain}, {"holdout", holdRoots, nHold}} {
-		if err := writeSplit(filepath.Join(out, split.name), split.roots, split.n, subs, r, pl, p1, p2); err != nil {
+		if err := writeSplit(ctx, g, filepath.Join(out, split.name), split.roots, split.n, subs, r, pl, p1, p2); err != nil {
 			return fmt.Errorf("%s: %w", split.name, err)
 		}
 	}
@@ -122,7 +122,32 @@ func heldOut(q string) bool {
 	return h.Sum32()%10 == 0
 }
 
-func writeSplit(dir string, roots []string, n int, subs map[string]kg.Subgraph, r *rand.Rand, pl *pool, p1, p2 float64) error {
+// anchor draws an anchor subgraph of root: 60% the serving ego graph (h=1),
+// 20% the h=2 ego graph (so hops >= 2 are seen), 20% a random walk of 2-5
+// steps inside the h=2 ego graph (small, path-like graphs). All come from
+// kg.Graph.Subgraphs.
+func anchor(ctx context.Context, g kg.Graph, root string, subs map[string]kg.Subgraph, r *rand.Rand) (kg.Subgraph, error) {
+	u := r.Float64()
+	if u < 0.6 {
+		return subs[root], nil
+	}
+	p := kg.DefaultSubgraphParams()
+	p.Hops = 2
+	m, err := g.Subgraphs(ctx, []string{root}, p)
+	if err != nil {
+		return kg.Subgraph{}, err
+	}
+	if u < 0.8 {
+		return m[root], nil
+	}
+	w := walk(m[root], 2+r.IntN(4), r)
+	if len(w.Nodes) < 3 {
+		return subs[root], nil
+	}
+	return w, nil
+}
+
+func writeSplit(ctx context.Context, kgr kg.Graph, dir string, roots []string, n int, subs map[string]kg.Subgraph, r *rand.Rand, pl *pool, p1, p2 float64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -130,7 +155,10 @@ func writeSplit(dir string, roots []string, n int, subs map[string]kg.Subgraph, 
 	var trip []int32
 	meter := progress.New(os.Stderr, "triplets "+filepath.Base(dir), "anchors", n)
 	for k := 0; k < n; k++ {
-		a := subs[roots[r.IntN(len(roots))]]
+		a, err := anchor(ctx, kgr, roots[r.IntN(len(roots))], subs, r)
+		if err != nil {
+			return err
+		}
 		base := int32(len(graphs))
 		graphs = append(graphs, a, positive(a, p1, r))
 		// Random negative: no node in common with the anchor.
@@ -147,10 +175,15 @@ func writeSplit(dir string, roots []string, n int, subs map[string]kg.Subgraph, 
 			graphs = append(graphs, neg)
 			trip = append(trip, base, base+1, int32(len(graphs)-1), 0)
 		}
-		kind := int32(1)
-		hard := perturbHard(a, p2, r, pl)
-		if r.IntN(2) == 0 {
-			kind, hard = 2, rewire(a, p2, r)
+		var hard kg.Subgraph
+		kind := int32(1 + r.IntN(3))
+		switch kind {
+		case 1:
+			hard = perturbHard(a, p2, r, pl)
+		case 2:
+			hard = rewire(a, p2, r)
+		case 3:
+			hard = permute(a, p2, r)
 		}
 		graphs = append(graphs, hard)
 		trip = append(trip, base, base+1, int32(len(graphs)-1), kind)

@@ -116,3 +116,102 @@ func randomEdge(a, b string, r *rand.Rand, pl *pool) kg.Edge {
 	}
 	return kg.Edge{From: a, To: b, PID: pid}
 }
+
+// permute keeps the structure and moves entity identities: about p2 of the
+// non-root nodes (at least two) swap their QIDs in a cycle, and edges follow
+// the positions. A->B->C becomes A->C->B: the same entities, every binding
+// between them changed.
+func permute(g kg.Subgraph, p2 float64, r *rand.Rand) kg.Subgraph {
+	g = clone(g)
+	var pos []int
+	for i, n := range g.Nodes {
+		if n.QID != g.Root {
+			pos = append(pos, i)
+		}
+	}
+	if len(pos) < 2 {
+		return g
+	}
+	r.Shuffle(len(pos), func(i, j int) { pos[i], pos[j] = pos[j], pos[i] })
+	k := max(2, int(p2*float64(len(pos))+0.5))
+	pos = pos[:min(k, len(pos))]
+	old := append([]kg.Node(nil), g.Nodes...)
+	rename := map[string]string{}
+	for i, p := range pos {
+		src := old[pos[(i+1)%len(pos)]]
+		rename[old[p].QID] = src.QID
+		g.Nodes[p].QID, g.Nodes[p].Label, g.Nodes[p].Hub = src.QID, src.Label, src.Hub
+	}
+	for i, e := range g.Edges {
+		if q, ok := rename[e.From]; ok {
+			g.Edges[i].From = q
+		}
+		if q, ok := rename[e.To]; ok {
+			g.Edges[i].To = q
+		}
+	}
+	return g
+}
+
+// walk is a small anchor: a random walk of up to steps new nodes from the
+// root over g's edges (either direction), with every edge of g among the
+// visited nodes; hops are re-measured from the root within it.
+func walk(g kg.Subgraph, steps int, r *rand.Rand) kg.Subgraph {
+	adj := map[string][]string{}
+	for _, e := range g.Edges {
+		adj[e.From] = append(adj[e.From], e.To)
+		adj[e.To] = append(adj[e.To], e.From)
+	}
+	byQID := map[string]kg.Node{}
+	for _, n := range g.Nodes {
+		byQID[n.QID] = n
+	}
+	visited := map[string]bool{g.Root: true}
+	order := []string{g.Root}
+	cur := g.Root
+	for s := 0; s < steps; s++ {
+		var next []string
+		for _, v := range adj[cur] {
+			if !visited[v] {
+				next = append(next, v)
+			}
+		}
+		if len(next) == 0 {
+			break
+		}
+		cur = next[r.IntN(len(next))]
+		visited[cur] = true
+		order = append(order, cur)
+	}
+	out := kg.Subgraph{Root: g.Root}
+	for _, e := range g.Edges {
+		if visited[e.From] && visited[e.To] {
+			out.Edges = append(out.Edges, e)
+		}
+	}
+	// BFS over the kept edges, either direction.
+	hop := map[string]int{g.Root: 0}
+	frontier := []string{g.Root}
+	for len(frontier) > 0 {
+		var nf []string
+		for _, u := range frontier {
+			for _, e := range out.Edges {
+				for _, pair := range [][2]string{{e.From, e.To}, {e.To, e.From}} {
+					if pair[0] == u {
+						if _, seen := hop[pair[1]]; !seen {
+							hop[pair[1]] = hop[u] + 1
+							nf = append(nf, pair[1])
+						}
+					}
+				}
+			}
+		}
+		frontier = nf
+	}
+	for _, q := range order {
+		n := byQID[q]
+		n.Hop = hop[q]
+		out.Nodes = append(out.Nodes, n)
+	}
+	return out
+}
