@@ -77,3 +77,5 @@ require (
 )
 
 require github.com/neo4j/neo4j-go-driver/v5 v5.28.4
+
+require golang.org/x/time v0.16.0 // indirect

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"time"
@@ -19,16 +18,16 @@ func init() {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
+	a := appFlags{serve: true}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	addr := fs.String("addr", env("DMAR_ADDR", "127.0.0.1:8080"), "listen address; loopback unless told otherwise (env DMAR_ADDR)")
-	timeout := fs.Duration("request-timeout", 30*time.Second, "time limit of one request")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	sc := a.cfg.Server
+	addr, timeout := &sc.Addr, &sc.RequestTimeout
+	log := newLogger(stderr, sc.LogLevel)
 	metrics := server.NewMetrics()
 	p, m, checks, err := a.pipelineFor(ctx, stderr, log, metrics)
 	if err != nil {
