@@ -330,7 +330,19 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 		return nil, nil, nil, err
 	}
 	checks = append(checks, more...)
-	cfg := pipeline.Config{Graph: g.graph, Index: x, Encoder: m.enc, GNN: m.gnn, Gate: m.gate, Metrics: metrics, Logger: log}
+	// Every call to a remote backend gets its own time limit.
+	be, _ := metrics.(backendErrors)
+	graph := g.graph
+	if g.neo4j != nil {
+		graph = timedNeo4j{Store: g.neo4j, d: a.cfg.Server.BackendTimeout, m: be}
+	}
+	if w, ok := x.(*weaviate.Store); ok {
+		x = timedWeaviate{Store: w, d: a.cfg.Server.BackendTimeout, m: be}
+	}
+	if !a.cfg.Weaviate.APIKey.IsZero() && a.index != "embedded" {
+		log.Warn("weaviate.api_key is set but the weaviate backend does not send API keys yet; run Weaviate without authentication on a private network")
+	}
+	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: m.enc, GNN: m.gnn, Gate: m.gate, Metrics: metrics, Logger: log}
 	if a.chatURL != "" {
 		cfg.Chat = reformulate.Chat{BaseURL: a.chatURL, Model: a.chatModel, APIKey: a.cfg.Chat.APIKey.Reveal(), Timeout: a.chatTO}
 	}

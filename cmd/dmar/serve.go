@@ -38,13 +38,19 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, c := range checks {
 		ready = append(ready, server.Checker{Name: c.name, Ping: c.ping})
 	}
-	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: *timeout})
+	var keys []server.APIKey
+	for _, k := range sc.Auth.Keys {
+		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst})
+	}
+	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: *timeout,
+		APIKeys: keys, CORSOrigins: sc.CORSOrigins})
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: *timeout + 10*time.Second}
-	log.Info("dmar serving", "addr", "http://"+ln.Addr().String(), "graph", a.graph, "index", a.index, "data", a.data)
+	log.Info("dmar serving", "addr", "http://"+ln.Addr().String(), "graph", a.graph, "index", a.index, "data", a.data,
+		"api_keys", len(keys), "cors_origins", sc.CORSOrigins, "backend_timeout", sc.BackendTimeout.String())
 	fmt.Fprintf(stdout, "dmar: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -135,6 +135,9 @@ func (s Secret) String() string {
 	return redacted
 }
 
+// IsZero reports whether the secret is unset.
+func (s Secret) IsZero() bool { return s == "" }
+
 // Reveal returns the secret itself, for the one place that sends it.
 func (s Secret) Reveal() string { return string(s) }
 
