@@ -342,7 +342,8 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 	if !a.cfg.Weaviate.APIKey.IsZero() && a.index != "embedded" {
 		log.Warn("weaviate.api_key is set but the weaviate backend does not send API keys yet; run Weaviate without authentication on a private network")
 	}
-	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: m.enc, GNN: m.gnn, Gate: m.gate, Metrics: metrics, Logger: log}
+	enc, gnn, gate := instrumentModels(metrics, m.enc, m.gnn, m.gate)
+	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log}
 	if a.chatURL != "" {
 		cfg.Chat = reformulate.Chat{BaseURL: a.chatURL, Model: a.chatModel, APIKey: a.cfg.Chat.APIKey.Reveal(), Timeout: a.chatTO}
 	}

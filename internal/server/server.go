@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -53,8 +54,10 @@ type Config struct {
 // Server is the HTTP handler: the gin router and its middleware state.
 type Server struct {
 	*gin.Engine
-	cfg  Config
-	keys []*keyState
+	cfg      Config
+	keys     []*keyState
+	draining atomic.Bool
+	inflight atomic.Int64
 }
 
 // New builds the router. It panics on an API key that is not a SHA-256
@@ -76,7 +79,7 @@ func New(cfg Config) *Server {
 	}
 	r := gin.New()
 	s := &Server{Engine: r, cfg: cfg, keys: keys}
-	r.Use(gin.Recovery(), s.observe, s.cors, s.authenticate, s.timeout)
+	r.Use(gin.Recovery(), s.observe, s.admit, s.cors, s.authenticate, s.timeout)
 	r.POST("/v1/retrieve", s.retrieve)
 	r.POST("/v1/link", s.link)
 	r.GET("/v1/entities/:qid/subgraph", s.subgraph)
@@ -88,17 +91,6 @@ func New(cfg Config) *Server {
 		s.fail(c, errs.E(errs.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
 	return s
-}
-
-func (s *Server) observe(c *gin.Context) {
-	start := time.Now()
-	c.Next()
-	route := c.FullPath()
-	if route == "" {
-		route = "unmatched"
-	}
-	s.cfg.Metrics.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
-	s.cfg.Metrics.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 }
 
 func (s *Server) timeout(c *gin.Context) {
@@ -123,7 +115,7 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	status := errs.Status(e.Code)
 	if status >= 500 {
-		s.cfg.Logger.Error("request failed", "path", c.Request.URL.Path, "status", status, "err", err)
+		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", err)
 	}
 	if e.RetryAfter > 0 || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 		secs := int(e.RetryAfter.Seconds())
