@@ -244,4 +244,3 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 		t.Error("the API key was logged or returned")
 	}
 }
-
