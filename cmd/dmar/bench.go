@@ -54,8 +54,8 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	a.register(fs)
 	qpath := fs.String("questions", "", "JSONL file with a question field per line (e.g. ../shared/data/kgqa/dev.jsonl)")
 	limit := fs.Int("limit", 0, "use only the first N questions")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
 	if *qpath == "" {
 		return usageError{"bench latency: --questions is required"}

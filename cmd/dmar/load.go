@@ -21,8 +21,8 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("load kg", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
 	if strings.HasPrefix(a.graph, "neo4j://") || strings.HasPrefix(a.graph, "bolt://") {
 		return loadBundleIntoNeo4j(ctx, a, stdout, stderr)
@@ -43,8 +43,8 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("load corpus", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := a.openModels(log)
