@@ -21,3 +21,9 @@ start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
 [ -f scripts/services/virtuoso.sh ] && start virtuoso DMAR_SPARQL_URL
 go vet ./...
 go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
+# Fuzz the request decoders and the Wikidata line parser, each for a bounded
+# time (DMAR_FUZZTIME, default 20s); a failing input is saved under the
+# package's testdata/fuzz and fails the run.
+for target in internal/api:FuzzDecodeRetrieve internal/api:FuzzDecodeLink loaders/wikidata:FuzzParseLine; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${DMAR_FUZZTIME:-20s}" "./${target%%:*}" 2>&1 | tail -n 3 | tee -a /tmp/dmar-test.log
+done

@@ -13,10 +13,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/reformulate"
@@ -29,9 +31,15 @@ import (
 	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 
-// appFlags are the settings every data-using subcommand shares. Flags win
-// over DMAR_* environment variables, which win over defaults.
+// appFlags are the settings every data-using subcommand shares, resolved
+// from one configuration model (internal/config): defaults, then the YAML
+// file (--config or DMAR_CONFIG), then DMAR_* variables, then flags.
+// The fields below cfg are copies the subcommands read.
 type appFlags struct {
+	cfg        config.Config
+	configFile string
+	serve      bool // register dmar serve's flags too
+
 	data       string // a KG bundle + corpus.jsonl folder
 	kgDir      string
 	corpusPath string
@@ -42,6 +50,7 @@ type appFlags struct {
 	encoderDir string
 	gnnPath    string
 	gatePath   string
+	docTokens  int
 	chatURL    string
 	chatModel  string
 	chatTO     time.Duration
@@ -55,28 +64,92 @@ func env(name, def string) string {
 	return def
 }
 
-func (a *appFlags) register(fs *flag.FlagSet) {
-	def := ""
+// defaultConfig is the built-in configuration: the embedded backend over
+// ../shared/data/codexm-film, models where scripts/setup.sh puts them.
+func defaultConfig() config.Config {
+	data := ""
 	if d, err := datapath.Dataset("codexm-film"); err == nil {
-		def = d
+		data = d
 	}
-	a.ort = onnx.ConfigFromEnv()
-	fs.StringVar(&a.data, "data", env("DMAR_DATA", def), "folder with a KG bundle (triples.tsv, entities.jsonl, relations.json) and corpus.jsonl (env DMAR_DATA; default ../shared/data/codexm-film)")
-	fs.StringVar(&a.kgDir, "kg", os.Getenv("DMAR_KG"), "KG bundle folder, when not --data (env DMAR_KG)")
-	fs.StringVar(&a.corpusPath, "corpus", os.Getenv("DMAR_CORPUS"), "corpus JSONL file, when not --data/corpus.jsonl (env DMAR_CORPUS)")
-	fs.StringVar(&a.state, "state", env("DMAR_STATE", filepath.Join(onnx.CacheDir(), "state")), "folder for loaded graphs and indexes, keyed by input content (env DMAR_STATE; default $DMAR_CACHE/state)")
-	fs.StringVar(&a.graph, "graph", env("DMAR_GRAPH", "embedded"), "graph backend: embedded, or neo4j://HOST:PORT (env DMAR_GRAPH)")
-	fs.StringVar(&a.index, "index", env("DMAR_INDEX", "embedded"), "search backend: embedded, or weaviate://HOST:PORT/Class (env DMAR_INDEX)")
-	fs.StringVar(&a.ort.LibPath, "ort-lib", a.ort.LibPath, "ONNX Runtime library (env DMAR_ORT_LIB)")
-	fs.StringVar(&a.ort.Device, "device", a.ort.Device, "cpu or cuda (env DMAR_DEVICE)")
-	fs.IntVar(&a.ort.IntraOpThreads, "threads", a.ort.IntraOpThreads, "ONNX Runtime intra-op threads, 0 = its choice (env DMAR_ORT_THREADS)")
-	fs.StringVar(&a.encoderDir, "encoder-dir", onnx.DefaultEncoderDir(), "sentence encoder folder built by scripts/setup.sh (env DMAR_ENCODER_DIR)")
-	fs.StringVar(&a.gnnPath, "gnn", env("DMAR_GNN", "models/gnn/gnn.onnx"), "Siamese GNN ONNX model; empty: the GED heuristic (env DMAR_GNN)")
-	fs.StringVar(&a.gatePath, "gate", env("DMAR_GATE", "models/gate/gate.onnx"), "gate ONNX model; empty: fixed weights (env DMAR_GATE)")
-	fs.StringVar(&a.chatURL, "chat-url", os.Getenv("DMAR_CHAT_BASE_URL"), "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1 (env DMAR_CHAT_BASE_URL)")
-	fs.StringVar(&a.chatModel, "chat-model", os.Getenv("DMAR_CHAT_MODEL"), "model name for reformulator=chat (env DMAR_CHAT_MODEL)")
-	fs.DurationVar(&a.chatTO, "chat-timeout", 10*time.Second, "time limit of one chat reformulation")
-	fs.BoolVar(&a.quiet, "quiet", false, "no progress output")
+	c := config.Default(onnx.CacheDir(), data)
+	c.ORT.Lib = onnx.DefaultLibPath()
+	c.Models.EncoderDir = onnx.DefaultEncoderDir()
+	return c
+}
+
+// register adds --config and a flag for every setting that has one.
+func (a *appFlags) register(fs *flag.FlagSet) {
+	a.cfg = defaultConfig()
+	fs.StringVar(&a.configFile, "config", "", "YAML configuration file (env DMAR_CONFIG); flags > DMAR_* env > file > defaults")
+	for _, s := range config.Settings(&a.cfg) {
+		if s.Flag == "" || (s.Serve && !a.serve) {
+			continue
+		}
+		fs.Var(s.Value, s.Flag, fmt.Sprintf("%s (env %s, %s in the file)", s.Usage, s.Env, s.Key))
+	}
+}
+
+// parse parses the flags, then resolves the configuration in order of
+// precedence and validates it, reporting every wrong field at once.
+func (a *appFlags) parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	if err := a.resolve(fs, os.Getenv); err != nil {
+		return err
+	}
+	a.sync()
+	return nil
+}
+
+// resolve rebuilds a.cfg from defaults, file and environment, then sets the
+// flags given on the command line again so that they win.
+func (a *appFlags) resolve(fs *flag.FlagSet, getenv func(string) string) error {
+	given := map[string]string{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
+	a.cfg = defaultConfig()
+	var ps config.Problems
+	file := a.configFile
+	if file == "" {
+		file = getenv("DMAR_CONFIG")
+	}
+	if file != "" {
+		ps = append(ps, config.File(&a.cfg, file)...)
+	}
+	ps = append(ps, config.Env(&a.cfg, getenv)...)
+	for name, v := range given {
+		if name == "config" || fs.Lookup(name) == nil {
+			continue
+		}
+		if _, ok := flagTarget(&a.cfg, name); !ok {
+			continue // a subcommand's own flag, not a setting
+		}
+		if err := fs.Set(name, v); err != nil {
+			ps = append(ps, config.Problem{Field: "--" + name, Msg: err.Error()})
+		}
+	}
+	ps = append(ps, a.cfg.Validate()...)
+	return ps.Err()
+}
+
+func flagTarget(c *config.Config, name string) (config.Setting, bool) {
+	for _, s := range config.Settings(c) {
+		if s.Flag == name {
+			return s, true
+		}
+	}
+	return config.Setting{}, false
+}
+
+// sync copies the resolved configuration into the fields subcommands read.
+func (a *appFlags) sync() {
+	c := &a.cfg
+	a.data, a.kgDir, a.corpusPath, a.state = c.Data, c.KG, c.Corpus, c.State
+	a.graph, a.index = c.Graph, c.Index
+	a.ort = onnx.Config{LibPath: c.ORT.Lib, Device: c.ORT.Device, IntraOpThreads: c.ORT.Threads, CUDADeviceID: c.ORT.CUDADevice}
+	a.encoderDir, a.gnnPath, a.gatePath, a.docTokens = c.Models.EncoderDir, c.Models.GNN, c.Models.Gate, c.Models.DocTokens
+	a.chatURL, a.chatModel, a.chatTO = c.Chat.BaseURL, c.Chat.Model, c.Chat.Timeout
+	a.quiet = c.Quiet
 }
 
 func (a *appFlags) bundleDir() string {
@@ -182,6 +255,7 @@ func (a *appFlags) loadIndex(ctx context.Context, g kg.Graph, kgKey string, enc 
 	if err := x.Save(snap); err != nil {
 		return nil, err
 	}
+	x.Build()
 	return x, nil
 }
 
@@ -210,7 +284,8 @@ func (a *appFlags) prepareCorpus(ctx context.Context, g kg.Graph, enc scoring.En
 // weights and says so in every response's fallbacks.
 type models struct {
 	rt      *onnx.Runtime
-	enc     *onnx.Encoder
+	enc     *onnx.Encoder // queries
+	docEnc  *onnx.Encoder // documents at load time (same session, truncated)
 	gnn     scoring.GraphEncoder
 	gate    scoring.Gate
 	closers []func() error
@@ -231,7 +306,7 @@ func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &models{rt: rt, enc: enc, closers: []func() error{enc.Close}}
+	m := &models{rt: rt, enc: enc, docEnc: enc.Truncated(a.docTokens), closers: []func() error{enc.Close}}
 	if err := a.openStructuralModels(rt, m, log); err != nil {
 		m.Close()
 		return nil, err
@@ -250,15 +325,28 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 		m.Close()
 		return nil, nil, nil, err
 	}
-	x, more, err := a.openIndex(ctx, g, m.enc, stderr, false)
+	x, more, err := a.openIndex(ctx, g, m.docEnc, stderr, false)
 	if err != nil {
 		m.Close()
 		return nil, nil, nil, err
 	}
 	checks = append(checks, more...)
-	cfg := pipeline.Config{Graph: g.graph, Index: x, Encoder: m.enc, GNN: m.gnn, Gate: m.gate, Metrics: metrics, Logger: log}
+	// Every call to a remote backend gets its own time limit.
+	be, _ := metrics.(backendErrors)
+	graph := g.graph
+	if g.neo4j != nil {
+		graph = timedNeo4j{Store: g.neo4j, d: a.cfg.Server.BackendTimeout, m: be}
+	}
+	if w, ok := x.(*weaviate.Store); ok {
+		x = timedWeaviate{Store: w, d: a.cfg.Server.BackendTimeout, m: be}
+	}
+	if !a.cfg.Weaviate.APIKey.IsZero() && a.index != "embedded" {
+		log.Warn("weaviate.api_key is set but the weaviate backend does not send API keys yet; run Weaviate without authentication on a private network")
+	}
+	enc, gnn, gate := instrumentModels(metrics, m.enc, m.gnn, m.gate)
+	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log}
 	if a.chatURL != "" {
-		cfg.Chat = reformulate.Chat{BaseURL: a.chatURL, Model: a.chatModel, APIKey: os.Getenv("DMAR_CHAT_API_KEY"), Timeout: a.chatTO}
+		cfg.Chat = reformulate.Chat{BaseURL: a.chatURL, Model: a.chatModel, APIKey: a.cfg.Chat.APIKey.Reveal(), Timeout: a.chatTO}
 	}
 	p, err := pipeline.New(cfg)
 	if err != nil {
@@ -275,7 +363,8 @@ type readyCheck struct {
 
 type openedGraph struct {
 	graph kg.Graph
-	key   string // fingerprint of the loaded bundle (embedded)
+	neo4j *neo4jkg.Store // set when the graph is Neo4j
+	key   string         // fingerprint of the loaded bundle (embedded)
 }
 
 // openGraph is the one switch on the graph backend.
@@ -287,20 +376,44 @@ func (a *appFlags) openGraph(ctx context.Context, stderr io.Writer) (openedGraph
 			return openedGraph{}, nil, err
 		}
 		return openedGraph{graph: g, key: key}, []readyCheck{{"graph", g.Ping}}, nil
+	case strings.HasPrefix(a.graph, "neo4j://") || strings.HasPrefix(a.graph, "bolt://") || strings.HasPrefix(a.graph, "neo4j+s://"):
+		// The password comes from the environment or a file, never flags.
+		cfg := neo4jkg.Config{URI: a.graph, User: a.cfg.Neo4j.User, Password: a.cfg.Neo4j.Password.Reveal(), Database: a.cfg.Neo4j.Database}
+		st, err := neo4jkg.Open(ctx, cfg)
+		if err != nil {
+			return openedGraph{}, nil, err
+		}
+		return openedGraph{graph: st, neo4j: st}, []readyCheck{{"neo4j", st.Ping}}, nil
 	}
 	return openedGraph{}, nil, usageError{fmt.Sprintf("--graph %q: want embedded or neo4j://HOST:PORT", a.graph)}
 }
 
-// openIndex is the one switch on the search backend. With load set, the
-// corpus is (re)loaded into a remote index; the embedded one loads itself
-// whenever its inputs changed.
+// openIndex is the one switch on the search backend. With load set (dmar
+// load corpus), the corpus is loaded into a remote index, and its links are
+// written to a Neo4j graph as (:Document)-[:MENTIONS]->(:Entity); the
+// embedded index loads itself whenever its inputs changed.
 func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer, load bool) (retrieval.Index, []readyCheck, error) {
 	embedded := func() (*memindex.Index, error) {
 		key := g.key
 		if key == "" {
 			key = a.graph
 		}
-		return a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+		x, err := a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+		if err != nil {
+			return nil, err
+		}
+		if load && g.neo4j != nil {
+			docs := x.All()
+			links := make([]neo4jkg.DocumentLink, len(docs))
+			for i, d := range docs {
+				links[i] = neo4jkg.DocumentLink{ID: d.ID, Title: d.Title, Entities: d.Entities}
+			}
+			if err := g.neo4j.PutDocuments(ctx, links); err != nil {
+				return nil, fmt.Errorf("write document links to neo4j: %w", err)
+			}
+			fmt.Fprintf(stderr, "load corpus: %d documents linked in neo4j\n", len(links))
+		}
+		return x, nil
 	}
 	switch {
 	case a.index == "embedded" || a.index == "":
@@ -310,7 +423,11 @@ func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Enc
 		}
 		return x, []readyCheck{{"index", func(ctx context.Context) error { return ctx.Err() }}}, nil
 	case strings.HasPrefix(a.index, "weaviate://") || strings.HasPrefix(a.index, "weaviates://") || strings.HasPrefix(a.index, "http://"):
-		st, err := weaviate.Open(ctx, a.index)
+		open := weaviate.Open
+		if load {
+			open = weaviate.OpenOrCreate
+		}
+		st, err := open(ctx, a.index)
 		if err != nil {
 			return nil, nil, err
 		}

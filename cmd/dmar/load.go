@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 )
 
 func init() {
@@ -18,8 +21,11 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs := flag.NewFlagSet("load kg", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
+	}
+	if strings.HasPrefix(a.graph, "neo4j://") || strings.HasPrefix(a.graph, "bolt://") {
+		return loadBundleIntoNeo4j(ctx, a, stdout, stderr)
 	}
 	g, _, err := a.openGraph(ctx, stdout)
 	if err != nil {
@@ -37,8 +43,8 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := flag.NewFlagSet("load corpus", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	m, err := a.openModels(log)
@@ -50,7 +56,7 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	x, _, err := a.openIndex(ctx, g, m.enc, stderr, true)
+	x, _, err := a.openIndex(ctx, g, m.docEnc, stderr, true)
 	if err != nil {
 		return err
 	}
@@ -62,6 +68,26 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return err
 		}
 		fmt.Fprintf(stdout, "index ready: %d documents (state %s)\n", n, a.state)
+	}
+	return nil
+}
+
+// loadBundleIntoNeo4j loads the bundle online over Bolt (idempotent).
+func loadBundleIntoNeo4j(ctx context.Context, a appFlags, stdout, stderr io.Writer) error {
+	cfg := neo4jkg.ConfigFromEnv()
+	cfg.URI = a.graph
+	st, err := neo4jkg.Open(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer st.Close(context.Background())
+	c, err := st.LoadBundle(ctx, a.bundleDir(), neo4jkg.SinkOptions{Progress: a.progressOut(stderr)})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "load kg: %s into %s: read %d, loaded %d, duplicates %d, skipped as bad %d\n", a.bundleDir(), a.graph, c.Read, c.Loaded, c.Filtered, c.Bad)
+	for _, p := range c.Problems {
+		fmt.Fprintln(stdout, "  skipped:", p)
 	}
 	return nil
 }

@@ -33,8 +33,8 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	asJSON := fs.Bool("json", false, "print the same JSON as POST /v1/retrieve")
 	var opts optionList
 	fs.Var(&opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
 	query := strings.Join(fs.Args(), " ")
 	// Build the request exactly as the API would receive it.

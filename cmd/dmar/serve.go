@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/server"
@@ -19,16 +20,15 @@ func init() {
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
+	a := appFlags{serve: true}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	addr := fs.String("addr", env("DMAR_ADDR", "127.0.0.1:8080"), "listen address; loopback unless told otherwise (env DMAR_ADDR)")
-	timeout := fs.Duration("request-timeout", 30*time.Second, "time limit of one request")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	sc := a.cfg.Server
+	log := newLogger(stderr, sc.LogLevel)
 	metrics := server.NewMetrics()
 	p, m, checks, err := a.pipelineFor(ctx, stderr, log, metrics)
 	if err != nil {
@@ -39,13 +39,29 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, c := range checks {
 		ready = append(ready, server.Checker{Name: c.name, Ping: c.ping})
 	}
-	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: *timeout})
-	ln, err := net.Listen("tcp", *addr)
+	var keys []server.APIKey
+	for _, k := range sc.Auth.Keys {
+		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst})
+	}
+	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
+		APIKeys: keys, CORSOrigins: sc.CORSOrigins})
+	ln, err := net.Listen("tcp", sc.Addr)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: *timeout + 10*time.Second}
-	log.Info("dmar serving", "addr", "http://"+ln.Addr().String(), "graph", a.graph, "index", a.index, "data", a.data)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: sc.RequestTimeout + 10*time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if sc.Pprof {
+		stop, err := servePprof(sc.PprofAddr, log)
+		if err != nil {
+			_ = ln.Close()
+			return err
+		}
+		defer stop()
+	}
+	log.Info("dmar serving", "addr", "http://"+ln.Addr().String(), "graph", a.graph, "index", a.index, "data", a.data,
+		"api_keys", len(keys), "cors_origins", sc.CORSOrigins, "request_timeout", sc.RequestTimeout.String(),
+		"backend_timeout", sc.BackendTimeout.String(), "pprof", sc.Pprof)
 	fmt.Fprintf(stdout, "dmar: serving on http://%s\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -54,14 +70,52 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	// Graceful shutdown: stop accepting, let in-flight requests finish (bounded).
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	return drain(h, srv, sc.ShutdownTimeout, log)
+}
+
+// drain is the graceful shutdown on SIGTERM or SIGINT: new requests get 503
+// with Retry-After while the admitted ones finish, for at most limit; then
+// the listener closes. Requests still running at the limit are cut off.
+func drain(h *server.Server, srv *http.Server, limit time.Duration, log *slog.Logger) error {
+	start := time.Now()
+	h.Drain()
+	log.Info("draining: new requests get 503", "in_flight", h.InFlight(), "limit", limit.String())
+	wctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("shutdown: %w", err)
+	waitErr := h.WaitIdle(wctx)
+	sctx, cancel2 := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel2()
+	err := srv.Shutdown(sctx)
+	if waitErr != nil || err != nil {
+		_ = srv.Close()
+		log.Warn("shutdown cut off requests still running", "in_flight", h.InFlight(), "after", time.Since(start).String())
+		return nil
 	}
+	log.Info("shut down", "after", time.Since(start).String())
 	return nil
+}
+
+// servePprof serves net/http/pprof on its own loopback listener (the
+// configuration refuses any other address), never on the API's port.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+		return nil, fmt.Errorf("pprof: %q is not a loopback address", addr)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof: %w", err)
+	}
+	ps := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = ps.Serve(ln) }()
+	log.Info("pprof serving", "addr", "http://"+ln.Addr().String()+"/debug/pprof/")
+	return func() { _ = ps.Close() }, nil
 }
 
 func flagErr(err error) error {

@@ -16,6 +16,11 @@ type Metrics struct {
 	stages   *prometheus.HistogramVec
 	fallback *prometheus.CounterVec
 	cache    *prometheus.CounterVec
+
+	backendErrs  *prometheus.CounterVec
+	inference    *prometheus.HistogramVec
+	authFailures *prometheus.CounterVec
+	rateLimited  *prometheus.CounterVec
 }
 
 // NewMetrics registers dmar's series (and Go/process collectors) on a fresh registry.
@@ -30,7 +35,12 @@ func NewMetrics() *Metrics {
 		fallback: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dmar_fallbacks_total", Help: "Fallbacks and degradations that fired, by name."}, []string{"name"}),
 		cache:    prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dmar_subgraph_cache_lookups_total", Help: "Subgraph/embedding cache lookups by result."}, []string{"result"}),
 	}
-	m.Registry.MustRegister(m.requests, m.latency, m.stages, m.fallback, m.cache,
+	m.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dmar_auth_failures_total", Help: "Requests refused for a missing or unknown API key."}, []string{"reason"})
+	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dmar_rate_limited_total", Help: "Requests refused with 429 by API key name."}, []string{"key"})
+	m.backendErrs = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "dmar_backend_errors_total", Help: "Failed calls to a remote backend (neo4j, weaviate) by operation."}, []string{"backend", "op"})
+	m.inference = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "dmar_model_inference_duration_seconds", Help: "Time of one ONNX model call (encoder, gnn, gate) by model.",
+		Buckets: prometheus.ExponentialBuckets(0.0001, 2, 16)}, []string{"model"})
+	m.Registry.MustRegister(m.requests, m.latency, m.stages, m.fallback, m.cache, m.authFailures, m.rateLimited, m.backendErrs, m.inference,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -50,4 +60,12 @@ func (m *Metrics) Cache(hit bool) {
 		r = "hit"
 	}
 	m.cache.WithLabelValues(r).Inc()
+}
+
+// BackendError counts a failed call to a remote backend.
+func (m *Metrics) BackendError(backend, op string) { m.backendErrs.WithLabelValues(backend, op).Inc() }
+
+// Inference times one model call.
+func (m *Metrics) Inference(model string, d time.Duration) {
+	m.inference.WithLabelValues(model).Observe(d.Seconds())
 }

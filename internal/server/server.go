@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -42,10 +43,26 @@ type Config struct {
 	Logger         *slog.Logger
 	Ready          []Checker
 	RequestTimeout time.Duration // per request; default 30s
+	// APIKeys, when not empty, turn authentication on for every route
+	// but /healthz, /readyz and /openapi.json.
+	APIKeys []APIKey
+	// CORSOrigins are the origins browsers may call from ("*": any);
+	// empty: CORS off.
+	CORSOrigins []string
 }
 
-// New builds the router.
-func New(cfg Config) *gin.Engine {
+// Server is the HTTP handler: the gin router and its middleware state.
+type Server struct {
+	*gin.Engine
+	cfg      Config
+	keys     []*keyState
+	draining atomic.Bool
+	inflight atomic.Int64
+}
+
+// New builds the router. It panics on an API key that is not a SHA-256
+// (the configuration validates them first).
+func New(cfg Config) *Server {
 	gin.SetMode(gin.ReleaseMode)
 	if cfg.Metrics == nil {
 		cfg.Metrics = NewMetrics()
@@ -56,9 +73,13 @@ func New(cfg Config) *gin.Engine {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
-	s := &srv{cfg: cfg}
+	keys, err := newKeys(cfg.APIKeys)
+	if err != nil {
+		panic(err)
+	}
 	r := gin.New()
-	r.Use(gin.Recovery(), s.observe, s.timeout)
+	s := &Server{Engine: r, cfg: cfg, keys: keys}
+	r.Use(gin.Recovery(), s.observe, s.admit, s.cors, s.authenticate, s.timeout)
 	r.POST("/v1/retrieve", s.retrieve)
 	r.POST("/v1/link", s.link)
 	r.GET("/v1/entities/:qid/subgraph", s.subgraph)
@@ -69,23 +90,10 @@ func New(cfg Config) *gin.Engine {
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, errs.E(errs.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
 	})
-	return r
+	return s
 }
 
-type srv struct{ cfg Config }
-
-func (s *srv) observe(c *gin.Context) {
-	start := time.Now()
-	c.Next()
-	route := c.FullPath()
-	if route == "" {
-		route = "unmatched"
-	}
-	s.cfg.Metrics.requests.WithLabelValues(route, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
-	s.cfg.Metrics.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
-}
-
-func (s *srv) timeout(c *gin.Context) {
+func (s *Server) timeout(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.RequestTimeout)
 	defer cancel()
 	c.Request = c.Request.WithContext(ctx)
@@ -94,7 +102,7 @@ func (s *srv) timeout(c *gin.Context) {
 
 // fail writes err through the one mapping from codes to statuses. Internal
 // errors are logged; clients see a safe message.
-func (s *srv) fail(c *gin.Context, err error) {
+func (s *Server) fail(c *gin.Context, err error) {
 	e, ok := errs.As(err)
 	switch {
 	case ok:
@@ -107,7 +115,7 @@ func (s *srv) fail(c *gin.Context, err error) {
 	}
 	status := errs.Status(e.Code)
 	if status >= 500 {
-		s.cfg.Logger.Error("request failed", "path", c.Request.URL.Path, "status", status, "err", err)
+		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", err)
 	}
 	if e.RetryAfter > 0 || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 		secs := int(e.RetryAfter.Seconds())
@@ -119,7 +127,7 @@ func (s *srv) fail(c *gin.Context, err error) {
 	c.AbortWithStatusJSON(status, api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}})
 }
 
-func (s *srv) retrieve(c *gin.Context) {
+func (s *Server) retrieve(c *gin.Context) {
 	p := s.cfg.Pipeline
 	req, err := api.DecodeRetrieve(c.Request.Body, p.Defaults())
 	if err != nil {
@@ -134,7 +142,7 @@ func (s *srv) retrieve(c *gin.Context) {
 	c.JSON(http.StatusOK, res)
 }
 
-func (s *srv) link(c *gin.Context) {
+func (s *Server) link(c *gin.Context) {
 	req, err := api.DecodeLink(c.Request.Body)
 	if err != nil {
 		s.fail(c, err)
@@ -158,7 +166,7 @@ func (s *srv) link(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-func (s *srv) subgraph(c *gin.Context) {
+func (s *Server) subgraph(c *gin.Context) {
 	qid := c.Param("qid")
 	if !bundle.ValidQID(qid) {
 		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", qid))
@@ -194,7 +202,7 @@ func (s *srv) subgraph(c *gin.Context) {
 	c.JSON(http.StatusOK, sg)
 }
 
-func (s *srv) ready(c *gin.Context) {
+func (s *Server) ready(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 	defer cancel()
 	checks := gin.H{}

@@ -18,6 +18,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/server"
 	"github.com/dmar-kg/dmar/loaders/bundle"
@@ -45,10 +46,22 @@ func (letterEncoder) Encode(ctx context.Context, texts []string) ([][]float32, e
 }
 
 var (
-	once     sync.Once
-	handler  http.Handler
-	setupErr error
+	once        sync.Once
+	handler     http.Handler
+	testPipe    *pipeline.Pipeline
+	testGraph   *memkg.Graph
+	testMetrics *server.Metrics
+	testDocs    []retrieval.Document
+	setupErr    error
 )
+
+// testPipeline is the pipeline over codexm-film with the letter encoder,
+// built once for all tests.
+func testPipeline(t *testing.T) (*pipeline.Pipeline, *memkg.Graph) {
+	t.Helper()
+	router(t)
+	return testPipe, testGraph
+}
 
 func router(t *testing.T) http.Handler {
 	t.Helper()
@@ -85,6 +98,7 @@ func router(t *testing.T) http.Handler {
 			setupErr = err
 			return
 		}
+		testPipe, testGraph, testMetrics, testDocs = p, g, m, docs
 		handler = server.New(server.Config{Pipeline: p, Metrics: m, Ready: []server.Checker{{Name: "graph", Ping: g.Ping}}})
 	})
 	if setupErr != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/google/go-cmp/cmp"
 )
@@ -38,7 +39,7 @@ func testStore(t testing.TB, tenant string) *Store {
 func testStoreClass(t testing.TB, class, tenant string) *Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := New(ctx, Config{URL: serverURL(t), Class: class, Tenant: tenant, GRPC: grpcAddr()})
+	s, err := New(ctx, Config{URL: serverURL(t), Class: class, Tenant: tenant, GRPC: grpcAddr(), Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func TestIntegrationTenants(t *testing.T) {
 	class := fmt.Sprintf("DmarTenants%d", rand.Int64())
 	a := testStoreClass(t, class, "appA")
 	ctx := context.Background()
-	b, err := New(ctx, Config{URL: serverURL(t), Class: class, Tenant: "appB", GRPC: grpcAddr()})
+	b, err := New(ctx, Config{URL: serverURL(t), Class: class, Tenant: "appB", GRPC: grpcAddr(), Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,6 +281,12 @@ func TestIntegrationLoadSkipsBad(t *testing.T) {
 	if len(st.Problems) != 2 || !strings.Contains(st.Problems[0], "empty id") || !strings.Contains(st.Problems[1], `"Q9"`) {
 		t.Errorf("problems %q", st.Problems)
 	}
+	// A vector of another dimension than the collection's is refused by
+	// Weaviate, which keeps the object anyway: Load must remove it.
+	st, err = s.Load(ctx, []retrieval.Document{{ID: "Q11", Title: "two dimensions", Vector: []float32{1, 0}}}, nil)
+	if err != nil || st.Imported != 0 || st.Skipped != 1 || !strings.Contains(st.Problems[0], "length 2") {
+		t.Errorf("Load of a 2-d vector into a 3-d collection: %+v, %v", st, err)
+	}
 	if !strings.Contains(out.String(), "8/8 objects") {
 		t.Errorf("progress output %q lacks the final count", out.String())
 	}
@@ -300,5 +307,75 @@ func TestIntegrationContext(t *testing.T) {
 	time.Sleep(time.Millisecond)
 	if err := s.Put(ctx, films); err == nil {
 		t.Fatal("Put with an expired context succeeded")
+	}
+}
+
+// TestIntegrationRefusedObjectsRemoved sends Weaviate a batch that checkDoc
+// would have stopped: into an empty collection, a 3-d and a 2-d vector.
+// Weaviate indexes the batch concurrently, so either may come first; it
+// stores the other, fails to index its vector and reports an error;
+// importBatch must delete it so that refused means absent.
+func TestIntegrationRefusedObjectsRemoved(t *testing.T) {
+	s := testStore(t, "")
+	ctx := context.Background()
+	failed, err := s.importBatch(ctx, []retrieval.Document{films[0], {ID: "Q9", Title: "two dimensions", Vector: []float32{1, 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 1 || strings.Contains(failed[0], "removing") {
+		t.Fatalf("failed = %q, want one refused (and removed)", failed)
+	}
+	kept, gone := films[0].ID, "Q9"
+	if strings.Contains(failed[0], `"`+kept+`"`) {
+		kept, gone = gone, kept
+	}
+	got, err := s.Documents(ctx, []string{films[0].ID, "Q9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != kept {
+		t.Errorf("Documents = %v, want only %s: the refused %s must be gone", ids2(got), kept, gone)
+	}
+}
+
+func ids2(ds []retrieval.Document) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.ID
+	}
+	return out
+}
+
+func TestIntegrationOpenURL(t *testing.T) {
+	base := strings.Replace(serverURL(t), "http://", "weaviate://", 1)
+	ctx := context.Background()
+	class := fmt.Sprintf("DmarOpen%d", rand.Int64())
+	if _, err := Open(ctx, base+"/"+class); errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "load a corpus") {
+		t.Fatalf("Open of a missing collection: %v, want not_found", err)
+	}
+	s, err := OpenOrCreate(ctx, base+"/"+class+"?grpc="+strings.TrimPrefix(grpcAddr(), "127.0.0.1:"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Drop(context.Background()) })
+	if err := s.Put(ctx, films); err != nil {
+		t.Fatal(err)
+	}
+	o, err := Open(ctx, base+"/"+class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := o.Count(ctx); err != nil || n != len(films) {
+		t.Fatalf("Count via Open = %d, %v", n, err)
+	}
+	// Multi-tenant: a missing tenant is not created by Open.
+	mt := fmt.Sprintf("DmarOpenMT%d", rand.Int64())
+	m, err := OpenOrCreate(ctx, base+"/"+mt+"?tenant=a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Drop(context.Background()) })
+	if _, err := Open(ctx, base+"/"+mt+"?tenant=b"); errs.CodeOf(err) != errs.NotFound {
+		t.Errorf("Open of a missing tenant: %v, want not_found", err)
 	}
 }

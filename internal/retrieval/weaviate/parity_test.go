@@ -131,7 +131,7 @@ func loadParityClass(tb testing.TB, name string, docs []retrieval.Document, fres
 		}
 	}
 	open := func() *Store {
-		s, err := New(ctx, Config{URL: serverURL(tb), Class: class, GRPC: grpcAddr()})
+		s, err := New(ctx, Config{URL: serverURL(tb), Class: class, GRPC: grpcAddr(), Create: true})
 		if err != nil {
 			tb.Fatal(err)
 		}

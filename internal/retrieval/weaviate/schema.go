@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/weaviate/weaviate/entities/models"
 )
 
@@ -68,6 +69,9 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 	if err != nil && !isStatus(err, http.StatusNotFound) {
 		return unavailable(ctx, "read collection "+s.cfg.Class, err)
 	}
+	if (err != nil || cls == nil) && !s.cfg.Create {
+		return errs.E(errs.NotFound, "weaviate collection %s does not exist; load a corpus into it first (dmar load corpus --index weaviate://HOST:PORT/%s)", s.cfg.Class, s.cfg.Class)
+	}
 	if err != nil || cls == nil {
 		if err := s.client.Schema().ClassCreator().WithClass(classDef(s.cfg)).Do(ctx); err != nil {
 			// Another loader may have created it meanwhile.
@@ -119,6 +123,9 @@ func (s *Store) ensureTenant(ctx context.Context) error {
 	}
 	if ok {
 		return nil
+	}
+	if !s.cfg.Create {
+		return errs.E(errs.NotFound, "weaviate collection %s has no tenant %q; load a corpus into it first", s.cfg.Class, s.cfg.Tenant)
 	}
 	err = s.client.Schema().TenantsCreator().WithClassName(s.cfg.Class).
 		WithTenants(models.Tenant{Name: s.cfg.Tenant, ActivityStatus: models.TenantActivityStatusHOT}).Do(ctx)

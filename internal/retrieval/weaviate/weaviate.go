@@ -61,6 +61,10 @@ type Config struct {
 	// K1 and B are the BM25 parameters set when the collection is created
 	// (defaults 1.2 and 0.75, Weaviate's).
 	K1, B float64
+	// Create makes New create the collection (and tenant) when missing;
+	// otherwise a missing one is an error (a mistyped name must not serve an
+	// empty index).
+	Create bool
 }
 
 // Store is one Weaviate collection (or one tenant of it). It is safe for
@@ -177,8 +181,8 @@ func (c *Config) Validate() error {
 
 var tenantRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// Open connects to the collection at an index URL (see ParseURL), creating
-// the collection (and tenant) if they do not exist yet.
+// Open connects to an existing collection (and tenant) at an index URL (see
+// ParseURL), for searching: `dmar serve --index weaviate://...`.
 func Open(ctx context.Context, rawURL string) (*Store, error) {
 	cfg, err := ParseURL(rawURL)
 	if err != nil {
@@ -187,8 +191,20 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	return New(ctx, cfg)
 }
 
-// New connects with cfg and makes sure the collection (and tenant) exist.
-// An unreachable server gives an errs.Unavailable error.
+// OpenOrCreate is Open that creates the collection (and tenant) when
+// missing, for loading: `dmar load corpus --index weaviate://...`.
+func OpenOrCreate(ctx context.Context, rawURL string) (*Store, error) {
+	cfg, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Create = true
+	return New(ctx, cfg)
+}
+
+// New connects with cfg and checks (or, with cfg.Create, makes) the
+// collection and tenant. An unreachable server gives an errs.Unavailable
+// error; a missing collection or tenant an errs.NotFound one.
 func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

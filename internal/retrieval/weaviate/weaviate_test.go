@@ -129,9 +129,11 @@ func TestCheckDoc(t *testing.T) {
 		{d: retrieval.Document{ID: "Q\n1"}, err: "unprintable"},
 		{d: retrieval.Document{ID: "Q1", Entities: []string{""}}, err: "entity"},
 		{d: retrieval.Document{ID: "Q1", Vector: []float32{1, nan}}, err: "component 1"},
+		{d: retrieval.Document{ID: "Q1", Vector: []float32{1, 0, 0}}, err: "3 dimensions, the other documents 2"},
+		{d: retrieval.Document{ID: "Q1", Title: "no vector"}},
 	}
 	for _, tt := range tests {
-		err := checkDoc(tt.d)
+		err := checkDoc(tt.d, 2)
 		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("checkDoc(%+v) = %v, want %q", tt.d, err, tt.err)
 		}
@@ -168,7 +170,7 @@ func fakeWeaviate(t *testing.T, graphql func(w http.ResponseWriter, query string
 
 func newFake(t *testing.T, srv *httptest.Server) *Store {
 	t.Helper()
-	s, err := New(context.Background(), Config{URL: srv.URL, Class: "Docs", Timeout: 5 * time.Second})
+	s, err := New(context.Background(), Config{URL: srv.URL, Class: "Docs", Timeout: 5 * time.Second, Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/errs"
@@ -32,9 +33,10 @@ const attempts = 5
 // first bad document or on any object Weaviate refuses, naming them;
 // LoadStats-style skipping is Load's job.
 func (s *Store) Put(ctx context.Context, docs []retrieval.Document) error {
+	dim := vectorDim(docs)
 	for i := range docs {
-		if err := checkDoc(docs[i]); err != nil {
-			return errs.E(errs.Invalid, "document %d: %v", i, err)
+		if err := checkDoc(docs[i], dim); err != nil {
+			return errs.E(errs.Invalid, "document %d (%q): %v", i, docs[i].ID, err)
 		}
 	}
 	for start := 0; start < len(docs); start += s.cfg.BatchSize {
@@ -73,6 +75,7 @@ func (s *Store) Load(ctx context.Context, docs []retrieval.Document, w io.Writer
 		}
 	}
 	m := progress.New(w, "load weaviate "+s.cfg.Class, "objects", len(docs))
+	dim := vectorDim(docs)
 	batch := make([]retrieval.Document, 0, s.cfg.BatchSize)
 	flush := func() error {
 		if len(batch) == 0 {
@@ -91,7 +94,7 @@ func (s *Store) Load(ctx context.Context, docs []retrieval.Document, w io.Writer
 		return nil
 	}
 	for i, d := range docs {
-		if err := checkDoc(d); err != nil {
+		if err := checkDoc(d, dim); err != nil {
 			skip(fmt.Sprintf("document %d (%q): %v", i, d.ID, err))
 			m.Add(1)
 			continue
@@ -113,8 +116,20 @@ func (s *Store) Load(ctx context.Context, docs []retrieval.Document, w io.Writer
 	return st, nil
 }
 
-// checkDoc refuses documents Weaviate could not store faithfully.
-func checkDoc(d retrieval.Document) error {
+// vectorDim is the dimension of the first vector among docs (0: none).
+func vectorDim(docs []retrieval.Document) int {
+	for _, d := range docs {
+		if len(d.Vector) > 0 {
+			return len(d.Vector)
+		}
+	}
+	return 0
+}
+
+// checkDoc refuses documents Weaviate could not store faithfully, among
+// them vectors whose dimension is not dim: Weaviate would store such an
+// object and then fail to index its vector, leaving it half written.
+func checkDoc(d retrieval.Document, dim int) error {
 	switch {
 	case strings.TrimSpace(d.ID) == "":
 		return errors.New("empty id")
@@ -128,6 +143,9 @@ func checkDoc(d retrieval.Document) error {
 	}
 	if err := finite(d.Vector); err != nil {
 		return fmt.Errorf("vector %v", err)
+	}
+	if len(d.Vector) > 0 && len(d.Vector) != dim {
+		return fmt.Errorf("vector has %d dimensions, the other documents %d", len(d.Vector), dim)
 	}
 	return nil
 }
@@ -169,7 +187,17 @@ func (s *Store) importBatch(ctx context.Context, docs []retrieval.Document) ([]s
 				msgs = append(msgs, e.Message)
 			}
 		}
-		failed = append(failed, fmt.Sprintf("document %q: weaviate refused it: %s", ids[r.ID], strings.Join(msgs, "; ")))
+		why := fmt.Sprintf("document %q: weaviate refused it: %s", ids[r.ID], strings.Join(msgs, "; "))
+		// Weaviate may have stored the object before failing (a vector it
+		// could not index): remove it, so that skipped means absent.
+		del := s.client.Data().Deleter().WithClassName(s.cfg.Class).WithID(r.ID.String())
+		if s.cfg.Tenant != "" {
+			del = del.WithTenant(s.cfg.Tenant)
+		}
+		if err := del.Do(ctx); err != nil && !isStatus(err, http.StatusNotFound) {
+			why += fmt.Sprintf(" (and removing what it kept failed: %v)", err)
+		}
+		failed = append(failed, why)
 	}
 	return failed, nil
 }
