@@ -42,8 +42,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	readerModel := fs.String("reader-model", os.Getenv("DMAR_READER_MODEL"), "generator model name (env DMAR_READER_MODEL)")
 	readerK := fs.Int("reader-k", 5, "documents the generator reads")
 	skipMissing := fs.Bool("skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
-	if err := fs.Parse(args); err != nil {
-		return flagErr(err)
+	if err := a.parse(fs, args); err != nil {
+		return err
 	}
 	if *dataset == "" || *out == "" {
 		return usageError{"eval: --dataset and --out are required"}
@@ -149,7 +149,7 @@ func (a *appFlags) graphName() string {
 func (a *appFlags) modelsInUse(m *models) []string {
 	out := []string{"encoder " + m.enc.Version()}
 	if m.gnn != nil {
-		out = append(out, "GNN "+a.gnnPath)
+		out = append(out, "GNN "+m.gnn.Version())
 	} else {
 		out = append(out, fmt.Sprintf("no GNN (%q not loaded): structure \"gnn\" ran the GED heuristic (fallback gnn_unavailable)", a.gnnPath))
 	}
