@@ -49,7 +49,6 @@ type Index struct {
 	// property (title and text), or one for title + text when Classic.
 	dirty  bool
 	fields []field
-	avgLen float64
 }
 
 type posting struct {
@@ -201,7 +200,7 @@ func (x *Index) ensureIndexed() {
 	if !x.dirty && x.fields != nil {
 		return
 	}
-	x.fields, x.avgLen = buildFields(x.docs, x.params.Classic)
+	x.fields = buildFields(x.docs, x.params.Classic)
 	x.dirty = false
 }
 

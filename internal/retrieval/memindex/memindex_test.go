@@ -97,9 +97,9 @@ func TestBM25WeaviateHandComputed(t *testing.T) {
 			{ID: "c", Text: "fish fish fish x"}, // 4 tokens, 2 distinct
 		},
 		query: "the cat",
-		// avg = (mean distinct title 0 + mean distinct text 2)/2 = 1;
+		// text avg = (3+2+4)/3 = 3 (no title has tokens);
 		// n(cat) = (0 + 2)/1 = 2: idf = ln(1 + 1.5/2.5) = ln 1.6.
-		want: map[string]float64{"a": math.Log(1.6) * f(2, 3, 1), "b": math.Log(1.6) * f(1, 2, 1)},
+		want: map[string]float64{"a": math.Log(1.6) * f(2, 3, 3), "b": math.Log(1.6) * f(1, 2, 3)},
 	}, {
 		name: "title and text",
 		docs: []retrieval.Document{
@@ -108,14 +108,14 @@ func TestBM25WeaviateHandComputed(t *testing.T) {
 			{ID: "c", Title: "Fish", Text: "fish"},
 		},
 		query: "cat CAT",
-		// avg = (1 + float32(4/3))/2; n(cat) = ⌊(1 + 2)/2⌋ = 1: idf = ln(1 + 2.5/1.5),
-		// doubled because the query says cat twice.
+		// title avg 1, text avg (2+1+1)/3; n(cat) = ⌊(1 + 2)/2⌋ = 1:
+		// idf = ln(1 + 2.5/1.5), doubled because the query says cat twice.
 		want: func() map[string]float64 {
-			avg := (1 + float64(float32(4)/float32(3))) / 2
+			title, text := 1.0, 4.0/3
 			idf := 2 * math.Log(1+2.5/1.5)
 			return map[string]float64{
-				"a": float64(float32(idf*f(1, 1, avg)) + float32(idf*f(1, 2, avg))),
-				"b": float64(float32(idf * f(1, 1, avg))),
+				"a": float64(float32(idf*f(1, 1, title)) + float32(idf*f(1, 2, text))),
+				"b": float64(float32(idf * f(1, 1, text))),
 			}
 		}(),
 	}}
