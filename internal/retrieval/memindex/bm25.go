@@ -3,6 +3,7 @@ package memindex
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -78,7 +79,10 @@ func buildFields(docs []retrieval.Document, classic bool) []field {
 //
 // Classic: one field, idf with n = df, tf·(k1+1)/(tf + k1·norm), each query
 // term once.
-func (x *Index) bm25(text string, allow []bool) []scoredDoc {
+//
+// weaviateLimit is the number of hits Weaviate would be asked for; it
+// matters only with Params.WeaviateTopK.
+func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 	terms, counts := queryTermCounts(text)
 	n := float64(len(x.docs))
 	k1, b := float64(float32(x.params.K1)), float64(float32(x.params.B))
@@ -123,6 +127,12 @@ func (x *Index) bm25(text string, allow []bool) []scoredDoc {
 			}
 		}
 	}
+	if x.params.WeaviateTopK && !x.params.Classic {
+		k := max(int(1.1*float64(weaviateLimit)), weaviateLimit+10)
+		for _, m := range perField {
+			cutField(m, k)
+		}
+	}
 	total := map[int32]float32{}
 	for _, m := range perField {
 		for d, s := range m {
@@ -138,4 +148,29 @@ func (x *Index) bm25(text string, allow []bool) []scoredDoc {
 		out = append(out, scoredDoc{doc: d, score: score, explain: "bm25 " + strings.Join(parts[d], " ")})
 	}
 	return out
+}
+
+// cutField keeps the k best documents of one field's scores (ties: lower
+// document index, i.e. loaded earlier, as Weaviate's internal ids go).
+func cutField(m map[int32]float64, k int) {
+	if len(m) <= k {
+		return
+	}
+	type ds struct {
+		doc   int32
+		score float64
+	}
+	all := make([]ds, 0, len(m))
+	for d, s := range m {
+		all = append(all, ds{d, s})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].doc < all[j].doc
+	})
+	for _, x := range all[k:] {
+		delete(m, x.doc)
+	}
 }

@@ -34,7 +34,21 @@ type Params struct {
 	// (Lucene's). Off by default: the index then scores as Weaviate 1.35 does
 	// (see bm25.go), so that rankings do not change in production.
 	Classic bool
+	// WeaviateTopK also copies Weaviate's cut of BM25 candidates: each field
+	// keeps only its best max(⌊1.1·L⌋, L+10) documents before the fields are
+	// summed, so a document outside, say, the title's best loses its title
+	// score. L is what Weaviate is asked for: the limit plus WeaviateTieSlack
+	// for BM25 search (the weaviate adapter asks for that many more to order
+	// ties), max(HybridCandidates, limit) for hybrid's keyword half.
+	// Weaviate cuts per segment; with one segment per property (after its
+	// compactions) the copy is exact. Off by default: scores are then the
+	// exact sums Weaviate approximates.
+	WeaviateTopK bool
 }
+
+// WeaviateTieSlack is how many hits beyond the limit the weaviate adapter
+// asks Weaviate for (internal/retrieval/weaviate checks it is the same).
+const WeaviateTieSlack = 8
 
 // DefaultParams match Weaviate's defaults.
 func DefaultParams() Params { return Params{K1: 1.2, B: 0.75, HybridCandidates: 100} }
@@ -128,7 +142,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 	var scored []scoredDoc
 	switch q.Mode {
 	case retrieval.BM25:
-		scored = x.bm25(q.Text, allow)
+		scored = x.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
 	case retrieval.Vector:
 		var err error
 		if scored, err = x.vector(q.Vector, allow); err != nil {
@@ -234,7 +248,7 @@ func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	var lex, vec []scoredDoc
 	if q.Alpha < 1 {
-		lex = topK(x.bm25(q.Text, allow), cand, x.docs)
+		lex = topK(x.bm25(q.Text, allow, cand), cand, x.docs)
 	}
 	if q.Alpha > 0 {
 		v, err := x.vector(q.Vector, allow)

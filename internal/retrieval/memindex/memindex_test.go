@@ -2,6 +2,7 @@ package memindex
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -138,6 +139,39 @@ func TestBM25WeaviateHandComputed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWeaviateTopK checks the copy of Weaviate's per-field candidate cut:
+// with limit 1 each field keeps max(⌊1.1·9⌋, 9+10) = 19 documents (L = 1 +
+// WeaviateTieSlack). 30 documents have "cat" once in a two-word title; the
+// one with the longest text has "cat" in its text too but, loaded last, is
+// outside the title's 19 (a tie, broken by load order), so it keeps only its
+// text score and cannot top the ranking as it does without the cut.
+func TestWeaviateTopK(t *testing.T) {
+	var docs []retrieval.Document
+	for i := 0; i < 30; i++ {
+		docs = append(docs, retrieval.Document{ID: fmt.Sprintf("d%02d", i), Title: "cat dog", Text: "bird fish"})
+	}
+	docs[29].Text = "cat fish"
+	q := retrieval.Query{Mode: retrieval.BM25, Text: "cat", Limit: 1}
+	for _, c := range []struct {
+		cut  bool
+		want string
+	}{{false, "d29"}, {true, "d00"}} {
+		p := DefaultParams()
+		p.WeaviateTopK = c.cut
+		x := New(p)
+		if err := x.Put(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		hs, err := x.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != 1 || hs[0].Doc.ID != c.want {
+			t.Errorf("WeaviateTopK=%v: top %v, want %s", c.cut, hs, c.want)
+		}
 	}
 }
 

@@ -27,7 +27,9 @@ const flushWait = 8 * time.Second
 //	DMAR_PARITY=1 DMAR_WEAVIATE_URL=http://127.0.0.1:8080 \
 //	  go test -run TestParityCodexm -v -timeout 30m ./internal/retrieval/weaviate/
 //
-// BM25 runs over codexm; vector and hybrid search need real document
+// Each mode is run against the embedded index as it is by default (exact
+// BM25 sums) and with memindex.Params.WeaviateTopK ("+topK", Weaviate's
+// per-field candidate cut copied). BM25 runs over codexm; vector and hybrid search need real document
 // vectors, so they run over codexm when its vectors are cached
 // (DMAR_PARITY_ENCODE=1 makes them) and over codexm-film (244 documents,
 // encoded on the fly) always. It fails only if the two disagree badly (mean
@@ -48,9 +50,14 @@ func TestParityCodexm(t *testing.T) {
 
 func parity(t *testing.T, c *codexm, report *strings.Builder) {
 	ctx := context.Background()
-	mem := memindex.New(memindex.DefaultParams())
-	if err := mem.Put(ctx, c.docs); err != nil {
-		t.Fatal(err)
+	exact := memindex.New(memindex.DefaultParams())
+	cut := memindex.DefaultParams()
+	cut.WeaviateTopK = true
+	copied := memindex.New(cut)
+	for _, x := range []*memindex.Index{exact, copied} {
+		if err := x.Put(ctx, c.docs); err != nil {
+			t.Fatal(err)
+		}
 	}
 	wv := loadParityClass(t, c.name, c.docs, false)
 
@@ -85,39 +92,49 @@ func parity(t *testing.T, c *codexm, report *strings.Builder) {
 	}
 	fmt.Fprintf(report, "\n%s (%d docs) x kgqa dev (%d questions), %s\n", c.name, len(c.docs), len(c.questions), vecs)
 	fmt.Fprintf(report, "%-28s %9s %9s %9s %9s %10s %12s\n", "mode", "ovl@10", "min ovl", "tau", "min tau", "identical", "max |dscore|")
-	for _, m := range modes {
-		var ovl, tau []float64
-		identical := 0
-		maxDiff := 0.0
-		worst, worstOvl, worstTau := -1, 2.0, 2.0
-		for i := range c.questions {
-			q := m.q(i)
-			a, err := mem.Search(ctx, q)
-			if err != nil {
-				t.Fatal(err)
+	for _, mm := range modes {
+		for _, variant := range []struct {
+			suffix string
+			mem    *memindex.Index
+		}{{"", exact}, {" +topK", copied}} {
+			m, mem := mm, variant.mem
+			m.name += variant.suffix
+			if m.name == "vector +topK" {
+				continue // no BM25 in it
 			}
-			b, err := wv.Search(ctx, q)
-			if err != nil {
-				t.Fatal(err)
+			var ovl, tau []float64
+			identical := 0
+			maxDiff := 0.0
+			worst, worstOvl, worstTau := -1, 2.0, 2.0
+			for i := range c.questions {
+				q := m.q(i)
+				a, err := mem.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := wv.Search(ctx, q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o, k := overlap(a, b), kendallTau(a, b)
+				ovl, tau = append(ovl, o), append(tau, k)
+				if sameIDs(a, b) {
+					identical++
+				}
+				if o < worstOvl || o == worstOvl && k < worstTau {
+					worst, worstOvl, worstTau = i, o, k
+				}
+				maxDiff = math.Max(maxDiff, scoreDiff(a, b))
 			}
-			o, k := overlap(a, b), kendallTau(a, b)
-			ovl, tau = append(ovl, o), append(tau, k)
-			if sameIDs(a, b) {
-				identical++
+			fmt.Fprintf(report, "%-28s %9.4f %9.2f %9.4f %9.2f %6d/%-3d %12.2g\n", m.name, mean(ovl), minOf(ovl), mean(tau), minOf(tau), identical, len(c.questions), maxDiff)
+			if worst >= 0 && identical < len(c.questions) {
+				a, _ := mem.Search(ctx, m.q(worst))
+				b, _ := wv.Search(ctx, m.q(worst))
+				fmt.Fprintf(report, "  worst: %q\n%s", c.questions[worst], sideBySide(a, b))
 			}
-			if o < worstOvl || o == worstOvl && k < worstTau {
-				worst, worstOvl, worstTau = i, o, k
+			if m.name == "bm25" && mean(ovl) < 0.75 {
+				t.Errorf("%s: bm25 mean overlap@10 %.3f < 0.75: the embedded index no longer scores like Weaviate", c.name, mean(ovl))
 			}
-			maxDiff = math.Max(maxDiff, scoreDiff(a, b))
-		}
-		fmt.Fprintf(report, "%-28s %9.4f %9.2f %9.4f %9.2f %6d/%-3d %12.2g\n", m.name, mean(ovl), minOf(ovl), mean(tau), minOf(tau), identical, len(c.questions), maxDiff)
-		if worst >= 0 && identical < len(c.questions) {
-			a, _ := mem.Search(ctx, m.q(worst))
-			b, _ := wv.Search(ctx, m.q(worst))
-			fmt.Fprintf(report, "  worst: %q\n%s", c.questions[worst], sideBySide(a, b))
-		}
-		if m.name == "bm25" && mean(ovl) < 0.75 {
-			t.Errorf("%s: bm25 mean overlap@10 %.3f < 0.75: the embedded index no longer scores like Weaviate", c.name, mean(ovl))
 		}
 	}
 }

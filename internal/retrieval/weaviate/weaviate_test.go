@@ -18,6 +18,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -293,5 +294,12 @@ func TestTiesByID(t *testing.T) {
 	// 3+8 = 11 hits all tied at the cut: it must have asked again for more.
 	if want := []int{11, 22}; !cmp.Equal(want, limits) {
 		t.Errorf("limits asked %v, want %v", limits, want)
+	}
+}
+
+// The embedded index's copy of Weaviate's candidate cut assumes our slack.
+func TestTieSlackMatchesMemindex(t *testing.T) {
+	if tieSlack != memindex.WeaviateTieSlack {
+		t.Fatalf("tieSlack %d != memindex.WeaviateTieSlack %d", tieSlack, memindex.WeaviateTieSlack)
 	}
 }
