@@ -41,7 +41,8 @@ type Params struct {
 	// for BM25 search (the weaviate adapter asks for that many more to order
 	// ties), max(HybridCandidates, limit) for hybrid's keyword half.
 	// Weaviate cuts per segment; with one segment per property (after its
-	// compactions) the copy is exact. Off by default: scores are then the
+	// compactions) the copy is exact. On in DefaultParams, for rankings that
+	// stay the same in production (docs/weaviate.md); off, scores are the
 	// exact sums Weaviate approximates.
 	WeaviateTopK bool
 }
@@ -51,7 +52,9 @@ type Params struct {
 const WeaviateTieSlack = 8
 
 // DefaultParams match Weaviate's defaults.
-func DefaultParams() Params { return Params{K1: 1.2, B: 0.75, HybridCandidates: 100} }
+func DefaultParams() Params {
+	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, WeaviateTopK: true}
+}
 
 // Index is safe for concurrent use; Put takes a write lock.
 type Index struct {

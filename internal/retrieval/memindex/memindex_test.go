@@ -48,7 +48,7 @@ func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
 // by hand.
 func TestBM25HandComputed(t *testing.T) {
 	p := DefaultParams()
-	p.Classic = true
+	p.Classic, p.WeaviateTopK = true, false
 	x := New(p)
 	docs := []retrieval.Document{
 		{ID: "a", Title: "", Text: "cat cat dog"},      // len 3

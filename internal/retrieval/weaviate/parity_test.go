@@ -27,9 +27,9 @@ const flushWait = 8 * time.Second
 //	DMAR_PARITY=1 DMAR_WEAVIATE_URL=http://127.0.0.1:8080 \
 //	  go test -run TestParityCodexm -v -timeout 30m ./internal/retrieval/weaviate/
 //
-// Each mode is run against the embedded index as it is by default (exact
-// BM25 sums) and with memindex.Params.WeaviateTopK ("+topK", Weaviate's
-// per-field candidate cut copied). BM25 runs over codexm; vector and hybrid search need real document
+// Each mode is run against the embedded index with exact BM25 sums and with
+// memindex.Params.WeaviateTopK ("+topK", Weaviate's per-field candidate cut
+// copied, the default). BM25 runs over codexm; vector and hybrid search need real document
 // vectors, so they run over codexm when its vectors are cached
 // (DMAR_PARITY_ENCODE=1 makes them) and over codexm-film (244 documents,
 // encoded on the fly) always. It fails only if the two disagree badly (mean
@@ -50,7 +50,9 @@ func TestParityCodexm(t *testing.T) {
 
 func parity(t *testing.T, c *codexm, report *strings.Builder) {
 	ctx := context.Background()
-	exact := memindex.New(memindex.DefaultParams())
+	noCut := memindex.DefaultParams()
+	noCut.WeaviateTopK = false
+	exact := memindex.New(noCut)
 	cut := memindex.DefaultParams()
 	cut.WeaviateTopK = true
 	copied := memindex.New(cut)
@@ -287,10 +289,11 @@ func scoreDiff(a, b []retrieval.Hit) float64 {
 	return d
 }
 
+// sideBySide prints the first 10 hits of both lists.
 func sideBySide(a, b []retrieval.Hit) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "    %-3s %-34s %-34s\n", "#", "embedded (id score)", "weaviate (id score)")
-	for i := 0; i < max(len(a), len(b)); i++ {
+	for i := 0; i < min(max(len(a), len(b)), 10); i++ {
 		cell := func(hs []retrieval.Hit) string {
 			if i >= len(hs) {
 				return ""
