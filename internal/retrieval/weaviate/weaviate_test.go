@@ -20,6 +20,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/google/go-cmp/cmp"
+	"github.com/weaviate/weaviate/entities/models"
 )
 
 func TestParseURL(t *testing.T) {
@@ -301,5 +302,34 @@ func TestTiesByID(t *testing.T) {
 func TestTieSlackMatchesMemindex(t *testing.T) {
 	if tieSlack != memindex.WeaviateTieSlack {
 		t.Fatalf("tieSlack %d != memindex.WeaviateTieSlack %d", tieSlack, memindex.WeaviateTieSlack)
+	}
+}
+
+func TestCheckClass(t *testing.T) {
+	mod := func(f func(c *models.Class)) *models.Class {
+		c := classDef(Config{Class: "Docs"})
+		// As read back from the server: the vector index config is a JSON map.
+		c.VectorIndexConfig = map[string]any{"distance": "cosine"}
+		f(c)
+		return c
+	}
+	tests := []struct {
+		name   string
+		cls    *models.Class
+		tenant string
+		err    string
+	}{
+		{"ours", mod(func(*models.Class) {}), "", ""},
+		{"dot distance", mod(func(c *models.Class) { c.VectorIndexConfig = map[string]any{"distance": "dot"} }), "", "cosine"},
+		{"lowercase tokens", mod(func(c *models.Class) { c.Properties[2].Tokenization = "lowercase" }), "", `"word"`},
+		{"no entities", mod(func(c *models.Class) { c.Properties = c.Properties[:3] }), "", "lacks properties [entities]"},
+		{"tenant asked, single", mod(func(*models.Class) {}), "a", "not multi-tenant"},
+		{"multi-tenant, none asked", mod(func(c *models.Class) { c.MultiTenancyConfig.Enabled = true }), "", "name a tenant"},
+	}
+	for _, tt := range tests {
+		err := checkClass(tt.cls, Config{Class: "Docs", Tenant: tt.tenant})
+		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: checkClass = %v, want %q", tt.name, err, tt.err)
+		}
 	}
 }
