@@ -83,7 +83,8 @@ var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
 //	http://HOST:PORT/Class        (the same as weaviate://)
 //
 // grpc may be a port (on HOST) or host:port; "grpc=off" imports over REST.
-// Without grpc, imports use gRPC on HOST:50051. Without a class, DefaultClass.
+// Without grpc, imports use gRPC on HOST:50051. Without a port, 8080 (443
+// for HTTPS); without a class, DefaultClass.
 func ParseURL(raw string) (Config, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -103,7 +104,7 @@ func ParseURL(raw string) (Config, error) {
 	host := u.Hostname()
 	port := u.Port()
 	if port == "" {
-		port = "8080"
+		port = map[string]string{"http": "8080", "https": "443"}[scheme]
 	}
 	cfg := Config{URL: scheme + "://" + net.JoinHostPort(host, port), Class: strings.Trim(u.Path, "/")}
 	if cfg.Class == "" {

@@ -32,7 +32,7 @@ func TestParseURL(t *testing.T) {
 		{in: "weaviate://127.0.0.1:8080/Codexm", want: Config{URL: "http://127.0.0.1:8080", Class: "Codexm", GRPC: "127.0.0.1:50051"}},
 		{in: "weaviate://localhost", want: Config{URL: "http://localhost:8080", Class: DefaultClass, GRPC: "localhost:50051"}},
 		{in: "http://h:9000/Docs?grpc=off", want: Config{URL: "http://h:9000", Class: "Docs"}},
-		{in: "weaviates://h/Docs?grpc=443&tenant=app-1", want: Config{URL: "https://h:8080", Class: "Docs", GRPC: "h:443", Tenant: "app-1"}},
+		{in: "weaviates://h/Docs?grpc=443&tenant=app-1", want: Config{URL: "https://h:443", Class: "Docs", GRPC: "h:443", Tenant: "app-1"}},
 		{in: "weaviate://h:1/Docs?grpc=other:7&batch=64", want: Config{URL: "http://h:1", Class: "Docs", GRPC: "other:7", BatchSize: 64}},
 		{in: "bolt://h:1/Docs", err: "scheme"},
 		{in: "weaviate:///Docs", err: "no host"},
