@@ -333,3 +333,29 @@ func TestCheckClass(t *testing.T) {
 		}
 	}
 }
+
+func TestAPIKeySent(t *testing.T) {
+	var auth atomic.Value
+	srv := fakeWeaviate(t, func(w http.ResponseWriter, q string) {
+		fmt.Fprint(w, `{"data":{"Get":{"Docs":[]}}}`)
+	})
+	// Wrap the fake to record the Authorization header of GraphQL calls.
+	inner := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/graphql" {
+			auth.Store(r.Header.Get("Authorization"))
+		}
+		inner.ServeHTTP(w, r)
+	})
+	u := strings.Replace(srv.URL, "http://", "weaviate://", 1) + "/Docs?grpc=off"
+	s, err := Open(context.Background(), u, WithAPIKey("s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(context.Background(), retrieval.Query{Mode: retrieval.BM25, Text: "x", Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := auth.Load().(string); got != "Bearer s3cret" {
+		t.Errorf("Authorization = %q, want the API key as a bearer token", got)
+	}
+}
