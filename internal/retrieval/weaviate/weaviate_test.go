@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,7 +21,10 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/google/go-cmp/cmp"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
 	"github.com/weaviate/weaviate/entities/models"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestParseURL(t *testing.T) {
@@ -357,5 +361,43 @@ func TestAPIKeySent(t *testing.T) {
 	}
 	if got, _ := auth.Load().(string); got != "Bearer s3cret" {
 		t.Errorf("Authorization = %q, want the API key as a bearer token", got)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused (REST)", &fault.WeaviateClientError{DerivedFromError: &url.Error{Op: "Post", URL: "x", Err: refused}}, true},
+		{"503", &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 503}, true},
+		{"429", &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 429}, true},
+		{"422", &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 422}, false},
+		{"bad JSON", &fault.WeaviateClientError{DerivedFromError: errors.New("invalid character")}, false},
+		{"gRPC unavailable", fmt.Errorf("batch objects: %w", status.Error(codes.Unavailable, "down")), true},
+		{"gRPC invalid", fmt.Errorf("batch objects: %w", status.Error(codes.InvalidArgument, "bad")), false},
+		{"cancelled", fmt.Errorf("x: %w", context.Canceled), false},
+		{"other", errors.New("something"), false},
+	}
+	for _, tt := range tests {
+		if got := transient(tt.err); got != tt.want {
+			t.Errorf("%s: transient = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRetryStopsOnPermanentErrors(t *testing.T) {
+	calls := 0
+	err := retry(context.Background(), 5, func() error {
+		calls++
+		if calls < 3 {
+			return &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 503}
+		}
+		return &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 422}
+	})
+	if calls != 3 || !isStatus(err, 422) {
+		t.Fatalf("calls %d, err %v: want 2 retries on 503, then stop at 422", calls, err)
 	}
 }
