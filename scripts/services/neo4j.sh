@@ -16,7 +16,8 @@
 # Environment: DMAR_CACHE (~/.cache/dmar), DMAR_NEO4J_HOME (its data, conf and
 # logs; $DMAR_CACHE/neo4j/home), DMAR_NEO4J_BOLT_PORT (7687),
 # DMAR_NEO4J_HTTP_PORT (7474), DMAR_NEO4J_HEAP (1g), DMAR_NEO4J_PAGECACHE
-# (512m), DMAR_NEO4J_PASSWORD (unset: auth off, fine on loopback; set: auth on
+# (512m), DMAR_NEO4J_IMPORT_MEMORY (2G, off-heap cap of `import`),
+# DMAR_NEO4J_START_TIMEOUT (300 s), DMAR_NEO4J_PASSWORD (unset: auth off, fine on loopback; set: auth on
 # for user neo4j with that initial password, applied on a fresh database).
 set -euo pipefail
 
@@ -157,10 +158,10 @@ start() {
 			--home-dir="$home" --config-dir="$home/conf" >"$console" 2>&1 </dev/null &
 		echo $! >"$pidfile"
 	fi
-	local wait=${DMAR_NEO4J_START_TIMEOUT:-300}
-	for ((i = 0; i < wait; i++)); do
+	local wait=${DMAR_NEO4J_START_TIMEOUT:-300} t0=$SECONDS
+	while ((SECONDS - t0 < wait)); do
 		if ready; then
-			log "ready after ${i}s"
+			log "ready after $((SECONDS - t0))s"
 			echo "$uri"
 			return
 		fi
@@ -223,6 +224,7 @@ import_csv() {
 	write_conf
 	log "importing $nodes and $rels"
 	admin database import full --overwrite-destination=true --id-type=string \
+		--max-off-heap-memory="${DMAR_NEO4J_IMPORT_MEMORY:-2G}" \
 		--array-delimiter=U+001F --skip-bad-relationships=false \
 		--nodes="$nodes" --relationships="$rels" \
 		--report-file="$home/logs/import.report" neo4j >&2
