@@ -153,3 +153,27 @@ func p50(d []time.Duration) float64 {
 	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
 	return float64(d[len(d)/2].Microseconds()) / 1000
 }
+
+// BenchmarkLinkKGQA links the kgqa dev questions, one call per question, on
+// memkg and on Neo4j. p50-ms is the median latency of one call.
+func BenchmarkLinkKGQA(b *testing.B) {
+	s, m, _ := codexm(b)
+	questions, _ := kgqaQuestions(b)
+	ctx := context.Background()
+	for _, g := range []struct {
+		name string
+		g    kg.Graph
+	}{{"memkg", m}, {"neo4j", s}} {
+		b.Run(g.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := g.g.Link(ctx, questions[i%len(questions)]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.ReportMetric(p50(lat), "p50-ms")
+		})
+	}
+}
