@@ -30,6 +30,10 @@ type Params struct {
 	// HybridCandidates is how many hits each sub-search of a hybrid search
 	// fetches before fusion (at least the requested limit).
 	HybridCandidates int
+	// Classic scores title + " " + text as one field with textbook BM25
+	// (Lucene's). Off by default: the index then scores as Weaviate 1.35 does
+	// (see bm25.go), so that rankings do not change in production.
+	Classic bool
 }
 
 // DefaultParams match Weaviate's defaults.
@@ -41,11 +45,11 @@ type Index struct {
 	params Params
 	docs   []retrieval.Document
 	byID   map[string]int32
-	// inverted index, rebuilt lazily after Put
-	dirty    bool
-	postings map[string][]posting
-	docLen   []float64
-	avgLen   float64
+	// inverted index, rebuilt lazily after Put: one field per scored
+	// property (title and text), or one for title + text when Classic.
+	dirty  bool
+	fields []field
+	avgLen float64
 }
 
 type posting struct {
@@ -187,68 +191,18 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 
 func (x *Index) ensureIndexed() {
 	x.mu.RLock()
-	dirty := x.dirty || x.postings == nil
+	dirty := x.dirty || x.fields == nil
 	x.mu.RUnlock()
 	if !dirty {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if !x.dirty && x.postings != nil {
+	if !x.dirty && x.fields != nil {
 		return
 	}
-	x.postings = map[string][]posting{}
-	x.docLen = make([]float64, len(x.docs))
-	total := 0.0
-	for i, d := range x.docs {
-		tf := map[string]float64{}
-		n := 0
-		for _, t := range Tokens(d.Title + " " + d.Text) {
-			tf[t]++
-			n++
-		}
-		x.docLen[i] = float64(n)
-		total += float64(n)
-		for t, c := range tf {
-			x.postings[t] = append(x.postings[t], posting{doc: int32(i), tf: c})
-		}
-	}
-	if len(x.docs) > 0 {
-		x.avgLen = total / float64(len(x.docs))
-	}
+	x.fields, x.avgLen = buildFields(x.docs, x.params.Classic)
 	x.dirty = false
-}
-
-// bm25 scores every matching document. IDF is Lucene's/Weaviate's
-// ln(1 + (N - n + 0.5)/(n + 0.5)); query terms count once; stopwords are
-// dropped from the query as Weaviate's "en" preset does.
-func (x *Index) bm25(text string, allow []bool) []scoredDoc {
-	terms := QueryTerms(text)
-	n := float64(len(x.docs))
-	acc := map[int32]float64{}
-	parts := map[int32][]string{}
-	k1, b := x.params.K1, x.params.B
-	for _, t := range terms {
-		ps := x.postings[t]
-		if len(ps) == 0 {
-			continue
-		}
-		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-		for _, p := range ps {
-			if allow != nil && !allow[p.doc] {
-				continue
-			}
-			norm := 1 - b + b*x.docLen[p.doc]/x.avgLen
-			s := idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
-			acc[p.doc] += s
-			parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s=%.3f", t, s))
-		}
-	}
-	out := make([]scoredDoc, 0, len(acc))
-	for d, s := range acc {
-		out = append(out, scoredDoc{doc: d, score: s, explain: "bm25 " + strings.Join(parts[d], " ")})
-	}
-	return out
 }
 
 func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
