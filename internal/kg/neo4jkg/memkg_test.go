@@ -177,3 +177,45 @@ func BenchmarkLinkKGQA(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLinkDocuments links codexm corpus documents (158 words on
+// average), as corpus loading does, on memkg and on Neo4j.
+func BenchmarkLinkDocuments(b *testing.B) {
+	s, m, _ := codexm(b)
+	root, err := datapath.Root()
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(root, "codexm", "corpus.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var texts []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<22)
+	for sc.Scan() && len(texts) < 200 {
+		var d struct{ Title, Text string }
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			b.Fatal(err)
+		}
+		texts = append(texts, d.Title+"\n"+d.Text)
+	}
+	ctx := context.Background()
+	for _, g := range []struct {
+		name string
+		g    kg.Graph
+	}{{"memkg", m}, {"neo4j", s}} {
+		b.Run(g.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, err := g.g.Link(ctx, texts[i%len(texts)]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.ReportMetric(p50(lat), "p50-ms")
+		})
+	}
+}
