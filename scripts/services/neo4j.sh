@@ -56,9 +56,23 @@ jvm_flags=(
 
 need() { command -v "$1" >/dev/null || { log "$1 is required ($2)"; exit 1; }; }
 
+# Neo4j 5.26 runs on Java 17 or 21: take $DMAR_JAVA, else java on PATH if it
+# is one of those, else Debian's Java 17.
+java_bin() {
+	local j
+	for j in ${DMAR_JAVA:-} java /usr/lib/jvm/java-17-openjdk-*/bin/java /usr/lib/jvm/java-21-openjdk-*/bin/java; do
+		command -v "$j" >/dev/null 2>&1 || continue
+		case $("$j" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p') in
+		17 | 21) echo "$j"; return ;;
+		esac
+	done
+	log "Java 17 or 21 is required (apt-get install openjdk-17-jre-headless, or set DMAR_JAVA)"
+	exit 1
+}
+
 install() {
 	if [ -f "$lib/.installed-$VERSION" ]; then return; fi
-	need java "apt-get install openjdk-17-jre-headless"
+	java_bin >/dev/null
 	need mvn "apt-get install maven"
 	log "assembling Neo4j $VERSION from Maven Central into $lib (once; a few minutes)"
 	mkdir -p "$base"
@@ -153,7 +167,7 @@ start() {
 		fi
 		log "starting (home $home, heap $heap, page cache $pagecache; log $console)"
 		# setsid: the server survives the shell that started it.
-		setsid nohup java "${jvm_flags[@]}" -Xms"$heap" -Xmx"$heap" \
+		setsid nohup "$(java_bin)" "${jvm_flags[@]}" -Xms"$heap" -Xmx"$heap" \
 			-cp "$(classpath)" org.neo4j.server.CommunityEntryPoint \
 			--home-dir="$home" --config-dir="$home/conf" >"$console" 2>&1 </dev/null &
 		echo $! >"$pidfile"
@@ -210,7 +224,7 @@ status() {
 admin() {
 	install
 	[ -f "$home/conf/neo4j.conf" ] || write_conf
-	NEO4J_HOME="$home" NEO4J_CONF="$home/conf" java "${jvm_flags[@]}" -Xmx"$heap" \
+	NEO4J_HOME="$home" NEO4J_CONF="$home/conf" "$(java_bin)" "${jvm_flags[@]}" -Xmx"$heap" \
 		-cp "$(classpath)" org.neo4j.cli.AdminTool "$@"
 }
 
