@@ -271,6 +271,28 @@ func (rt *Runtime) NewSession(path string, inputs, outputs []string) (*Session, 
 	return &Session{s: s, path: path, inputs: inputs, outputs: outputs}, nil
 }
 
+// NewSessionFromBytes is NewSession for a model held in memory (e.g. a small
+// committed model embedded with go:embed); name is used in messages.
+func (rt *Runtime) NewSessionFromBytes(name string, model []byte, inputs, outputs []string) (*Session, error) {
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(model)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: read %s: %w", name, err)
+	}
+	if err := matchNames(name, inputs, outputs, ins, outs); err != nil {
+		return nil, err
+	}
+	o, err := rt.sessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer o.Destroy()
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, o)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: load %s: %w", name, err)
+	}
+	return &Session{s: s, path: name, inputs: inputs, outputs: outputs}, nil
+}
+
 // checkNames fails when the model lacks a named input or output; ORT itself
 // would only notice at the first Run.
 func checkNames(path string, inputs, outputs []string) error {
@@ -278,6 +300,10 @@ func checkNames(path string, inputs, outputs []string) error {
 	if err != nil {
 		return fmt.Errorf("onnx: read %s: %w", path, err)
 	}
+	return matchNames(path, inputs, outputs, ins, outs)
+}
+
+func matchNames(path string, inputs, outputs []string, ins, outs []ort.InputOutputInfo) error {
 	for _, c := range []struct {
 		kind  string
 		want  []string
