@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -202,6 +203,7 @@ func (r *request) score(ctx context.Context, hits []retrieval.Hit, subs map[stri
 		r.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")
 	}
 	if r.structOn {
+		defer r.timed("structural", time.Now())
 		b := r.newGameBuilder()
 		for i, h := range hits {
 			if i%16 == 0 {

@@ -30,10 +30,31 @@ type Params struct {
 	// HybridCandidates is how many hits each sub-search of a hybrid search
 	// fetches before fusion (at least the requested limit).
 	HybridCandidates int
+	// Classic scores title + " " + text as one field with textbook BM25
+	// (Lucene's). Off by default: the index then scores as Weaviate 1.35 does
+	// (see bm25.go), so that rankings do not change in production.
+	Classic bool
+	// WeaviateTopK also copies Weaviate's cut of BM25 candidates: each field
+	// keeps only its best max(⌊1.1·L⌋, L+10) documents before the fields are
+	// summed, so a document outside, say, the title's best loses its title
+	// score. L is what Weaviate is asked for: the limit plus WeaviateTieSlack
+	// for BM25 search (the weaviate adapter asks for that many more to order
+	// ties), max(HybridCandidates, limit) for hybrid's keyword half.
+	// Weaviate cuts per segment; with one segment per property (after its
+	// compactions) the copy is exact. On in DefaultParams, for rankings that
+	// stay the same in production (docs/weaviate.md); off, scores are the
+	// exact sums Weaviate approximates.
+	WeaviateTopK bool
 }
 
+// WeaviateTieSlack is how many hits beyond the limit the weaviate adapter
+// asks Weaviate for (internal/retrieval/weaviate checks it is the same).
+const WeaviateTieSlack = 8
+
 // DefaultParams match Weaviate's defaults.
-func DefaultParams() Params { return Params{K1: 1.2, B: 0.75, HybridCandidates: 100} }
+func DefaultParams() Params {
+	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, WeaviateTopK: true}
+}
 
 // Index is safe for concurrent use; Put takes a write lock.
 type Index struct {
@@ -41,11 +62,10 @@ type Index struct {
 	params Params
 	docs   []retrieval.Document
 	byID   map[string]int32
-	// inverted index, rebuilt lazily after Put
-	dirty    bool
-	postings map[string][]posting
-	docLen   []float64
-	avgLen   float64
+	// inverted index, rebuilt lazily after Put: one field per scored
+	// property (title and text), or one for title + text when Classic.
+	dirty  bool
+	fields []field
 }
 
 type posting struct {
@@ -125,7 +145,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 	var scored []scoredDoc
 	switch q.Mode {
 	case retrieval.BM25:
-		scored = x.bm25(q.Text, allow)
+		scored = x.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
 	case retrieval.Vector:
 		var err error
 		if scored, err = x.vector(q.Vector, allow); err != nil {
@@ -185,70 +205,24 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 	return ok
 }
 
+// Build makes the inverted index now rather than at the first search, so
+// that a server's first request is not slow.
+func (x *Index) Build() { x.ensureIndexed() }
+
 func (x *Index) ensureIndexed() {
 	x.mu.RLock()
-	dirty := x.dirty || x.postings == nil
+	dirty := x.dirty || x.fields == nil
 	x.mu.RUnlock()
 	if !dirty {
 		return
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if !x.dirty && x.postings != nil {
+	if !x.dirty && x.fields != nil {
 		return
 	}
-	x.postings = map[string][]posting{}
-	x.docLen = make([]float64, len(x.docs))
-	total := 0.0
-	for i, d := range x.docs {
-		tf := map[string]float64{}
-		n := 0
-		for _, t := range Tokens(d.Title + " " + d.Text) {
-			tf[t]++
-			n++
-		}
-		x.docLen[i] = float64(n)
-		total += float64(n)
-		for t, c := range tf {
-			x.postings[t] = append(x.postings[t], posting{doc: int32(i), tf: c})
-		}
-	}
-	if len(x.docs) > 0 {
-		x.avgLen = total / float64(len(x.docs))
-	}
+	x.fields = buildFields(x.docs, x.params.Classic)
 	x.dirty = false
-}
-
-// bm25 scores every matching document. IDF is Lucene's/Weaviate's
-// ln(1 + (N - n + 0.5)/(n + 0.5)); query terms count once; stopwords are
-// dropped from the query as Weaviate's "en" preset does.
-func (x *Index) bm25(text string, allow []bool) []scoredDoc {
-	terms := QueryTerms(text)
-	n := float64(len(x.docs))
-	acc := map[int32]float64{}
-	parts := map[int32][]string{}
-	k1, b := x.params.K1, x.params.B
-	for _, t := range terms {
-		ps := x.postings[t]
-		if len(ps) == 0 {
-			continue
-		}
-		idf := math.Log(1 + (n-float64(len(ps))+0.5)/(float64(len(ps))+0.5))
-		for _, p := range ps {
-			if allow != nil && !allow[p.doc] {
-				continue
-			}
-			norm := 1 - b + b*x.docLen[p.doc]/x.avgLen
-			s := idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
-			acc[p.doc] += s
-			parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s=%.3f", t, s))
-		}
-	}
-	out := make([]scoredDoc, 0, len(acc))
-	for d, s := range acc {
-		out = append(out, scoredDoc{doc: d, score: s, explain: "bm25 " + strings.Join(parts[d], " ")})
-	}
-	return out
 }
 
 func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
@@ -281,7 +255,7 @@ func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	var lex, vec []scoredDoc
 	if q.Alpha < 1 {
-		lex = topK(x.bm25(q.Text, allow), cand, x.docs)
+		lex = topK(x.bm25(q.Text, allow, cand), cand, x.docs)
 	}
 	if q.Alpha > 0 {
 		v, err := x.vector(q.Vector, allow)

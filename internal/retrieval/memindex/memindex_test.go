@@ -2,8 +2,10 @@ package memindex
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -42,9 +44,12 @@ func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
 	return nil
 }
 
-// TestBM25HandComputed checks scores against values worked out by hand.
+// TestBM25HandComputed checks classic BM25 scores against values worked out
+// by hand.
 func TestBM25HandComputed(t *testing.T) {
-	x := New(DefaultParams())
+	p := DefaultParams()
+	p.Classic, p.WeaviateTopK = true, false
+	x := New(p)
 	docs := []retrieval.Document{
 		{ID: "a", Title: "", Text: "cat cat dog"},      // len 3
 		{ID: "b", Title: "", Text: "cat bird"},         // len 2
@@ -72,6 +77,118 @@ func TestBM25HandComputed(t *testing.T) {
 	}
 	if hs[0].Doc.ID != "a" {
 		t.Errorf("a must outrank b")
+	}
+}
+
+// TestBM25WeaviateHandComputed checks the default, Weaviate-faithful BM25
+// against values worked out by hand from Weaviate 1.35's formula (bm25.go).
+func TestBM25WeaviateHandComputed(t *testing.T) {
+	k1 := float64(float32(1.2))
+	f := func(tf, length, avg float64) float64 { return tf / (tf + k1*(0.25+0.75*length/avg)) }
+	tests := []struct {
+		name  string
+		docs  []retrieval.Document
+		query string
+		want  map[string]float64
+	}{{
+		name: "text only",
+		docs: []retrieval.Document{
+			{ID: "a", Text: "cat cat dog"},      // 3 tokens, 2 distinct
+			{ID: "b", Text: "cat bird"},         // 2 tokens, 2 distinct
+			{ID: "c", Text: "fish fish fish x"}, // 4 tokens, 2 distinct
+		},
+		query: "the cat",
+		// text avg = (3+2+4)/3 = 3 (no title has tokens);
+		// n(cat) = (0 + 2)/1 = 2: idf = ln(1 + 1.5/2.5) = ln 1.6.
+		want: map[string]float64{"a": math.Log(1.6) * f(2, 3, 3), "b": math.Log(1.6) * f(1, 2, 3)},
+	}, {
+		name: "title and text",
+		docs: []retrieval.Document{
+			{ID: "a", Title: "Cat", Text: "cat dog"},
+			{ID: "b", Title: "Bird", Text: "cat"},
+			{ID: "c", Title: "Fish", Text: "fish"},
+		},
+		query: "cat CAT",
+		// title avg 1, text avg (2+1+1)/3; n(cat) = ⌊(1 + 2)/2⌋ = 1:
+		// idf = ln(1 + 2.5/1.5), doubled because the query says cat twice.
+		want: func() map[string]float64 {
+			title, text := 1.0, 4.0/3
+			idf := 2 * math.Log(1+2.5/1.5)
+			return map[string]float64{
+				"a": float64(float32(idf*f(1, 1, title)) + float32(idf*f(1, 2, text))),
+				"b": float64(float32(idf * f(1, 1, text))),
+			}
+		}(),
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := New(DefaultParams())
+			if err := x.Put(context.Background(), tt.docs); err != nil {
+				t.Fatal(err)
+			}
+			hs, err := x.Search(context.Background(), retrieval.Query{Mode: retrieval.BM25, Text: tt.query, Limit: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(hs) != len(tt.want) {
+				t.Fatalf("got %d hits, want %d", len(hs), len(tt.want))
+			}
+			for _, h := range hs {
+				if w := tt.want[h.Doc.ID]; math.Abs(h.Score-w) > 1e-6*w {
+					t.Errorf("bm25(%s) = %.9f, want %.9f", h.Doc.ID, h.Score, w)
+				}
+			}
+		})
+	}
+}
+
+// TestWeaviateTopK checks the copy of Weaviate's per-field candidate cut:
+// with limit 1 each field keeps max(⌊1.1·9⌋, 9+10) = 19 documents (L = 1 +
+// WeaviateTieSlack). 30 documents have "cat" once in a two-word title; the
+// one with the longest text has "cat" in its text too but, loaded last, is
+// outside the title's 19 (a tie, broken by load order), so it keeps only its
+// text score and cannot top the ranking as it does without the cut.
+func TestWeaviateTopK(t *testing.T) {
+	var docs []retrieval.Document
+	for i := 0; i < 30; i++ {
+		docs = append(docs, retrieval.Document{ID: fmt.Sprintf("d%02d", i), Title: "cat dog", Text: "bird fish"})
+	}
+	docs[29].Text = "cat fish"
+	q := retrieval.Query{Mode: retrieval.BM25, Text: "cat", Limit: 1}
+	for _, c := range []struct {
+		cut  bool
+		want string
+	}{{false, "d29"}, {true, "d00"}} {
+		p := DefaultParams()
+		p.WeaviateTopK = c.cut
+		x := New(p)
+		if err := x.Put(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		hs, err := x.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != 1 || hs[0].Doc.ID != c.want {
+			t.Errorf("WeaviateTopK=%v: top %v, want %s", c.cut, hs, c.want)
+		}
+	}
+}
+
+func TestTokensAsWeaviate(t *testing.T) {
+	tests := []struct {
+		in   string
+		want []string
+	}{
+		{"Nolan's 2010 film, Inception!", []string{"nolan", "s", "2010", "film", "inception"}},
+		{"E=mc² ½ Ⅻ", []string{"e", "mc²", "½", "ⅻ"}},
+		{"İstanbul-Ankara", []string{"istanbul", "ankara"}},
+	}
+	for _, tt := range tests {
+		got := Tokens(tt.in)
+		if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+			t.Errorf("Tokens(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
 

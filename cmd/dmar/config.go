@@ -1,0 +1,60 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+)
+
+func init() {
+	register("config check", "validate the configuration (--config FILE, DMAR_* env, flags) and name every wrong field", runConfigCheck)
+	register("config hash-key", "read an API key on stdin and print the SHA-256 to put in server.auth.keys[].sha256", runConfigHashKey)
+}
+
+func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	a := appFlags{serve: true}
+	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a.register(fs)
+	show := fs.Bool("show", false, "print the resolved configuration (secrets redacted)")
+	if err := a.parse(fs, args); err != nil {
+		return err
+	}
+	if *show {
+		fmt.Fprint(stdout, a.cfg.Redacted())
+	}
+	fmt.Fprintln(stdout, "configuration OK")
+	return nil
+}
+
+func runConfigHashKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 {
+		return usageError{"config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
+	}
+	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return err
+	}
+	key := strings.TrimRight(line, "\r\n")
+	if len(key) < 16 {
+		return usageError{"config hash-key: the key is shorter than 16 characters"}
+	}
+	sum := sha256.Sum256([]byte(key))
+	fmt.Fprintln(stdout, hex.EncodeToString(sum[:]))
+	return nil
+}
+
+// newLogger is dmar's structured JSON log on w at level.
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level)) // validated by config
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}

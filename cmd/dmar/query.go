@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+func init() {
+	register("query", "answer one question from the shell (a table, or --json for the API's JSON)", runQuery)
+}
+
+// optionList collects repeated -o name=value flags.
+type optionList []string
+
+func (o *optionList) String() string     { return strings.Join(*o, ",") }
+func (o *optionList) Set(s string) error { *o = append(*o, s); return nil }
+
+func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var a appFlags
+	fs := flag.NewFlagSet("query", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a.register(fs)
+	asJSON := fs.Bool("json", false, "print the same JSON as POST /v1/retrieve")
+	var opts optionList
+	fs.Var(&opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
+	if err := a.parse(fs, args); err != nil {
+		return err
+	}
+	query := strings.Join(fs.Args(), " ")
+	// Build the request exactly as the API would receive it.
+	body := map[string]json.RawMessage{}
+	q, _ := json.Marshal(query)
+	body["query"] = q
+	for _, kv := range opts {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return usageError{fmt.Sprintf("-o %q: want name=value", kv)}
+		}
+		raw := json.RawMessage(val)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(val)
+		}
+		body[name] = raw
+	}
+	reqJSON, _ := json.Marshal(body)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a.quiet = a.quiet || *asJSON
+	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	req, err := api.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
+	if err != nil {
+		return err
+	}
+	res, err := p.Retrieve(ctx, req.Query, req.Options)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printTable(stdout, res)
+	return nil
+}
+
+func printTable(w io.Writer, r *pipeline.Result) {
+	fmt.Fprintf(w, "Query:        %s\n", r.Query)
+	var ents []string
+	for _, e := range r.QueryEntities {
+		ents = append(ents, fmt.Sprintf("%s (%s, %q)", e.Label, e.QID, e.Surface))
+	}
+	if len(ents) == 0 {
+		ents = []string{"none"}
+	}
+	fmt.Fprintf(w, "Entities:     %s\n", strings.Join(ents, "; "))
+	fmt.Fprintf(w, "Reformulated: %s  [%s]\n\n", r.ReformulatedQuery, r.Reformulator)
+	fmt.Fprintln(w, "Anchors")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tfused\tsem\tent\tphi\tid\ttitle")
+	for _, a := range r.Anchors {
+		var phis []string
+		for _, p := range a.Phi {
+			phis = append(phis, fmt.Sprintf("%s=%.3f", p.QID, p.Phi))
+		}
+		fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\n", a.Rank, a.Score, a.Breakdown.Semantic, a.Breakdown.Structural, strings.Join(phis, " "), a.ID, clip(a.Title, 50))
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nResults")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #\tfinal\tsem\tent\tz_sem\tz_ent\tgate s/e\tid\ttitle")
+	for _, d := range r.Results {
+		b := d.Breakdown
+		fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f/%.2f\t%s\t%s\n", d.Rank, d.Score, b.Semantic, b.Structural, b.ZSemantic, b.ZStructural, b.Gate.Semantic, b.Gate.Structural, d.ID, clip(d.Title, 50))
+	}
+	tw.Flush()
+	if len(r.Fallbacks) > 0 {
+		fmt.Fprintln(w, "\nFallbacks")
+		for _, f := range r.Fallbacks {
+			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
+		}
+	}
+	stages := make([]string, 0, len(r.TimingsMS))
+	for s := range r.TimingsMS {
+		stages = append(stages, s)
+	}
+	sort.Strings(stages)
+	var ts []string
+	for _, s := range stages {
+		ts = append(ts, fmt.Sprintf("%s %.1f", s, r.TimingsMS[s]))
+	}
+	fmt.Fprintf(w, "\nTimings (ms): %s\n", strings.Join(ts, ", "))
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

@@ -1,0 +1,2 @@
+CREATE CONSTRAINT document_id IF NOT EXISTS
+FOR (d:Document) REQUIRE d.id IS UNIQUE

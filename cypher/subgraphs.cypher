@@ -1,0 +1,51 @@
+// Ego subgraphs of all $roots at once, by the rules of kg.SubgraphParams:
+// level by level, candidates are the unvisited neighbours of the expanded
+// (non-hub) nodes of the previous level, sorted by QID and cut at $maxNodes;
+// hubs (degree > $hubDegree) are kept but never expanded, so a Wikidata hub's
+// millions of edges are never read. Up to 3 levels ($hops 0..3).
+// Keep in step with browse_subgraphs.cypher (a test compares them).
+UNWIND $roots AS root
+MATCH (r:Entity {qid: root})
+WITH r, [r] AS held,
+     CASE WHEN r.degree > $hubDegree THEN [] ELSE [r] END AS frontier
+CALL (held, frontier) {
+  UNWIND CASE WHEN $hops >= 1 THEN frontier ELSE [] END AS f
+  MATCH (f)--(n:Entity)
+  WHERE NOT n IN held
+  WITH DISTINCT n ORDER BY n.qid
+  RETURN collect(n) AS cands1
+}
+WITH r, held, cands1, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
+WITH r, held + cands1[..room] AS held, cands1[..room] AS level1, size(cands1) > room AS cut1
+WITH r, held, level1, cut1, [n IN level1 WHERE n.degree <= $hubDegree] AS frontier
+CALL (held, frontier) {
+  UNWIND CASE WHEN $hops >= 2 THEN frontier ELSE [] END AS f
+  MATCH (f)--(n:Entity)
+  WHERE NOT n IN held
+  WITH DISTINCT n ORDER BY n.qid
+  RETURN collect(n) AS cands2
+}
+WITH r, held, level1, cut1, cands2, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
+WITH r, held + cands2[..room] AS held, level1, cands2[..room] AS level2, cut1 OR size(cands2) > room AS cut2
+WITH r, held, level1, level2, cut2, [n IN level2 WHERE n.degree <= $hubDegree] AS frontier
+CALL (held, frontier) {
+  UNWIND CASE WHEN $hops >= 3 THEN frontier ELSE [] END AS f
+  MATCH (f)--(n:Entity)
+  WHERE NOT n IN held
+  WITH DISTINCT n ORDER BY n.qid
+  RETURN collect(n) AS cands3
+}
+WITH r, held, level1, level2, cut2, cands3, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
+WITH r, held + cands3[..room] AS held, level1, level2, cands3[..room] AS level3, cut2 OR size(cands3) > room AS truncated
+// Edges among held nodes with at least one non-hub end: read from the
+// non-hub ends only.
+CALL (held) {
+  UNWIND [n IN held WHERE n.degree <= $hubDegree] AS a
+  MATCH (a)-[e]-(b:Entity)
+  WHERE b IN held
+  WITH DISTINCT e
+  RETURN collect([startNode(e).qid, e.pid, endNode(e).qid, e.label]) AS edges
+}
+RETURN r.qid AS root,
+       [lv IN [[r], level1, level2, level3] | [n IN lv | [n.qid, n.label, n.degree]]] AS levels,
+       truncated, edges

@@ -1,0 +1,122 @@
+// Package api holds the REST API's request and response types and the strict
+// request decoding shared by the server and the CLI.
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+// RetrieveRequest is the body of POST /v1/retrieve: the query and any of the
+// pipeline's options, flat (absent options keep their defaults).
+type RetrieveRequest struct {
+	Query string `json:"query"`
+	pipeline.Options
+}
+
+// RetrieveResponse is the body of a successful POST /v1/retrieve.
+type RetrieveResponse = pipeline.Result
+
+// LinkRequest is the body of POST /v1/link.
+type LinkRequest struct {
+	Text string `json:"text"`
+}
+
+// LinkResponse lists the entities linked in the text.
+type LinkResponse struct {
+	Mentions []pipeline.QueryEntity `json:"mentions"`
+}
+
+// SubgraphResponse is the body of GET /v1/entities/{qid}/subgraph.
+type SubgraphResponse = kg.Subgraph
+
+// ErrorBody is every error's body.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail names what went wrong.
+type ErrorDetail struct {
+	Code    errs.Code `json:"code"`
+	Message string    `json:"message"`
+	Field   string    `json:"field,omitempty"`
+}
+
+// MaxBodyBytes bounds request bodies.
+const MaxBodyBytes = 64 << 10
+
+// DecodeRetrieve reads a retrieve request strictly: unknown fields, wrong
+// types, trailing data and oversized bodies are errors naming the problem.
+func DecodeRetrieve(r io.Reader, defaults pipeline.Options) (RetrieveRequest, error) {
+	req := RetrieveRequest{Options: defaults}
+	err := decodeStrict(r, &req)
+	return req, err
+}
+
+// DecodeLink reads a link request strictly.
+func DecodeLink(r io.Reader) (LinkRequest, error) {
+	var req LinkRequest
+	if err := decodeStrict(r, &req); err != nil {
+		return req, err
+	}
+	if strings.TrimSpace(req.Text) == "" {
+		return req, errs.Field("text", "must not be empty")
+	}
+	if n := len([]rune(req.Text)); n > pipeline.MaxQueryChars {
+		return req, &errs.Error{Code: errs.TooLarge, Field: "text", Message: fmt.Sprintf("text: %d characters, the limit is %d", n, pipeline.MaxQueryChars)}
+	}
+	return req, nil
+}
+
+func decodeStrict(r io.Reader, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r, MaxBodyBytes+1))
+	if err != nil {
+		return errs.Wrap(errs.Invalid, err, "could not read the request body")
+	}
+	if len(body) > MaxBodyBytes {
+		return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return errs.E(errs.Invalid, "request body is empty; send a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err)
+	}
+	if dec.More() {
+		return errs.E(errs.Invalid, "request body has data after the JSON object")
+	}
+	return nil
+}
+
+// jsonError turns encoding/json's errors into messages that name the field.
+func jsonError(err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return errs.E(errs.Invalid, "malformed JSON at byte %d: %v", syn.Offset, syn)
+	case errors.As(err, &typ):
+		// Promoted fields of the embedded Options come back as "Options.k".
+		field := strings.TrimPrefix(typ.Field, "Options.")
+		if field == "" {
+			field = "body"
+		}
+		return errs.Field(field, "must be %s, got JSON %s", typ.Type.String(), typ.Value)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		return errs.Field(name, "unknown option")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errs.E(errs.Invalid, "malformed JSON: unexpected end of input")
+	}
+	return errs.E(errs.Invalid, "malformed JSON: %v", err)
+}

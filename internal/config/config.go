@@ -1,0 +1,444 @@
+// Package config is dmar's one configuration model, shared by every
+// subcommand: built-in defaults (the embedded backend), a YAML file, DMAR_*
+// environment variables and flags, each overriding the one before. Secrets
+// (passwords, API keys) come only from the environment or from files named
+// in the configuration; they are held as Secret, which never prints.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config is everything a dmar process can be told.
+type Config struct {
+	Data     string   `yaml:"data"`   // folder with a KG bundle and corpus.jsonl
+	KG       string   `yaml:"kg"`     // KG bundle folder, when not Data
+	Corpus   string   `yaml:"corpus"` // corpus JSONL, when not Data/corpus.jsonl
+	State    string   `yaml:"state"`  // loaded graphs and indexes, keyed by content
+	Graph    string   `yaml:"graph"`  // "embedded" or neo4j://HOST:PORT
+	Index    string   `yaml:"index"`  // "embedded" or weaviate://HOST:PORT/Class
+	Neo4j    Neo4j    `yaml:"neo4j"`
+	Weaviate Weaviate `yaml:"weaviate"`
+	Models   Models   `yaml:"models"`
+	ORT      ORT      `yaml:"ort"`
+	Chat     Chat     `yaml:"chat"`
+	Server   Server   `yaml:"server"`
+	Quiet    bool     `yaml:"quiet"`
+}
+
+// Neo4j holds the graph backend's credentials. The password comes from
+// DMAR_NEO4J_PASSWORD, DMAR_NEO4J_PASSWORD_FILE or password_file.
+type Neo4j struct {
+	User         string `yaml:"user"`
+	Database     string `yaml:"database"`
+	PasswordFile string `yaml:"password_file"`
+	Password     Secret `yaml:"-"`
+}
+
+// Weaviate holds the search backend's API key (DMAR_WEAVIATE_API_KEY,
+// DMAR_WEAVIATE_API_KEY_FILE or api_key_file).
+type Weaviate struct {
+	APIKeyFile string `yaml:"api_key_file"`
+	APIKey     Secret `yaml:"-"`
+}
+
+// Models are the ONNX model files.
+type Models struct {
+	EncoderDir string `yaml:"encoder_dir"`
+	GNN        string `yaml:"gnn"`  // empty: the GED heuristic
+	Gate       string `yaml:"gate"` // empty: fixed weights
+	DocTokens  int    `yaml:"doc_tokens"`
+}
+
+// ORT configures ONNX Runtime.
+type ORT struct {
+	Lib        string `yaml:"lib"`
+	Device     string `yaml:"device"`      // cpu or cuda
+	Threads    int    `yaml:"threads"`     // intra-op threads, 0 = its choice
+	CUDADevice int    `yaml:"cuda_device"` // with device cuda
+}
+
+// Chat is the OpenAI-compatible endpoint of reformulator=chat (DMAR_CHAT_API_KEY,
+// DMAR_CHAT_API_KEY_FILE or api_key_file for its key).
+type Chat struct {
+	BaseURL    string        `yaml:"base_url"`
+	Model      string        `yaml:"model"`
+	Timeout    time.Duration `yaml:"timeout"`
+	APIKeyFile string        `yaml:"api_key_file"`
+	APIKey     Secret        `yaml:"-"`
+}
+
+// Server configures dmar serve.
+type Server struct {
+	Addr            string        `yaml:"addr"`
+	RequestTimeout  time.Duration `yaml:"request_timeout"`
+	BackendTimeout  time.Duration `yaml:"backend_timeout"`  // each Neo4j/Weaviate call
+	ShutdownTimeout time.Duration `yaml:"shutdown_timeout"` // drain bound on SIGTERM
+	CORSOrigins     []string      `yaml:"cors_origins"`     // empty: CORS off
+	Auth            Auth          `yaml:"auth"`
+	Pprof           bool          `yaml:"pprof"`
+	PprofAddr       string        `yaml:"pprof_addr"`
+	LogLevel        string        `yaml:"log_level"`
+}
+
+// Auth turns API-key authentication on when Keys is not empty.
+type Auth struct {
+	Keys []APIKey `yaml:"keys"`
+}
+
+// APIKey is one accepted key, stored as the SHA-256 of the key (lowercase
+// hex; `dmar config hash-key` prints it), with its own rate limit.
+type APIKey struct {
+	Name   string  `yaml:"name"`
+	SHA256 string  `yaml:"sha256"`
+	Rate   float64 `yaml:"rate"`  // requests per second; 0: unlimited
+	Burst  int     `yaml:"burst"` // default: max(1, ceil(rate))
+}
+
+// Default is the configuration that serves the embedded backend over data,
+// keeping state and models under cache.
+func Default(cache, data string) Config {
+	return Config{
+		Data:   data,
+		State:  filepath.Join(cache, "state"),
+		Graph:  "embedded",
+		Index:  "embedded",
+		Models: Models{EncoderDir: filepath.Join(cache, "models", "all-MiniLM-L6-v2"), GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
+		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "lib", "libonnxruntime.so"), Device: "cpu"},
+		Chat:   Chat{Timeout: 10 * time.Second},
+		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
+			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info"},
+	}
+}
+
+// Secret is a password or key. It prints, logs and marshals as "[redacted]".
+type Secret string
+
+const redacted = "[redacted]"
+
+func (s Secret) String() string {
+	if s == "" {
+		return ""
+	}
+	return redacted
+}
+
+// IsZero reports whether the secret is unset.
+func (s Secret) IsZero() bool { return s == "" }
+
+// Reveal returns the secret itself, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+// GoString keeps %#v from printing the secret.
+func (s Secret) GoString() string { return `config.Secret("` + s.String() + `")` }
+
+// MarshalText redacts in JSON, YAML and slog's text and JSON handlers.
+func (s Secret) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Problem is one wrong setting.
+type Problem struct {
+	Field string // YAML path, environment variable or flag
+	Msg   string
+}
+
+// Problems lists every wrong setting; it is the error of an invalid configuration.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "invalid configuration (%d problem", len(ps))
+	if len(ps) != 1 {
+		b.WriteString("s")
+	}
+	b.WriteString("):")
+	for _, p := range ps {
+		fmt.Fprintf(&b, "\n  %s: %s", p.Field, p.Msg)
+	}
+	return b.String()
+}
+
+// Err returns ps as an error, nil when empty.
+func (ps Problems) Err() error {
+	if len(ps) == 0 {
+		return nil
+	}
+	return ps
+}
+
+func (ps *Problems) add(field, format string, args ...any) {
+	*ps = append(*ps, Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// secretKeys are YAML keys that would put a secret in the file itself.
+var secretKeys = map[string]string{
+	"password": "DMAR_NEO4J_PASSWORD or neo4j.password_file",
+	"api_key":  "the DMAR_*_API_KEY variable or an api_key_file",
+	"key":      "server.auth.keys[].sha256 (the SHA-256 of the key, from `dmar config hash-key`)",
+}
+
+var yamlLine = regexp.MustCompile(`^line (\d+): field (\S+) not found in type (\S+)$`)
+
+// File reads a YAML configuration over c. Unknown keys, wrong types and
+// secrets written into the file are problems, all of them reported.
+func File(c *Config, path string) Problems {
+	var ps Problems
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		ps.add("config", "%v", err)
+		return ps
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	err = dec.Decode(c)
+	if errors.Is(err, errEOF) || err == nil {
+		return ps
+	}
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		ps.add(path, "%v", err)
+		return ps
+	}
+	for _, msg := range te.Errors {
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			if hint, ok := secretKeys[m[2]]; ok {
+				ps.add(path+":"+m[1], "%q: secrets are not read from the configuration file; use %s", m[2], hint)
+			} else {
+				ps.add(path+":"+m[1], "unknown key %q", m[2])
+			}
+			continue
+		}
+		ps.add(path, "%s", msg)
+	}
+	return ps
+}
+
+// errEOF is what yaml.v3 returns for an empty document.
+var errEOF = func() error { return yaml.NewDecoder(strings.NewReader("")).Decode(new(Config)) }()
+
+// Env applies the DMAR_* variables (through getenv) over c, then reads the
+// secrets: VAR, else VAR_FILE, else the *_file setting.
+func Env(c *Config, getenv func(string) string) Problems {
+	var ps Problems
+	for _, s := range Settings(c) {
+		if s.Env == "" {
+			continue
+		}
+		if v := getenv(s.Env); v != "" {
+			if err := s.Value.Set(v); err != nil {
+				ps.add(s.Env, "%v", err)
+			}
+		}
+	}
+	for _, sec := range []struct {
+		env  string
+		file *string
+		dst  *Secret
+	}{
+		{"DMAR_NEO4J_PASSWORD", &c.Neo4j.PasswordFile, &c.Neo4j.Password},
+		{"DMAR_WEAVIATE_API_KEY", &c.Weaviate.APIKeyFile, &c.Weaviate.APIKey},
+		{"DMAR_CHAT_API_KEY", &c.Chat.APIKeyFile, &c.Chat.APIKey},
+	} {
+		if f := getenv(sec.env + "_FILE"); f != "" {
+			*sec.file = f
+		}
+		if v := getenv(sec.env); v != "" {
+			*sec.dst = Secret(v)
+			continue
+		}
+		if *sec.file == "" {
+			continue
+		}
+		b, err := os.ReadFile(*sec.file)
+		if err != nil {
+			// The error names the file, never its content.
+			ps.add(sec.env+"_FILE", "cannot read the secret file: %v", err)
+			continue
+		}
+		*sec.dst = Secret(strings.TrimRight(string(b), "\r\n"))
+	}
+	return ps
+}
+
+var (
+	hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	origin    = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+)
+
+// Validate names every wrong field of c.
+func (c *Config) Validate() Problems {
+	var ps Problems
+	if c.Graph == "embedded" || c.Graph == "" {
+		dir := c.KG
+		if dir == "" {
+			dir = c.Data
+		}
+		if dir == "" {
+			ps.add("data", "no KG bundle: set data (or kg) to a folder with triples.tsv, entities.jsonl and relations.json")
+		} else if _, err := os.Stat(filepath.Join(dir, "triples.tsv")); err != nil {
+			ps.add(fieldOf(c.KG, "kg", "data"), "%s has no triples.tsv (want a KG bundle folder)", dir)
+		}
+	} else if msg := checkURL(c.Graph, "neo4j", "bolt", "neo4j+s", "bolt+s"); msg != "" {
+		ps.add("graph", "%q: %s; want embedded or neo4j://HOST:PORT", c.Graph, msg)
+	}
+	if c.Index != "embedded" && c.Index != "" {
+		if msg := checkURL(c.Index, "weaviate", "weaviates", "http", "https"); msg != "" {
+			ps.add("index", "%q: %s; want embedded or weaviate://HOST:PORT/Class", c.Index, msg)
+		}
+	}
+	if (c.Index == "embedded" || c.Index == "") && c.Corpus == "" && c.Data == "" {
+		ps.add("corpus", "no corpus: set data or corpus")
+	}
+	if c.State == "" {
+		ps.add("state", "must not be empty")
+	}
+	if c.Models.EncoderDir == "" {
+		ps.add("models.encoder_dir", "must not be empty")
+	}
+	if c.Models.DocTokens < 1 || c.Models.DocTokens > 256 {
+		ps.add("models.doc_tokens", "must be between 1 and 256, got %d", c.Models.DocTokens)
+	}
+	if c.ORT.Device != "cpu" && c.ORT.Device != "cuda" {
+		ps.add("ort.device", "must be cpu or cuda, got %q", c.ORT.Device)
+	}
+	if c.ORT.Threads < 0 {
+		ps.add("ort.threads", "must be 0 (ONNX Runtime's choice) or more, got %d", c.ORT.Threads)
+	}
+	if c.ORT.CUDADevice < 0 {
+		ps.add("ort.cuda_device", "must be 0 or more, got %d", c.ORT.CUDADevice)
+	}
+	if c.Chat.BaseURL != "" {
+		if msg := checkURL(c.Chat.BaseURL, "http", "https"); msg != "" {
+			ps.add("chat.base_url", "%q: %s", c.Chat.BaseURL, msg)
+		}
+		if c.Chat.Model == "" {
+			ps.add("chat.model", "must be set with chat.base_url")
+		}
+	}
+	if c.Chat.Timeout <= 0 {
+		ps.add("chat.timeout", "must be positive, got %s", c.Chat.Timeout)
+	}
+	s := &c.Server
+	if _, _, err := net.SplitHostPort(s.Addr); err != nil {
+		ps.add("server.addr", "%q is not HOST:PORT", s.Addr)
+	}
+	if s.RequestTimeout <= 0 || s.RequestTimeout > 10*time.Minute {
+		ps.add("server.request_timeout", "must be between 0 and 10m, got %s", s.RequestTimeout)
+	}
+	if s.BackendTimeout <= 0 || (s.RequestTimeout > 0 && s.BackendTimeout > s.RequestTimeout) {
+		ps.add("server.backend_timeout", "must be positive and at most request_timeout (%s), got %s", s.RequestTimeout, s.BackendTimeout)
+	}
+	if s.ShutdownTimeout <= 0 || s.ShutdownTimeout > 5*time.Minute {
+		ps.add("server.shutdown_timeout", "must be between 0 and 5m, got %s", s.ShutdownTimeout)
+	}
+	for i, o := range s.CORSOrigins {
+		if o != "*" && !origin.MatchString(o) {
+			ps.add(fmt.Sprintf("server.cors_origins[%d]", i), "%q is not * or an origin like https://app.example.org", o)
+		}
+	}
+	names := map[string]bool{}
+	for i, k := range s.Auth.Keys {
+		f := fmt.Sprintf("server.auth.keys[%d]", i)
+		if k.Name == "" {
+			ps.add(f+".name", "must not be empty (it labels the key in logs and metrics)")
+		} else if names[k.Name] {
+			ps.add(f+".name", "%q is used twice", k.Name)
+		}
+		names[k.Name] = true
+		if !hexSHA256.MatchString(k.SHA256) {
+			ps.add(f+".sha256", "must be the 64 lowercase hex digits of the key's SHA-256 (dmar config hash-key prints it)")
+		}
+		if k.Rate < 0 {
+			ps.add(f+".rate", "must be 0 (unlimited) or more requests per second, got %g", k.Rate)
+		}
+		if k.Burst < 0 {
+			ps.add(f+".burst", "must be 0 (default) or more, got %d", k.Burst)
+		}
+	}
+	if s.Pprof {
+		host, _, err := net.SplitHostPort(s.PprofAddr)
+		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
+			ps.add("server.pprof_addr", "%q must be a loopback HOST:PORT (pprof is never exposed)", s.PprofAddr)
+		}
+	}
+	switch s.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		ps.add("server.log_level", "must be debug, info, warn or error, got %q", s.LogLevel)
+	}
+	return ps
+}
+
+func fieldOf(v, ifSet, otherwise string) string {
+	if v != "" {
+		return ifSet
+	}
+	return otherwise
+}
+
+func checkURL(raw string, schemes ...string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "not a URL"
+	}
+	ok := false
+	for _, s := range schemes {
+		ok = ok || u.Scheme == s
+	}
+	if !ok {
+		return fmt.Sprintf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", "))
+	}
+	if u.Host == "" {
+		return "no host"
+	}
+	if u.User != nil {
+		return "credentials in the URL are not accepted; use the secret variables"
+	}
+	return ""
+}
+
+// Redacted renders c as YAML with secrets shown as [redacted].
+func (c Config) Redacted() string {
+	type view struct {
+		Config  `yaml:",inline"`
+		Secrets map[string]string `yaml:"secrets"`
+	}
+	sec := map[string]string{}
+	for k, v := range map[string]Secret{"neo4j.password": c.Neo4j.Password, "weaviate.api_key": c.Weaviate.APIKey, "chat.api_key": c.Chat.APIKey} {
+		if v != "" {
+			sec[k] = v.String()
+		} else {
+			sec[k] = "(unset)"
+		}
+	}
+	b, err := yaml.Marshal(view{c, sec})
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// EnvNames lists the environment variables dmar reads, sorted.
+func EnvNames() []string {
+	var c Config
+	out := []string{"DMAR_CONFIG", "DMAR_NEO4J_PASSWORD", "DMAR_NEO4J_PASSWORD_FILE", "DMAR_WEAVIATE_API_KEY",
+		"DMAR_WEAVIATE_API_KEY_FILE", "DMAR_CHAT_API_KEY", "DMAR_CHAT_API_KEY_FILE"}
+	for _, s := range Settings(&c) {
+		if s.Env != "" {
+			out = append(out, s.Env)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Setting is one scalar setting with its YAML key, environment variable and
+// flag. Value writes into the Config that Settings was called with.
+type Setting struct {
+	Key   string // YAML path
+	Env   string // DMAR_* variable
+	Flag  string // flag name; "" for none
+	Serve bool   // a flag of dmar serve only
+	Usage string
+	Value flag.Value
+}
+
+// Settings lists c's settings bound to its fields: the one table behind
+// environment variables, flags and the reference in docs/operations.md.
+func Settings(c *Config) []Setting {
+	return []Setting{
+		{"data", "DMAR_DATA", "data", false, "folder with a KG bundle (triples.tsv, entities.jsonl, relations.json) and corpus.jsonl", str(&c.Data)},
+		{"kg", "DMAR_KG", "kg", false, "KG bundle folder, when not data", str(&c.KG)},
+		{"corpus", "DMAR_CORPUS", "corpus", false, "corpus JSONL file, when not data/corpus.jsonl", str(&c.Corpus)},
+		{"state", "DMAR_STATE", "state", false, "folder for loaded graphs and indexes, keyed by input content", str(&c.State)},
+		{"graph", "DMAR_GRAPH", "graph", false, "graph backend: embedded, or neo4j://HOST:PORT", str(&c.Graph)},
+		{"index", "DMAR_INDEX", "index", false, "search backend: embedded, or weaviate://HOST:PORT/Class", str(&c.Index)},
+		{"neo4j.user", "DMAR_NEO4J_USER", "", false, "Neo4j user (with a password)", str(&c.Neo4j.User)},
+		{"neo4j.database", "DMAR_NEO4J_DATABASE", "", false, "Neo4j database (default neo4j)", str(&c.Neo4j.Database)},
+		{"models.encoder_dir", "DMAR_ENCODER_DIR", "encoder-dir", false, "sentence encoder folder built by scripts/setup.sh", str(&c.Models.EncoderDir)},
+		{"models.gnn", "DMAR_GNN", "gnn", false, "Siamese GNN ONNX model; empty: the GED heuristic", str(&c.Models.GNN)},
+		{"models.gate", "DMAR_GATE", "gate", false, "gate ONNX model; empty: fixed weights", str(&c.Models.Gate)},
+		{"models.doc_tokens", "DMAR_DOC_TOKENS", "doc-tokens", false, "documents are embedded from their first N word pieces at load time (at most 256)", integer(&c.Models.DocTokens)},
+		{"ort.lib", "DMAR_ORT_LIB", "ort-lib", false, "ONNX Runtime library", str(&c.ORT.Lib)},
+		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},
+		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads, 0 = its choice", integer(&c.ORT.Threads)},
+		{"ort.cuda_device", "DMAR_CUDA_DEVICE", "", false, "CUDA device id with device cuda", integer(&c.ORT.CUDADevice)},
+		{"chat.base_url", "DMAR_CHAT_BASE_URL", "chat-url", false, "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1", str(&c.Chat.BaseURL)},
+		{"chat.model", "DMAR_CHAT_MODEL", "chat-model", false, "model name for reformulator=chat", str(&c.Chat.Model)},
+		{"chat.timeout", "DMAR_CHAT_TIMEOUT", "chat-timeout", false, "time limit of one chat reformulation", dur(&c.Chat.Timeout)},
+		{"quiet", "DMAR_QUIET", "quiet", false, "no progress output", boolean(&c.Quiet)},
+		{"server.addr", "DMAR_ADDR", "addr", true, "listen address; loopback unless told otherwise", str(&c.Server.Addr)},
+		{"server.request_timeout", "DMAR_REQUEST_TIMEOUT", "request-timeout", true, "time limit of one request", dur(&c.Server.RequestTimeout)},
+		{"server.backend_timeout", "DMAR_BACKEND_TIMEOUT", "backend-timeout", true, "time limit of one Neo4j or Weaviate call", dur(&c.Server.BackendTimeout)},
+		{"server.shutdown_timeout", "DMAR_SHUTDOWN_TIMEOUT", "shutdown-timeout", true, "on SIGTERM, how long in-flight requests may take to finish", dur(&c.Server.ShutdownTimeout)},
+		{"server.cors_origins", "DMAR_CORS_ORIGINS", "cors-origins", true, "comma-separated origins allowed by CORS (* for any); empty: CORS off", list(&c.Server.CORSOrigins)},
+		{"server.pprof", "DMAR_PPROF", "pprof", true, "serve net/http/pprof on pprof_addr (loopback only)", boolean(&c.Server.Pprof)},
+		{"server.pprof_addr", "DMAR_PPROF_ADDR", "pprof-addr", true, "loopback address of pprof", str(&c.Server.PprofAddr)},
+		{"server.log_level", "DMAR_LOG_LEVEL", "log-level", true, "debug, info, warn or error", str(&c.Server.LogLevel)},
+	}
+}
+
+type strValue struct{ p *string }
+
+func str(p *string) flag.Value        { return strValue{p} }
+func (v strValue) String() string     { return deref(v.p) }
+func (v strValue) Set(s string) error { *v.p = s; return nil }
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+type intValue struct{ p *int }
+
+func integer(p *int) flag.Value { return intValue{p} }
+func (v intValue) String() string {
+	if v.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*v.p)
+}
+func (v intValue) Set(s string) error {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not an integer", s)
+	}
+	*v.p = n
+	return nil
+}
+
+type durValue struct{ p *time.Duration }
+
+func dur(p *time.Duration) flag.Value { return durValue{p} }
+func (v durValue) String() string {
+	if v.p == nil {
+		return "0s"
+	}
+	return v.p.String()
+}
+func (v durValue) Set(s string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration like 30s or 2m", s)
+	}
+	*v.p = d
+	return nil
+}
+
+type boolValue struct{ p *bool }
+
+func boolean(p *bool) flag.Value     { return boolValue{p} }
+func (v boolValue) IsBoolFlag() bool { return true }
+func (v boolValue) String() string   { return strconv.FormatBool(v.p != nil && *v.p) }
+func (v boolValue) Set(s string) error {
+	b, err := strconv.ParseBool(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", s)
+	}
+	*v.p = b
+	return nil
+}
+
+type listValue struct{ p *[]string }
+
+func list(p *[]string) flag.Value { return listValue{p} }
+func (v listValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.Join(*v.p, ",")
+}
+func (v listValue) Set(s string) error {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	*v.p = out
+	return nil
+}

@@ -1,0 +1,226 @@
+package neo4jkg
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dmar-kg/dmar/cypher"
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// MaxHops is the deepest BFS the subgraph statement unrolls.
+const MaxHops = 3
+
+// Entities implements kg.Graph.
+func (s *Store) Entities(ctx context.Context, qids []string) (map[string]kg.Entity, error) {
+	out := map[string]kg.Entity{}
+	if len(qids) == 0 {
+		return out, ctx.Err()
+	}
+	res, err := s.read(ctx, "entities", cypher.Entities, map[string]any{"qids": qids})
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res.Records {
+		e := kg.Entity{
+			QID:         str(r.Values[0]),
+			Label:       str(r.Values[1]),
+			Description: str(r.Values[2]),
+			Aliases:     strs(r.Values[3]),
+			Degree:      integer(r.Values[4]),
+		}
+		out[e.QID] = e
+	}
+	return out, nil
+}
+
+// Link implements kg.Graph: the forms of text (kg.Spans) are looked up in
+// the full-text index entity_names in one round trip, and kg.Resolve picks
+// the mentions, so links are those of every other backend.
+func (s *Store) Link(ctx context.Context, text string) ([]kg.Mention, error) {
+	toks, forms := kg.Spans(text)
+	if len(forms) == 0 {
+		return nil, ctx.Err()
+	}
+	want := make(map[string]bool, len(forms))
+	for _, f := range forms {
+		want[f] = true
+	}
+	res, err := s.read(ctx, "link", cypher.LinkCandidates, map[string]any{"queries": luceneQueries(forms)})
+	if err != nil {
+		return nil, err
+	}
+	cands := map[string][]kg.Candidate{}
+	seen := map[[2]string]bool{}
+	for _, r := range res.Records {
+		qid, label, deg := str(r.Values[0]), str(r.Values[1]), integer(r.Values[3])
+		labelForm := kg.NormalizeForm(label)
+		for _, f := range strs(r.Values[2]) {
+			if !want[f] || seen[[2]string{f, qid}] {
+				continue
+			}
+			seen[[2]string{f, qid}] = true
+			// The label's form makes a label match (kg.NewDictionary's rule).
+			cands[f] = append(cands[f], kg.Candidate{QID: qid, IsLabel: f == labelForm, Degree: deg})
+		}
+	}
+	return kg.Resolve(text, toks, cands), nil
+}
+
+// maxClauses keeps each Lucene query under its default limit of 1024 clauses.
+const maxClauses = 512
+
+// luceneQueries ORs quoted forms, maxClauses per query. Forms hold only
+// letters, digits, marks and single spaces (kg.NormalizeForm), none of which
+// is special inside Lucene quotes.
+func luceneQueries(forms []string) []string {
+	var out []string
+	for i := 0; i < len(forms); i += maxClauses {
+		var b strings.Builder
+		for j, f := range forms[i:min(i+maxClauses, len(forms))] {
+			if j > 0 {
+				b.WriteString(" OR ")
+			}
+			b.WriteByte('"')
+			b.WriteString(f)
+			b.WriteByte('"')
+		}
+		out = append(out, b.String())
+	}
+	return out
+}
+
+func checkParams(p kg.SubgraphParams) error {
+	if p.Hops < 0 || p.Hops > MaxHops {
+		return fmt.Errorf("neo4jkg: hops %d outside 0..%d", p.Hops, MaxHops)
+	}
+	return nil
+}
+
+func subgraphParams(roots []string, p kg.SubgraphParams) map[string]any {
+	return map[string]any{"roots": roots, "hops": p.Hops, "maxNodes": p.MaxNodes, "hubDegree": p.HubDegree}
+}
+
+// Subgraphs implements kg.Graph with one statement for all roots.
+func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	if err := checkParams(p); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]kg.Subgraph{}
+	uniq := dedupe(roots)
+	if len(uniq) == 0 {
+		return out, nil
+	}
+	res, err := s.read(ctx, "subgraphs", cypher.Subgraphs, subgraphParams(uniq, p))
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range res.Records {
+		sg := kg.Subgraph{Root: str(r.Values[0]), Truncated: r.Values[2] == true}
+		for hop, lv := range list(r.Values[1]) {
+			level := make([]kg.Node, 0, len(list(lv)))
+			for _, n := range list(lv) {
+				f := list(n)
+				level = append(level, kg.Node{QID: str(f[0]), Label: str(f[1]), Hop: hop, Hub: integer(f[2]) > p.HubDegree})
+			}
+			sort.Slice(level, func(i, j int) bool { return level[i].QID < level[j].QID })
+			sg.Nodes = append(sg.Nodes, level...)
+		}
+		for _, e := range list(r.Values[3]) {
+			f := list(e)
+			sg.Edges = append(sg.Edges, kg.Edge{From: str(f[0]), PID: str(f[1]), To: str(f[2]), Label: str(f[3])})
+		}
+		sortEdges(sg.Edges)
+		out[sg.Root] = sg
+	}
+	return out, nil
+}
+
+// SubgraphStatement implements kg.Inspector: browse_subgraphs.cypher with its
+// parameters, which draws in Neo4j Browser the nodes and relationships of
+// exactly the subgraphs Subgraphs returns.
+func (s *Store) SubgraphStatement(roots []string, p kg.SubgraphParams) (string, map[string]any) {
+	return s.q.Get(cypher.BrowseSubgraphs), subgraphParams(dedupe(roots), p)
+}
+
+// RecordRetrieval implements kg.Recorder.
+func (s *Store) RecordRetrieval(ctx context.Context, r kg.RetrievalRecord) error {
+	if r.ID == "" {
+		return fmt.Errorf("neo4jkg: record retrieval: empty id")
+	}
+	anchors := make([]map[string]any, len(r.Anchors))
+	for i, a := range r.Anchors {
+		anchors[i] = map[string]any{"docId": a.DocID, "title": a.Title, "rank": a.Rank, "score": a.Score, "entities": nonNil(a.Entities)}
+	}
+	_, err := s.write(ctx, "record retrieval", cypher.RecordRetrieval, map[string]any{
+		"id": r.ID, "query": r.Query, "reformulated": r.Reformulated, "at": r.At, "anchors": anchors,
+	}, false)
+	return err
+}
+
+func sortEdges(es []kg.Edge) {
+	sort.Slice(es, func(i, j int) bool {
+		x, y := es[i], es[j]
+		if x.From != y.From {
+			return x.From < y.From
+		}
+		if x.PID != y.PID {
+			return x.PID < y.PID
+		}
+		return x.To < y.To
+	})
+}
+
+func dedupe(qs []string) []string {
+	seen := make(map[string]bool, len(qs))
+	out := make([]string, 0, len(qs))
+	for _, q := range qs {
+		if !seen[q] {
+			seen[q] = true
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// Conversions of Bolt values; a missing property arrives as nil.
+
+func str(v any) string {
+	s, _ := v.(string)
+	return s
+}
+
+func integer(v any) int {
+	n, _ := v.(int64)
+	return int(n)
+}
+
+func list(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// strs converts a list of strings; empty or missing gives nil, as bundle.Read.
+func strs(v any) []string {
+	l := list(v)
+	if len(l) == 0 {
+		return nil
+	}
+	out := make([]string, len(l))
+	for i, x := range l {
+		out[i] = str(x)
+	}
+	return out
+}

@@ -1,0 +1,255 @@
+// Package weaviate implements dmar's search port (retrieval.Index and
+// retrieval.Writer) on a Weaviate server through weaviate-go-client v4: one
+// collection per corpus, dmar's own encoder vectors (vectorizer none, HNSW with
+// cosine distance), BM25 over title and text, hybrid search with Weaviate's
+// fusion, filters on document ids and linked entities, and optional native
+// multi-tenancy. Every outage or server-side failure comes back wrapped in
+// errs.Unavail(err, "weaviate"), so the API answers 503 with Retry-After.
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	wv "github.com/weaviate/weaviate-go-client/v4/weaviate"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/grpc"
+)
+
+var (
+	_ retrieval.Index  = (*Store)(nil)
+	_ retrieval.Writer = (*Store)(nil)
+)
+
+// DefaultClass is the collection name when none is given.
+const DefaultClass = "Document"
+
+// DefaultHybridCandidates is Weaviate's QUERY_HYBRID_MAXIMUM_RESULTS default:
+// each hybrid sub-search fetches max(this, limit) candidates before fusion.
+const DefaultHybridCandidates = 100
+
+// Config says where the collection is and how to talk to it.
+type Config struct {
+	// URL of the REST/GraphQL endpoint, e.g. http://127.0.0.1:8080.
+	URL string
+	// Class is the collection (one per corpus). It must start with an upper
+	// case letter, as Weaviate requires.
+	Class string
+	// Tenant, when set, stores and searches the corpus as one tenant of a
+	// multi-tenant collection (Weaviate's native tenants).
+	Tenant string
+	// GRPC is host:port of Weaviate's gRPC endpoint, used by batch imports
+	// only (weaviate-go-client v4 sends queries over GraphQL). Empty: imports
+	// use REST.
+	GRPC string
+	// BatchSize is the number of objects per import request (default 256).
+	BatchSize int
+	// Timeout bounds one HTTP request when ctx has no earlier deadline
+	// (default 30 s).
+	Timeout time.Duration
+	// HybridCandidates must equal the server's QUERY_HYBRID_MAXIMUM_RESULTS
+	// (default 100); it bounds how far Search widens a hybrid request to
+	// settle ties without changing the candidate pool that fusion sees.
+	HybridCandidates int
+	// K1 and B are the BM25 parameters set when the collection is created
+	// (defaults 1.2 and 0.75, Weaviate's).
+	K1, B float64
+	// APIKey, when set, is sent as a bearer token on every REST/GraphQL and
+	// gRPC call (Weaviate's API-key authentication). Never logged.
+	APIKey string
+	// Create makes New create the collection (and tenant) when missing;
+	// otherwise a missing one is an error (a mistyped name must not serve an
+	// empty index).
+	Create bool
+}
+
+// Store is one Weaviate collection (or one tenant of it). It is safe for
+// concurrent use.
+type Store struct {
+	cfg    Config
+	client *wv.Client
+}
+
+var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
+
+// ParseURL reads an index location:
+//
+//	weaviate://HOST:PORT/Class?tenant=T&grpc=GRPCPORT&batch=N
+//	weaviates://HOST:PORT/Class   (HTTPS)
+//	http://HOST:PORT/Class        (the same as weaviate://)
+//
+// grpc may be a port (on HOST) or host:port; "grpc=off" imports over REST.
+// Without grpc, imports use gRPC on HOST:50051. Without a port, 8080 (443
+// for HTTPS); without a class, DefaultClass.
+func ParseURL(raw string) (Config, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("weaviate url %q: %w", raw, err)
+	}
+	scheme := "http"
+	switch u.Scheme {
+	case "weaviate", "http":
+	case "weaviates", "https":
+		scheme = "https"
+	default:
+		return Config{}, fmt.Errorf("weaviate url %q: scheme must be weaviate://, weaviates://, http:// or https://", raw)
+	}
+	if u.Host == "" {
+		return Config{}, fmt.Errorf("weaviate url %q: no host (want weaviate://HOST:PORT/Class)", raw)
+	}
+	host := u.Hostname()
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"http": "8080", "https": "443"}[scheme]
+	}
+	cfg := Config{URL: scheme + "://" + net.JoinHostPort(host, port), Class: strings.Trim(u.Path, "/")}
+	if cfg.Class == "" {
+		cfg.Class = DefaultClass
+	}
+	q := u.Query()
+	for k := range q {
+		switch k {
+		case "tenant", "grpc", "batch":
+		default:
+			return Config{}, fmt.Errorf("weaviate url %q: unknown parameter %q (tenant, grpc, batch)", raw, k)
+		}
+	}
+	cfg.Tenant = q.Get("tenant")
+	switch g := q.Get("grpc"); {
+	case g == "off":
+	case g == "":
+		cfg.GRPC = net.JoinHostPort(host, "50051")
+	case strings.Contains(g, ":"):
+		cfg.GRPC = g
+	default:
+		if _, err := strconv.Atoi(g); err != nil {
+			return Config{}, fmt.Errorf("weaviate url %q: grpc=%q is neither a port nor host:port", raw, g)
+		}
+		cfg.GRPC = net.JoinHostPort(host, g)
+	}
+	if b := q.Get("batch"); b != "" {
+		n, err := strconv.Atoi(b)
+		if err != nil || n <= 0 {
+			return Config{}, fmt.Errorf("weaviate url %q: batch=%q is not a positive integer", raw, b)
+		}
+		cfg.BatchSize = n
+	}
+	return cfg, cfg.Validate()
+}
+
+// Validate checks the configuration and fills defaults.
+func (c *Config) Validate() error {
+	if c.URL == "" {
+		return errors.New("weaviate: no URL")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("weaviate: URL %q must be http(s)://HOST:PORT", c.URL)
+	}
+	if c.Class == "" {
+		c.Class = DefaultClass
+	}
+	if !classRE.MatchString(c.Class) {
+		return fmt.Errorf("weaviate: class name %q must match %s", c.Class, classRE)
+	}
+	if c.Tenant != "" && !tenantRE.MatchString(c.Tenant) {
+		return fmt.Errorf("weaviate: tenant name %q must match %s", c.Tenant, tenantRE)
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = 256
+	}
+	if c.BatchSize < 0 {
+		return fmt.Errorf("weaviate: batch size %d is negative", c.BatchSize)
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.HybridCandidates == 0 {
+		c.HybridCandidates = DefaultHybridCandidates
+	}
+	if c.K1 == 0 {
+		c.K1 = 1.2
+	}
+	if c.B == 0 {
+		c.B = 0.75
+	}
+	return nil
+}
+
+var tenantRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// Option adjusts the Config that Open and OpenOrCreate parse from a URL.
+type Option func(*Config)
+
+// WithAPIKey authenticates with a Weaviate API key (kept out of URLs, which
+// end up in logs).
+func WithAPIKey(key string) Option { return func(c *Config) { c.APIKey = key } }
+
+// Open connects to an existing collection (and tenant) at an index URL (see
+// ParseURL), for searching: `dmar serve --index weaviate://...`.
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	cfg, err := ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return New(ctx, cfg)
+}
+
+// OpenOrCreate is Open that creates the collection (and tenant) when
+// missing, for loading: `dmar load corpus --index weaviate://...`.
+func OpenOrCreate(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	return Open(ctx, rawURL, append(opts, func(c *Config) { c.Create = true })...)
+}
+
+// New connects with cfg and checks (or, with cfg.Create, makes) the
+// collection and tenant. An unreachable server gives an errs.Unavailable
+// error; a missing collection or tenant an errs.NotFound one.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(cfg.URL)
+	wc := wv.Config{Host: u.Host, Scheme: u.Scheme, Timeout: cfg.Timeout}
+	if cfg.APIKey != "" {
+		// The client adds these headers to REST and gRPC calls alike.
+		wc.Headers = map[string]string{"Authorization": "Bearer " + cfg.APIKey}
+	}
+	if cfg.GRPC != "" {
+		wc.GrpcConfig = &grpc.Config{Host: cfg.GRPC, Secured: u.Scheme == "https"}
+	}
+	// Reach the server first: NewClient asks for its version with
+	// context.Background and the client's timeout, which would ignore ctx.
+	if err := ping(ctx, cfg.URL, cfg.Timeout); err != nil {
+		return nil, unavailable(ctx, "connect", err)
+	}
+	client, err := wv.NewClient(wc)
+	if err != nil {
+		return nil, unavailable(ctx, "connect", err)
+	}
+	s := &Store{cfg: cfg, client: client}
+	if err := s.ensureSchema(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Config returns the store's configuration, defaults filled in.
+func (s *Store) Config() Config { return s.cfg }
+
+// Drop deletes the whole collection (all tenants). Tests and reloads use it.
+func (s *Store) Drop(ctx context.Context) error {
+	if err := s.client.Schema().ClassDeleter().WithClassName(s.cfg.Class).Do(ctx); err != nil {
+		return unavailable(ctx, "drop collection "+s.cfg.Class, err)
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/time/rate"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+)
+
+// APIKey is one accepted key, known only by its SHA-256, with its own rate
+// limit (requests per second; 0: unlimited).
+type APIKey struct {
+	Name   string
+	SHA256 string // lowercase hex
+	Rate   float64
+	Burst  int // 0: max(1, ceil(Rate))
+}
+
+type keyState struct {
+	name    string
+	sum     [sha256.Size]byte
+	limiter *rate.Limiter // nil: unlimited
+}
+
+// open paths answer without a key: load balancers and orchestrators probe them.
+var openPaths = map[string]bool{"/healthz": true, "/readyz": true, "/openapi.json": true}
+
+func newKeys(keys []APIKey) ([]*keyState, error) {
+	var out []*keyState
+	for _, k := range keys {
+		b, err := hex.DecodeString(k.SHA256)
+		if err != nil || len(b) != sha256.Size {
+			return nil, fmt.Errorf("api key %q: sha256 is not 64 hex digits", k.Name)
+		}
+		ks := &keyState{name: k.Name}
+		copy(ks.sum[:], b)
+		if k.Rate > 0 {
+			burst := k.Burst
+			if burst <= 0 {
+				burst = max(1, int(math.Ceil(k.Rate)))
+			}
+			ks.limiter = rate.NewLimiter(rate.Limit(k.Rate), burst)
+		}
+		out = append(out, ks)
+	}
+	return out, nil
+}
+
+// presentedKey reads the key from "Authorization: Bearer KEY" or "X-API-Key: KEY".
+func presentedKey(r *http.Request) string {
+	if h := r.Header.Get("Authorization"); h != "" {
+		if k, ok := strings.CutPrefix(h, "Bearer "); ok {
+			return strings.TrimSpace(k)
+		}
+	}
+	return strings.TrimSpace(r.Header.Get("X-API-Key"))
+}
+
+// authenticate admits requests with a known key, within its rate limit.
+// Only hashes are kept; every stored hash is compared in constant time.
+func (s *Server) authenticate(c *gin.Context) {
+	if len(s.keys) == 0 || openPaths[c.Request.URL.Path] {
+		c.Next()
+		return
+	}
+	key := presentedKey(c.Request)
+	if key == "" {
+		s.cfg.Metrics.authFailures.WithLabelValues("missing").Inc()
+		c.Header("WWW-Authenticate", `Bearer realm="dmar"`)
+		s.fail(c, errs.E(errs.Unauthorized, "an API key is required (Authorization: Bearer KEY or X-API-Key)"))
+		return
+	}
+	sum := sha256.Sum256([]byte(key))
+	var found *keyState
+	for _, k := range s.keys {
+		if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
+			found = k
+		}
+	}
+	if found == nil {
+		s.cfg.Metrics.authFailures.WithLabelValues("unknown").Inc()
+		c.Header("WWW-Authenticate", `Bearer realm="dmar", error="invalid_token"`)
+		s.fail(c, errs.E(errs.Unauthorized, "the API key is not valid"))
+		return
+	}
+	c.Set("api_key", found.name)
+	if found.limiter != nil {
+		r := found.limiter.Reserve()
+		if d := r.Delay(); d > 0 {
+			r.Cancel()
+			s.cfg.Metrics.rateLimited.WithLabelValues(found.name).Inc()
+			s.fail(c, &errs.Error{Code: errs.RateLimited, Message: fmt.Sprintf("rate limit of API key %q exceeded", found.name), RetryAfter: ceilSecond(d)})
+			return
+		}
+	}
+	c.Next()
+}
+
+func ceilSecond(d time.Duration) time.Duration {
+	return time.Duration(math.Ceil(d.Seconds())) * time.Second
+}
+
+// cors answers browsers only for the configured origins; with none, it adds
+// nothing and a cross-origin browser request is refused by the browser.
+func (s *Server) cors(c *gin.Context) {
+	o := c.Request.Header.Get("Origin")
+	if len(s.cfg.CORSOrigins) == 0 || o == "" {
+		c.Next()
+		return
+	}
+	allowed := ""
+	for _, a := range s.cfg.CORSOrigins {
+		if a == "*" || strings.EqualFold(a, o) {
+			allowed = a
+			break
+		}
+	}
+	c.Header("Vary", "Origin")
+	if allowed == "" {
+		c.Next()
+		return
+	}
+	if allowed != "*" {
+		allowed = o
+	}
+	c.Header("Access-Control-Allow-Origin", allowed)
+	c.Header("Access-Control-Expose-Headers", "X-Request-ID, Retry-After")
+	if c.Request.Method == http.MethodOptions && c.Request.Header.Get("Access-Control-Request-Method") != "" {
+		c.Header("Access-Control-Allow-Methods", "GET, POST")
+		c.Header("Access-Control-Allow-Headers", "Content-Type, Authorization, X-API-Key, X-Request-ID")
+		c.Header("Access-Control-Max-Age", strconv.Itoa(600))
+		c.AbortWithStatus(http.StatusNoContent)
+		return
+	}
+	c.Next()
+}

@@ -1,0 +1,226 @@
+// Package server is dmar's REST API on gin: retrieval, linking, subgraphs,
+// health, readiness, Prometheus metrics and the OpenAPI document. New builds
+// the router in one place; tests run it under httptest.
+package server
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/loaders/bundle"
+)
+
+//go:embed openapi.json
+var openAPI []byte
+
+// OpenAPI returns the OpenAPI 3 document served at /openapi.json.
+func OpenAPI() []byte { return openAPI }
+
+// Checker is a named readiness check (a backend's Ping).
+type Checker struct {
+	Name string
+	Ping func(ctx context.Context) error
+}
+
+// Config holds the server's parts.
+type Config struct {
+	Pipeline       *pipeline.Pipeline
+	Metrics        *Metrics // nil: a fresh one
+	Logger         *slog.Logger
+	Ready          []Checker
+	RequestTimeout time.Duration // per request; default 30s
+	// APIKeys, when not empty, turn authentication on for every route
+	// but /healthz, /readyz and /openapi.json.
+	APIKeys []APIKey
+	// CORSOrigins are the origins browsers may call from ("*": any);
+	// empty: CORS off.
+	CORSOrigins []string
+}
+
+// Server is the HTTP handler: the gin router and its middleware state.
+type Server struct {
+	*gin.Engine
+	cfg      Config
+	keys     []*keyState
+	draining atomic.Bool
+	inflight atomic.Int64
+}
+
+// New builds the router. It panics on an API key that is not a SHA-256
+// (the configuration validates them first).
+func New(cfg Config) *Server {
+	gin.SetMode(gin.ReleaseMode)
+	if cfg.Metrics == nil {
+		cfg.Metrics = NewMetrics()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.RequestTimeout <= 0 {
+		cfg.RequestTimeout = 30 * time.Second
+	}
+	keys, err := newKeys(cfg.APIKeys)
+	if err != nil {
+		panic(err)
+	}
+	r := gin.New()
+	s := &Server{Engine: r, cfg: cfg, keys: keys}
+	r.Use(gin.Recovery(), s.observe, s.admit, s.cors, s.authenticate, s.timeout)
+	r.POST("/v1/retrieve", s.retrieve)
+	r.POST("/v1/link", s.link)
+	r.GET("/v1/entities/:qid/subgraph", s.subgraph)
+	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	r.GET("/readyz", s.ready)
+	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
+	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openAPI) })
+	r.NoRoute(func(c *gin.Context) {
+		s.fail(c, errs.E(errs.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+	})
+	return s
+}
+
+func (s *Server) timeout(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.cfg.RequestTimeout)
+	defer cancel()
+	c.Request = c.Request.WithContext(ctx)
+	c.Next()
+}
+
+// fail writes err through the one mapping from codes to statuses. Internal
+// errors are logged; clients see a safe message.
+func (s *Server) fail(c *gin.Context, err error) {
+	e, ok := errs.As(err)
+	switch {
+	case ok:
+	case errors.Is(err, context.DeadlineExceeded):
+		e = &errs.Error{Code: errs.Unavailable, Message: "the request timed out", Err: err, RetryAfter: time.Second}
+	case errors.Is(err, context.Canceled):
+		e = &errs.Error{Code: errs.Unavailable, Message: "the request was cancelled", Err: err}
+	default:
+		e = &errs.Error{Code: errs.Internal, Message: "internal error", Err: err}
+	}
+	status := errs.Status(e.Code)
+	if status >= 500 {
+		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", err)
+	}
+	if e.RetryAfter > 0 || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
+		secs := int(e.RetryAfter.Seconds())
+		if secs < 1 {
+			secs = 1
+		}
+		c.Header("Retry-After", strconv.Itoa(secs))
+	}
+	c.AbortWithStatusJSON(status, api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}})
+}
+
+func (s *Server) retrieve(c *gin.Context) {
+	p := s.cfg.Pipeline
+	req, err := api.DecodeRetrieve(c.Request.Body, p.Defaults())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	res, err := p.Retrieve(c.Request.Context(), req.Query, req.Options)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, res)
+}
+
+func (s *Server) link(c *gin.Context) {
+	req, err := api.DecodeLink(c.Request.Body)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	g := s.cfg.Pipeline.Graph()
+	ms, err := g.Link(c.Request.Context(), req.Text)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	ents, err := g.Entities(c.Request.Context(), kg.QIDs(ms))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := api.LinkResponse{Mentions: []pipeline.QueryEntity{}}
+	for _, m := range ms {
+		out.Mentions = append(out.Mentions, pipeline.QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End})
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) subgraph(c *gin.Context) {
+	qid := c.Param("qid")
+	if !bundle.ValidQID(qid) {
+		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", qid))
+		return
+	}
+	p := s.cfg.Pipeline.Defaults().SubgraphParams()
+	for _, q := range []struct {
+		name   string
+		dst    *int
+		lo, hi int
+	}{{"hops", &p.Hops, 1, 3}, {"limit", &p.MaxNodes, 1, 512}, {"hub_degree", &p.HubDegree, 1, 100_000_000}} {
+		v := c.Query(q.name)
+		if v == "" {
+			continue
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < q.lo || n > q.hi {
+			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.lo, q.hi, v))
+			return
+		}
+		*q.dst = n
+	}
+	sgs, err := s.cfg.Pipeline.Graph().Subgraphs(c.Request.Context(), []string{qid}, p)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	sg, ok := sgs[qid]
+	if !ok {
+		s.fail(c, errs.E(errs.NotFound, "entity %s is not in the knowledge graph", qid))
+		return
+	}
+	c.JSON(http.StatusOK, sg)
+}
+
+func (s *Server) ready(c *gin.Context) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
+	defer cancel()
+	checks := gin.H{}
+	ok := true
+	for _, ch := range s.cfg.Ready {
+		if err := ch.Ping(ctx); err != nil {
+			ok = false
+			checks[ch.Name] = err.Error()
+		} else {
+			checks[ch.Name] = "ok"
+		}
+	}
+	status := http.StatusOK
+	state := "ready"
+	if !ok {
+		status = http.StatusServiceUnavailable
+		state = "not ready"
+		c.Header("Retry-After", "5")
+	}
+	c.JSON(status, gin.H{"status": state, "checks": checks})
+}

@@ -1,0 +1,199 @@
+// Package bundlesink is a loaders.Sink writing dmar's KG bundle directory
+// (the format of ../shared/data/codexm that loaders/bundle reads and the
+// embedded graph serves): triples.tsv, entities.jsonl and relations.json. It
+// holds the graph in memory and writes the three files at Close, each
+// through a temporary file renamed into place, so a rerun overwrites and a
+// failed run leaves the previous bundle intact.
+//
+// Output is deterministic: entities sorted by QID with their degree (item
+// statements in + out), triples in first-write order, relations.json with the
+// properties that some triple uses, keys sorted.
+package bundlesink
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/loaders"
+	"github.com/dmar-kg/dmar/loaders/bundle"
+)
+
+var _ loaders.Sink = (*Sink)(nil)
+
+// Sink accumulates a bundle. Not safe for concurrent use.
+type Sink struct {
+	dir       string
+	entities  map[string]kg.Entity
+	triples   []kg.Triple
+	seen      map[kg.Triple]struct{}
+	relations map[string]kg.Relation
+	closed    bool
+}
+
+// New returns a sink that writes into dir (created at Close if needed).
+func New(dir string) *Sink {
+	return &Sink{dir: dir, entities: map[string]kg.Entity{}, seen: map[kg.Triple]struct{}{}, relations: map[string]kg.Relation{}}
+}
+
+// WriteEntities adds entities; the first write of a QID stands.
+func (s *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
+	for _, e := range es {
+		if !bundle.ValidQID(e.QID) {
+			return fmt.Errorf("bundlesink: entity %q is not a QID", e.QID)
+		}
+		if _, ok := s.entities[e.QID]; !ok {
+			e.Degree = 0
+			s.entities[e.QID] = e
+		}
+	}
+	return ctx.Err()
+}
+
+// WriteTriples adds triples, each once.
+func (s *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
+	for _, t := range ts {
+		if !bundle.ValidQID(t.Head) || !bundle.ValidPID(t.PID) || !bundle.ValidQID(t.Tail) {
+			return fmt.Errorf("bundlesink: triple %v is not QID PID QID", t)
+		}
+		if _, dup := s.seen[t]; dup {
+			continue
+		}
+		s.seen[t] = struct{}{}
+		s.triples = append(s.triples, t)
+	}
+	return ctx.Err()
+}
+
+// WriteRelations records property labels; a later non-empty label or
+// description replaces an earlier one.
+func (s *Sink) WriteRelations(ctx context.Context, rs []kg.Relation) error {
+	for _, r := range rs {
+		if !bundle.ValidPID(r.PID) {
+			return fmt.Errorf("bundlesink: relation %q is not a PID", r.PID)
+		}
+		old := s.relations[r.PID]
+		if r.Label == "" {
+			r.Label = old.Label
+		}
+		if r.Description == "" {
+			r.Description = old.Description
+		}
+		s.relations[r.PID] = r
+	}
+	return ctx.Err()
+}
+
+type entityLine struct {
+	QID         string   `json:"qid"`
+	Label       string   `json:"label"`
+	Aliases     []string `json:"aliases"`
+	Description string   `json:"description,omitempty"`
+	Degree      int      `json:"degree"`
+}
+
+type relationValue struct {
+	Label       string `json:"label"`
+	Description string `json:"description,omitempty"`
+	Triples     int    `json:"triples"`
+}
+
+// Close writes the bundle.
+func (s *Sink) Close(ctx context.Context) error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("bundlesink: %w", err)
+	}
+	degree := map[string]int{}
+	perPID := map[string]int{}
+	for _, t := range s.triples {
+		degree[t.Head]++
+		degree[t.Tail]++
+		perPID[t.PID]++
+	}
+	err := writeFile(s.dir, "triples.tsv", func(w *bufio.Writer) error {
+		for _, t := range s.triples {
+			if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", t.Head, t.PID, t.Tail); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	qids := make([]string, 0, len(s.entities))
+	for q := range s.entities {
+		qids = append(qids, q)
+	}
+	sort.Strings(qids)
+	err = writeFile(s.dir, "entities.jsonl", func(w *bufio.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, q := range qids {
+			e := s.entities[q]
+			aliases := e.Aliases
+			if aliases == nil {
+				aliases = []string{}
+			}
+			if err := enc.Encode(entityLine{QID: q, Label: e.Label, Aliases: aliases, Description: e.Description, Degree: degree[q]}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rels := map[string]relationValue{}
+	for pid, n := range perPID {
+		r := s.relations[pid]
+		rels[pid] = relationValue{Label: r.Label, Description: r.Description, Triples: n}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return writeFile(s.dir, "relations.json", func(w *bufio.Writer) error {
+		b, err := json.MarshalIndent(rels, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(append(b, '\n'))
+		return err
+	})
+}
+
+// writeFile writes dir/name through a temporary file renamed into place.
+func writeFile(dir, name string, fill func(*bufio.Writer) error) error {
+	f, err := os.CreateTemp(dir, "."+name+"-*.part")
+	if err != nil {
+		return fmt.Errorf("bundlesink: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("bundlesink: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := fill(w); err != nil {
+		return fmt.Errorf("bundlesink: write %s: %w", name, err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("bundlesink: write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("bundlesink: write %s: %w", name, err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("bundlesink: %w", err)
+	}
+	return nil
+}

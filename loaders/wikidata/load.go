@@ -1,0 +1,445 @@
+// Package wikidata streams a Wikidata JSON dump (latest-all.json, plain,
+// gzip or bzip2) into a loaders.Sink: items become kg.Entity, truthy
+// item-valued statements become kg.Triple, properties become kg.Relation.
+//
+// The dump is one entity per line between "[" and "]" lines, each line but
+// the last ending in a comma; real dumps and samples are often cut off. Lines
+// are parsed in parallel by Workers goroutines and handed to the sink in dump
+// order, so the output is the same for any number of workers. Memory is
+// bounded by the batches in flight (a few MB per worker) plus, in seed mode,
+// the neighbourhood's QIDs. A line that does not parse is counted, logged with
+// its byte offset in the uncompressed dump, and skipped.
+//
+// Seeds plus hops over a dump takes Hops+1 passes: pass k reads the whole
+// dump and adds the neighbours (either direction) of the frontier found by
+// pass k-1; the last pass writes the entities within Hops of a seed and the
+// triples between two of them (the induced subgraph).
+package wikidata
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/loaders"
+	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/loaders/internal/qidset"
+)
+
+func qidNum(q string) uint32 {
+	n, _ := qidset.Num(q) // ParseLine validated it
+	return n
+}
+
+// Options configures Load. The zero value loads every item with English
+// labels and every item-valued statement, on all cores.
+type Options struct {
+	Filter
+	// ItemsOnly skips property entities too (lexemes and media are always
+	// skipped); otherwise properties are written as relations.
+	ItemsOnly bool
+	// Seeds, when set, restricts the load to the entities within Hops of them.
+	Seeds []string
+	Hops  int
+	// PropertiesTSV is a "PID<TAB>label" file written as relations before the
+	// dump ("" for none).
+	PropertiesTSV string
+	Workers       int // parsing goroutines; 0 means GOMAXPROCS
+	// Decompress picks the gzip/bzip2 reader: "go" (Go's own), "external"
+	// (pigz/gzip or lbzip2/pbzip2/bzip2 from PATH, in their own process; an
+	// error if none is found) or "auto"/"" (external when found, else Go).
+	// An external decompressor runs beside the parsers instead of sharing
+	// the reading goroutine, and Go's bzip2 is several times slower.
+	Decompress string
+	// MaxLine bounds one line; longer lines are counted bad. 0 means 256 MiB.
+	MaxLine int
+	// Progress receives a status line every ProgressEvery (default 2s).
+	Progress      io.Writer
+	ProgressEvery time.Duration
+	// Log receives one line per bad line (nil: none).
+	Log io.Writer
+}
+
+// Stats is what a load did. Counts covers entity lines (the framing lines
+// are not counted): Read = Loaded + Filtered + Bad, over the final pass.
+type Stats struct {
+	loaders.Counts
+	Triples   int   `json:"triples"`
+	Relations int   `json:"relations"` // from PropertiesTSV and property entities
+	Bytes     int64 `json:"bytes"`     // uncompressed bytes of the final pass
+	Passes    int   `json:"passes"`
+	// Truncated is set when the compressed stream itself was cut off.
+	Truncated   bool          `json:"truncated,omitempty"`
+	TruncatedBy string        `json:"truncated_by,omitempty"` // the decompressor's complaint, when it had one
+	Elapsed     time.Duration `json:"elapsed"`
+}
+
+const maxProblems = 10
+
+func (st *Stats) bad(off int64, err error, log io.Writer) {
+	st.Bad++
+	msg := fmt.Sprintf("byte %d: %v", off, err)
+	if len(st.Problems) < maxProblems {
+		st.Problems = append(st.Problems, msg)
+	}
+	if log != nil {
+		fmt.Fprintln(log, "wikidata: bad line at", msg)
+	}
+}
+
+func (o *Options) validate() error {
+	for _, q := range o.Seeds {
+		if !bundle.ValidQID(q) {
+			return fmt.Errorf("seed %q is not a QID", q)
+		}
+	}
+	switch o.Decompress {
+	case "", "auto", "go", "external":
+	default:
+		return fmt.Errorf("decompress %q: want auto, go or external", o.Decompress)
+	}
+	if o.Hops < 0 {
+		return fmt.Errorf("hops %d is negative", o.Hops)
+	}
+	for p := range o.Properties {
+		if !bundle.ValidPID(p) {
+			return fmt.Errorf("property %q is not a PID", p)
+		}
+	}
+	return nil
+}
+
+// Load reads the dump at path into sink and closes the sink.
+func Load(ctx context.Context, path string, sink loaders.Sink, o Options) (st Stats, err error) {
+	start := time.Now()
+	defer func() {
+		if cerr := sink.Close(ctx); cerr != nil && err == nil {
+			err = fmt.Errorf("close sink: %w", cerr)
+		}
+		st.Elapsed = time.Since(start)
+	}()
+	if err := o.validate(); err != nil {
+		return st, err
+	}
+	if o.PropertiesTSV != "" {
+		rels, err := ReadPropertiesTSV(o.PropertiesTSV)
+		if err != nil {
+			return st, err
+		}
+		if err := sink.WriteRelations(ctx, rels); err != nil {
+			return st, fmt.Errorf("write relations: %w", err)
+		}
+		st.Relations += len(rels)
+	}
+	var inSet map[string]bool
+	if len(o.Seeds) > 0 {
+		inSet, err = expand(ctx, path, o, &st)
+		if err != nil {
+			return st, err
+		}
+	}
+	var seen qidset.Set
+	var ents []kg.Entity
+	var trs []kg.Triple
+	var rels []kg.Relation
+	pass := st.Passes + 1
+	err = scan(ctx, path, o, fmt.Sprintf("pass %d/%d", pass, pass), &st, func(r *result) error {
+		e := &r.ent
+		switch {
+		case e.Type == "property" && !o.ItemsOnly && e.ID[0] == 'P':
+			rels = append(rels, kg.Relation{PID: e.ID, Label: e.Label, Description: e.Description})
+			st.Relations++
+		case e.Type != "item" || e.ID[0] != 'Q':
+			st.Filtered++
+			return nil
+		case inSet != nil && !inSet[e.ID]:
+			st.Filtered++
+			return nil
+		case !seen.Add(qidNum(e.ID)):
+			st.Filtered++ // the same item twice: the first one stands
+			return nil
+		default:
+			label := e.Label
+			if label == "" {
+				label = e.ID
+			}
+			ents = append(ents, kg.Entity{QID: e.ID, Label: label, Aliases: e.Aliases, Description: e.Description})
+			for _, c := range e.Claims {
+				if inSet == nil || inSet[c.QID] {
+					trs = append(trs, kg.Triple{Head: e.ID, PID: c.PID, Tail: c.QID})
+				}
+			}
+		}
+		st.Loaded++
+		return nil
+	}, func() error {
+		// Called after each batch, in order: hand what it made to the sink.
+		if len(rels) > 0 {
+			if err := sink.WriteRelations(ctx, rels); err != nil {
+				return fmt.Errorf("write relations: %w", err)
+			}
+		}
+		if len(ents) > 0 {
+			if err := sink.WriteEntities(ctx, ents); err != nil {
+				return fmt.Errorf("write entities: %w", err)
+			}
+		}
+		if len(trs) > 0 {
+			if err := sink.WriteTriples(ctx, trs); err != nil {
+				return fmt.Errorf("write triples: %w", err)
+			}
+		}
+		st.Triples += len(trs)
+		ents, trs, rels = ents[:0], trs[:0], rels[:0]
+		return nil
+	})
+	st.Passes = pass
+	return st, err
+}
+
+// expand runs the Hops neighbourhood passes and returns the entities within
+// Hops of a seed.
+func expand(ctx context.Context, path string, o Options, st *Stats) (map[string]bool, error) {
+	in := map[string]bool{}
+	frontier := map[string]bool{}
+	for _, q := range o.Seeds {
+		in[q], frontier[q] = true, true
+	}
+	for h := 1; h <= o.Hops && len(frontier) > 0; h++ {
+		next := map[string]bool{}
+		var scratch Stats
+		err := scan(ctx, path, o, fmt.Sprintf("pass %d/%d (hop %d)", h, o.Hops+1, h), &scratch, func(r *result) error {
+			e := &r.ent
+			if e.Type != "item" {
+				return nil
+			}
+			for _, c := range e.Claims {
+				if frontier[e.ID] && !in[c.QID] {
+					next[c.QID] = true
+				}
+				if frontier[c.QID] && !in[e.ID] {
+					next[e.ID] = true
+				}
+			}
+			return nil
+		}, func() error { return nil })
+		if err != nil {
+			return nil, err
+		}
+		for q := range next {
+			in[q] = true
+		}
+		frontier = next
+		st.Passes++
+	}
+	return in, nil
+}
+
+// scan reads the dump once, parses lines on o.Workers goroutines and calls
+// each for every good entity line and flush after every batch, both in dump
+// order on the calling goroutine. Bad lines are counted in st.
+func scan(ctx context.Context, path string, o Options, pass string, st *Stats, each func(*result) error, flush func() error) error {
+	in, err := openDump(path, o.Decompress)
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	maxLine := o.MaxLine
+	if maxLine <= 0 {
+		maxLine = 256 << 20
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	const batchBytes = 1 << 20
+	const batchLines = 512
+	tokens := make(chan struct{}, 2*workers+2) // bounds the batches in flight
+	jobs := make(chan *batch, workers)
+	done := make(chan *batch, 2*workers+2)
+	pool := sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)} }}
+	lr := newLineReader(in.r, maxLine)
+
+	var readErr error
+	go func() { // reader
+		defer close(jobs)
+		for seq := 0; ; seq++ {
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			b := pool.Get().(*batch)
+			b.seq, b.buf, b.lines = seq, b.buf[:0], b.lines[:0]
+			var err error
+			for len(b.buf) < batchBytes && len(b.lines) < batchLines {
+				var ref lineRef
+				b.buf, ref, err = lr.next(b.buf)
+				if err != nil {
+					break
+				}
+				b.lines = append(b.lines, ref)
+			}
+			b.end = lr.off
+			if len(b.lines) > 0 {
+				jobs <- b
+			} else {
+				<-tokens
+			}
+			if err != nil {
+				if err != io.EOF {
+					readErr = fmt.Errorf("read dump at byte %d: %w", lr.off, err)
+				}
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.out = b.out[:0]
+				for _, l := range b.lines {
+					b.out = append(b.out, parseRef(b.buf[l.start:l.end], l, &o.Filter))
+				}
+				done <- b
+			}
+		}()
+	}
+	go func() { wg.Wait(); close(done) }()
+
+	meter := newMeter(o.Progress, "load wikidata "+pass, in.size, o.ProgressEvery)
+	pending := map[int]*batch{}
+	nextSeq := 0
+	var firstErr error
+	for b := range done {
+		if firstErr != nil {
+			<-tokens
+			continue
+		}
+		pending[b.seq] = b
+		for {
+			b, ok := pending[nextSeq]
+			if !ok {
+				break
+			}
+			delete(pending, nextSeq)
+			nextSeq++
+			n := 0
+			for i := range b.out {
+				r := &b.out[i]
+				switch {
+				case r.framing:
+					continue
+				case r.err != nil:
+					st.Read++
+					st.bad(r.off, r.err, o.Log)
+					continue
+				}
+				st.Read++
+				n++
+				if err := each(r); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+			if err := flush(); err != nil && firstErr == nil {
+				firstErr = err
+			}
+			st.Bytes = b.end
+			meter.update(st.Bytes, in.consumed.Load(), n)
+			b.out = b.out[:0]
+			pool.Put(b)
+			<-tokens
+			if firstErr == nil {
+				firstErr = ctx.Err()
+			}
+			if firstErr != nil {
+				cancel()
+				break
+			}
+		}
+	}
+	meter.done(st.Bytes, in.consumed.Load())
+	if firstErr != nil {
+		return firstErr
+	}
+	if readErr != nil {
+		// A compressed stream that fails once the whole file has been read
+		// was cut off (Go's bzip2 reports it as a checksum error); earlier
+		// failures are corruption.
+		if in.kind == "json" || in.consumed.Load() < in.size {
+			return readErr
+		}
+		st.TruncatedBy = readErr.Error()
+		lr.truncated = true
+	}
+	if in.wait != nil {
+		truncated, err := in.wait()
+		if err != nil {
+			return fmt.Errorf("decompress: %w", err)
+		}
+		lr.truncated = lr.truncated || truncated
+	}
+	if lr.truncated {
+		st.Truncated = true
+	}
+	return ctx.Err()
+}
+
+func parseRef(line []byte, l lineRef, f *Filter) result {
+	r := result{off: l.off}
+	if l.tooLong {
+		r.err = fmt.Errorf("line longer than the limit")
+		return r
+	}
+	raw := StripFraming(line)
+	if raw == nil {
+		r.framing = true
+		return r
+	}
+	e, err := ParseLine(raw, f)
+	if err != nil {
+		if l.last {
+			err = fmt.Errorf("cut-off last line: %w", err)
+		}
+		r.err = err
+		return r
+	}
+	r.ent = e
+	return r
+}
+
+// ReadPropertiesTSV reads "PID<TAB>label" lines (the shared
+// wikidata-properties file); lines without a valid PID are skipped.
+func ReadPropertiesTSV(path string) ([]kg.Relation, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open properties: %w", err)
+	}
+	defer f.Close()
+	var out []kg.Relation
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		pid, label, ok := strings.Cut(sc.Text(), "\t")
+		if !ok || !bundle.ValidPID(pid) {
+			continue
+		}
+		out = append(out, kg.Relation{PID: pid, Label: strings.TrimSpace(label)})
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,22 @@
+"""Prints a /v1/retrieve response (JSON on stdin) as a short readable summary."""
+import json
+import sys
+
+r = json.load(sys.stdin)
+print(f"Query:        {r['query']}")
+ents = ", ".join(f"{e['label']} ({e['qid']})" for e in r["query_entities"]) or "none"
+print(f"Entities:     {ents}")
+print(f"Reformulated: {r['reformulated_query']}  [{r['reformulator']}]")
+print("Anchors:")
+for a in r["anchors"]:
+    phi = " ".join(f"{p['qid']}={p['phi']:.3f}" for p in a["phi"])
+    sg = sum(len(s["nodes"]) for s in a["subgraphs"])
+    print(f"  {a['rank']}. {a['title']} ({a['id']})  fused {a['score']:.3f}  phi {phi}  [{len(a['subgraphs'])} subgraphs, {sg} nodes]")
+print("Results:")
+for d in r["results"]:
+    b = d["breakdown"]
+    print(f"  {d['rank']}. {d['title']} ({d['id']})  final {d['score']:.3f}  "
+          f"sem {b['semantic']:.3f} ent {b['structural']:.3f}  gate {b['gate']['semantic']:.2f}/{b['gate']['structural']:.2f}")
+for f in r["fallbacks"]:
+    print(f"Fallback:     {f['name']}: {f['reason']}")
+print("Timings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["timings_ms"].items())))

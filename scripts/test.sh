@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite: starts the real backends the integration tests need
+# (each scripts/services/NAME.sh present), runs every Go test, stops them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DMAR_CACHE=${DMAR_CACHE:-$HOME/.cache/dmar}
+started=()
+stop_all() {
+	for s in "${started[@]}"; do scripts/services.sh stop "$s" >/dev/null 2>&1 || true; done
+}
+trap stop_all EXIT
+start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
+	local url
+	url=$(scripts/services.sh start "$1" | tail -n 1)
+	started+=("$1")
+	export "$2=$url"
+	echo "test: $1 at $url" >&2
+}
+[ -f scripts/services/neo4j.sh ] && start neo4j DMAR_NEO4J_URI
+[ -f scripts/services/weaviate.sh ] && start weaviate DMAR_WEAVIATE_URL
+[ -f scripts/services/virtuoso.sh ] && start virtuoso DMAR_SPARQL_URL
+go vet ./...
+go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
+# Fuzz the request decoders and the Wikidata line parser, each for a bounded
+# time (DMAR_FUZZTIME, default 20s); a failing input is saved under the
+# package's testdata/fuzz and fails the run.
+for target in internal/api:FuzzDecodeRetrieve internal/api:FuzzDecodeLink loaders/wikidata:FuzzParseLine; do
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${DMAR_FUZZTIME:-20s}" "./${target%%:*}" 2>&1 | tail -n 3 | tee -a /tmp/dmar-test.log
+done
