@@ -255,6 +255,7 @@ func (a *appFlags) loadIndex(ctx context.Context, g kg.Graph, kgKey string, enc 
 	if err := x.Save(snap); err != nil {
 		return nil, err
 	}
+	x.Build()
 	return x, nil
 }
 

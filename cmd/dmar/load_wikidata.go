@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/loaders"
 	"github.com/dmar-kg/dmar/loaders/bundlesink"
 	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
@@ -24,9 +26,8 @@ func init() {
 	register("load sparql", "load the neighbourhood of seed entities from a Wikidata-compatible SPARQL endpoint", runLoadSPARQL)
 }
 
-// sinkOpeners maps the scheme of --to (csv:DIR, bundle:DIR, ...) to a sink.
-// This is the one place a sink is chosen: the Neo4j package adds "neo4j" (and
-// "bolt") here from its own file's init() for online loading over Bolt.
+// sinkOpeners maps the scheme of --to (csv:DIR, bundle:DIR, neo4j://…,
+// bolt://…) to a sink: the one place a sink is chosen.
 var sinkOpeners = map[string]func(ctx context.Context, target string) (loaders.Sink, error){
 	"csv": func(_ context.Context, dir string) (loaders.Sink, error) {
 		// Both loaders hand each triple over once, so no dedup set is needed.
@@ -35,19 +36,47 @@ var sinkOpeners = map[string]func(ctx context.Context, target string) (loaders.S
 	"bundle": func(_ context.Context, dir string) (loaders.Sink, error) {
 		return bundlesink.New(dir), nil
 	},
+	"neo4j": openBolt,
+	"bolt":  openBolt,
+}
+
+// boltSink is neo4jkg's Bolt loader plus the connection it owns.
+type boltSink struct {
+	*neo4jkg.Sink
+	store *neo4jkg.Store
+}
+
+func (b boltSink) Close(ctx context.Context) error {
+	err := b.Sink.Close(ctx)
+	return errors.Join(err, b.store.Close(context.Background()))
+}
+
+// openBolt loads online into the Neo4j at uri (user and password from
+// DMAR_NEO4J_USER/DMAR_NEO4J_PASSWORD) in batches of MERGEs; for a full dump
+// use csv:DIR and neo4j-admin import instead.
+func openBolt(ctx context.Context, uri string) (loaders.Sink, error) {
+	cfg := neo4jkg.ConfigFromEnv()
+	cfg.URI = uri
+	st, err := neo4jkg.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := st.NewSink(neo4jkg.SinkOptions{})
+	if err != nil {
+		st.Close(context.Background())
+		return nil, err
+	}
+	return boltSink{Sink: s, store: st}, nil
 }
 
 func openSink(ctx context.Context, to string) (loaders.Sink, error) {
 	scheme, rest, ok := strings.Cut(to, ":")
 	if !ok || rest == "" {
-		return nil, usageError{fmt.Sprintf("--to %q: want csv:DIR or bundle:DIR", to)}
+		return nil, usageError{fmt.Sprintf("--to %q: want csv:DIR, bundle:DIR or neo4j://HOST:PORT", to)}
 	}
 	open, found := sinkOpeners[scheme]
 	if !found {
-		if scheme == "neo4j" || scheme == "bolt" {
-			return nil, usageError{fmt.Sprintf("--to %s: this build has no Bolt sink (use csv:DIR and neo4j-admin import)", to)}
-		}
-		return nil, usageError{fmt.Sprintf("--to %q: unknown sink %q (csv:DIR, bundle:DIR)", to, scheme)}
+		return nil, usageError{fmt.Sprintf("--to %q: unknown sink %q (csv:DIR, bundle:DIR, neo4j://HOST:PORT)", to, scheme)}
 	}
 	target := rest
 	if scheme == "neo4j" || scheme == "bolt" {
@@ -77,7 +106,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := flag.NewFlagSet("load wikidata", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dump := fs.String("dump", "", "Wikidata JSON dump: latest-all.json, .json.gz or .json.bz2 (required)")
-	to := fs.String("to", "", "where to: csv:DIR (neo4j-admin import files) or bundle:DIR (dmar KG bundle) (required)")
+	to := fs.String("to", "", "where to: csv:DIR (neo4j-admin import files), bundle:DIR (dmar KG bundle) or neo4j://HOST:PORT (online Bolt MERGEs) (required)")
 	lang := fs.String("lang", "en", "languages for labels, aliases and descriptions, in order of preference (comma-separated)")
 	props := fs.String("properties", "", "only these statement properties (comma-separated PIDs); default all")
 	itemsOnly := fs.Bool("items-only", false, "skip property entities too (otherwise they become relation labels)")
@@ -85,7 +114,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 	hops := fs.Int("hops", 1, "neighbourhood radius with --seeds")
 	workers := fs.Int("workers", 0, "parsing goroutines (0: all cores)")
 	relations := fs.String("relations", "", "PID<TAB>label file for relation labels (default: the shared wikidata-properties file when present; \"none\" for none)")
-	external := fs.Bool("external-decompress", false, "decompress with pigz/gzip or lbzip2/bzip2 from PATH in a separate process")
+	decompress := fs.String("decompress", "auto", "gzip/bzip2 reader: go, external (pigz/gzip, lbzip2/bzip2 from PATH in their own process) or auto (external when found)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	asJSON := fs.Bool("json", false, "print the final statistics as one JSON object")
 	if err := fs.Parse(args); err != nil {
@@ -95,12 +124,12 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 		return usageError{"load wikidata: --dump and --to are required"}
 	}
 	o := wikidata.Options{
-		Filter:    wikidata.Filter{Languages: splitList(*lang)},
-		ItemsOnly: *itemsOnly,
-		Seeds:     splitList(*seeds),
-		Workers:   *workers,
-		External:  *external,
-		Log:       stderr,
+		Filter:     wikidata.Filter{Languages: splitList(*lang)},
+		ItemsOnly:  *itemsOnly,
+		Seeds:      splitList(*seeds),
+		Workers:    *workers,
+		Decompress: *decompress,
+		Log:        stderr,
 	}
 	if len(o.Seeds) > 0 {
 		o.Hops = *hops
@@ -145,7 +174,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 		st.Triples, st.Relations, float64(st.Bytes)/1e6, st.Elapsed.Round(time.Millisecond), st.Passes,
 		float64(st.Bytes)/1e6/st.Elapsed.Seconds(), float64(st.Read)/st.Elapsed.Seconds())
 	if st.Truncated {
-		fmt.Fprintln(stdout, "note: the compressed stream was cut off; everything before the cut was loaded")
+		fmt.Fprintln(stdout, "note: the compressed stream was cut off; everything before the cut was loaded", st.TruncatedBy)
 	}
 	return nil
 }
@@ -163,7 +192,7 @@ func runLoadSPARQL(ctx context.Context, args []string, stdout, stderr io.Writer)
 	hops := fs.Int("hops", 1, "neighbourhood radius")
 	lang := fs.String("lang", "en", "language of labels, aliases and descriptions")
 	props := fs.String("properties", "", "only these properties (comma-separated PIDs)")
-	to := fs.String("to", "", "where to: bundle:DIR or csv:DIR (required)")
+	to := fs.String("to", "", "where to: bundle:DIR, csv:DIR or neo4j://HOST:PORT (required)")
 	chunk := fs.Int("chunk", 200, "ids per query")
 	page := fs.Int("page", 10000, "rows per request")
 	timeout := fs.Duration("timeout", 2*time.Minute, "per request")

@@ -389,3 +389,24 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+func TestWarmFillsTheCache(t *testing.T) {
+	gnn := &hashGNN{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.GNN = gnn })
+	g, _ := film(t)
+	var roots []string
+	for _, e := range g.AllEntities() {
+		roots = append(roots, e.QID)
+	}
+	n, err := p.Warm(context.Background(), roots, p.Defaults())
+	if err != nil || n != len(roots) {
+		t.Fatalf("Warm = %d, %v; want %d", n, err, len(roots))
+	}
+	calls := gnn.calls
+	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
+		t.Fatal(err)
+	}
+	if gnn.calls != calls {
+		t.Errorf("after Warm a request still encoded subgraphs (%d calls)", gnn.calls-calls)
+	}
+}

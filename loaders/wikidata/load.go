@@ -52,8 +52,12 @@ type Options struct {
 	// dump ("" for none).
 	PropertiesTSV string
 	Workers       int // parsing goroutines; 0 means GOMAXPROCS
-	// External pipes gzip/bzip2 through pigz/gzip/lbzip2/bzip2 from PATH.
-	External bool
+	// Decompress picks the gzip/bzip2 reader: "go" (Go's own), "external"
+	// (pigz/gzip or lbzip2/pbzip2/bzip2 from PATH, in their own process; an
+	// error if none is found) or "auto"/"" (external when found, else Go).
+	// An external decompressor runs beside the parsers instead of sharing
+	// the reading goroutine, and Go's bzip2 is several times slower.
+	Decompress string
 	// MaxLine bounds one line; longer lines are counted bad. 0 means 256 MiB.
 	MaxLine int
 	// Progress receives a status line every ProgressEvery (default 2s).
@@ -72,8 +76,9 @@ type Stats struct {
 	Bytes     int64 `json:"bytes"`     // uncompressed bytes of the final pass
 	Passes    int   `json:"passes"`
 	// Truncated is set when the compressed stream itself was cut off.
-	Truncated bool          `json:"truncated,omitempty"`
-	Elapsed   time.Duration `json:"elapsed"`
+	Truncated   bool          `json:"truncated,omitempty"`
+	TruncatedBy string        `json:"truncated_by,omitempty"` // the decompressor's complaint, when it had one
+	Elapsed     time.Duration `json:"elapsed"`
 }
 
 const maxProblems = 10
@@ -94,6 +99,11 @@ func (o *Options) validate() error {
 		if !bundle.ValidQID(q) {
 			return fmt.Errorf("seed %q is not a QID", q)
 		}
+	}
+	switch o.Decompress {
+	case "", "auto", "go", "external":
+	default:
+		return fmt.Errorf("decompress %q: want auto, go or external", o.Decompress)
 	}
 	if o.Hops < 0 {
 		return fmt.Errorf("hops %d is negative", o.Hops)
@@ -236,7 +246,7 @@ func expand(ctx context.Context, path string, o Options, st *Stats) (map[string]
 // each for every good entity line and flush after every batch, both in dump
 // order on the calling goroutine. Bad lines are counted in st.
 func scan(ctx context.Context, path string, o Options, pass string, st *Stats, each func(*result) error, flush func() error) error {
-	in, err := openDump(path, o.External)
+	in, err := openDump(path, o.Decompress)
 	if err != nil {
 		return err
 	}
@@ -366,7 +376,21 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 		return firstErr
 	}
 	if readErr != nil {
-		return readErr
+		// A compressed stream that fails once the whole file has been read
+		// was cut off (Go's bzip2 reports it as a checksum error); earlier
+		// failures are corruption.
+		if in.kind == "json" || in.consumed.Load() < in.size {
+			return readErr
+		}
+		st.TruncatedBy = readErr.Error()
+		lr.truncated = true
+	}
+	if in.wait != nil {
+		truncated, err := in.wait()
+		if err != nil {
+			return fmt.Errorf("decompress: %w", err)
+		}
+		lr.truncated = lr.truncated || truncated
 	}
 	if lr.truncated {
 		st.Truncated = true

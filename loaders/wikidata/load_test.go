@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -138,9 +139,10 @@ func TestLoadCompressedEqualsPlain(t *testing.T) {
 	}
 	want, wst := load(t, path, Options{})
 	for name, f := range files {
-		for _, external := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s external=%v", name, external), func(t *testing.T) {
-				got, st := load(t, f, Options{External: external, Workers: 3})
+		for _, mode := range []string{"go", "external", "auto"} {
+			t.Run(name+" "+mode, func(t *testing.T) {
+				skipWithoutTool(t, f, mode)
+				got, st := load(t, f, Options{Decompress: mode, Workers: 3})
 				if st.Counts.Read != wst.Read || st.Loaded != wst.Loaded || st.Bytes != wst.Bytes {
 					t.Fatalf("stats %+v, want %+v", st, wst)
 				}
@@ -207,9 +209,28 @@ func TestLoadCutOffMidLine(t *testing.T) {
 	zw.Close()
 	gz := filepath.Join(dir, "cut.json.gz")
 	os.WriteFile(gz, buf.Bytes()[:buf.Len()*2/3], 0o644)
-	_, st = load(t, gz, Options{})
-	if !st.Truncated || st.Loaded < 20 || st.Loaded >= 49 || st.Bad != 1 {
-		t.Fatalf("cut gzip: %+v", st)
+	cuts := []string{gz}
+	if _, err := exec.LookPath("bzip2"); err == nil {
+		bz := filepath.Join(dir, "full.json")
+		os.WriteFile(bz, raw, 0o644)
+		if out, err := exec.Command("bzip2", bz).CombinedOutput(); err != nil {
+			t.Fatalf("bzip2: %v %s", err, out)
+		}
+		b, _ := os.ReadFile(bz + ".bz2")
+		os.WriteFile(filepath.Join(dir, "cut.json.bz2"), b[:len(b)/2], 0o644)
+		cuts = append(cuts, filepath.Join(dir, "cut.json.bz2"))
+	}
+	for _, p := range cuts {
+		for _, mode := range []string{"go", "external"} {
+			if mode == "external" && !hasTool(p) {
+				t.Logf("no external decompressor for %s on PATH: that case is skipped", p)
+				continue
+			}
+			_, st = load(t, p, Options{Decompress: mode})
+			if !st.Truncated || st.Loaded < 10 || st.Loaded >= 49 || st.Bad != 1 {
+				t.Fatalf("cut %s with %s: %+v", p, mode, st)
+			}
+		}
 	}
 }
 
@@ -403,4 +424,65 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// hasTool reports whether an external decompressor for path's kind is on PATH.
+func hasTool(path string) bool {
+	kind := "gzip"
+	if strings.HasSuffix(path, ".bz2") {
+		kind = "bzip2"
+	}
+	for _, tool := range externalTools[kind] {
+		if _, err := exec.LookPath(tool[0]); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func skipWithoutTool(t *testing.T, path, mode string) {
+	if mode == "external" && !hasTool(path) {
+		t.Skip("no external decompressor on PATH for", path)
+	}
+}
+
+func TestLoadLongLinesAreBad(t *testing.T) {
+	path := samplePath(t)
+	_, st := load(t, path, Options{MaxLine: 150000})
+	if st.Bad == 0 || st.Loaded == 0 || st.Read != 49 || !strings.Contains(st.Problems[0], "longer than the limit") {
+		t.Fatalf("counts %+v", st.Counts)
+	}
+	// Offsets stay exact after a dropped line: every reported offset starts a line.
+	raw, _ := os.ReadFile(path)
+	for _, p := range st.Problems {
+		var off int
+		fmt.Sscanf(p, "byte %d:", &off)
+		if off == 0 || raw[off-1] != '\n' || raw[off] != '{' {
+			t.Fatalf("%q: offset %d does not start a line", p, off)
+		}
+	}
+}
+
+// cancelSink cancels the load's context at its first write.
+type cancelSink struct {
+	memSink
+	cancel context.CancelFunc
+}
+
+func (c *cancelSink) WriteEntities(ctx context.Context, es []kg.Entity) error {
+	c.cancel()
+	return c.memSink.WriteEntities(ctx, es)
+}
+
+func TestLoadHonoursContext(t *testing.T) {
+	path := samplePath(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &cancelSink{cancel: cancel}
+	_, err := Load(ctx, path, s, Options{Workers: 2})
+	if !errors.Is(err, context.Canceled) || s.closed != 1 {
+		t.Fatalf("err = %v, closed %d", err, s.closed)
+	}
+	if len(s.ents) >= 49 {
+		t.Fatalf("all %d entities loaded after cancellation", len(s.ents))
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"sync/atomic"
 )
 
@@ -21,6 +22,10 @@ type input struct {
 	size     int64  // file size in bytes
 	consumed *atomic.Int64
 	close    func() error
+	// wait, for an external decompressor, waits for it after the stream has
+	// ended: truncated when it reported a cut-off input, err on any other
+	// failure. Nil for Go's readers, which report both as read errors.
+	wait func() (truncated bool, err error)
 }
 
 // countingReader counts the bytes read from the file itself.
@@ -59,10 +64,10 @@ var externalTools = map[string][][]string{
 	"bzip2": {{"lbzip2", "-dc"}, {"pbzip2", "-dc"}, {"bzip2", "-dc"}},
 }
 
-// openDump opens path. With external set, gzip and bzip2 streams are piped
-// through a decompressor found on PATH (pigz, lbzip2, …) that runs on its
-// own core; otherwise Go's own readers are used.
-func openDump(path string, external bool) (*input, error) {
+// openDump opens path. Unless mode is "go", gzip and bzip2 streams are piped
+// through a decompressor found on PATH (pigz, lbzip2, …) that runs in its own
+// process; "external" fails when there is none, "auto" falls back on Go's.
+func openDump(path string, mode string) (*input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open dump: %w", err)
@@ -77,7 +82,7 @@ func openDump(path string, external bool) (*input, error) {
 	head, _ := br.Peek(3)
 	in.kind = detect(head, path)
 	in.close = f.Close
-	if external && in.kind != "json" {
+	if mode != "go" && in.kind != "json" {
 		for _, tool := range externalTools[in.kind] {
 			if _, err := exec.LookPath(tool[0]); err != nil {
 				continue
@@ -96,17 +101,34 @@ func openDump(path string, external bool) (*input, error) {
 				return nil, fmt.Errorf("decompress with %s: %w", tool[0], err)
 			}
 			in.r = out
+			var once sync.Once
+			var werr error
+			wait := func() error {
+				once.Do(func() { werr = cmd.Wait() })
+				return werr
+			}
+			in.wait = func() (bool, error) {
+				err := wait()
+				var ee *exec.ExitError
+				if !errors.As(err, &ee) {
+					return false, err
+				}
+				msg := strings.TrimSpace(stderr.String())
+				if strings.Contains(msg, "unexpected end") || strings.Contains(msg, "ends unexpectedly") {
+					return true, nil
+				}
+				return false, fmt.Errorf("%s: %v: %s", tool[0], err, msg)
+			}
 			in.close = func() error {
 				_ = cmd.Process.Kill() // harmless after a normal exit; stops it on an early return
-				err := cmd.Wait()
-				f.Close()
-				var ee *exec.ExitError
-				if errors.As(err, &ee) && ee.ProcessState.Exited() && stderr.Len() > 0 {
-					return fmt.Errorf("%s: %s", tool[0], strings.TrimSpace(stderr.String()))
-				}
-				return nil
+				wait()
+				return f.Close()
 			}
 			return in, nil
+		}
+		if mode == "external" {
+			f.Close()
+			return nil, fmt.Errorf("no external %s decompressor on PATH", in.kind)
 		}
 	}
 	switch in.kind {

@@ -401,3 +401,28 @@ func FuzzParseLine(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseLine compares the scanner with encoding/json (refParse) on
+// the real sample's lines, in one run.
+func BenchmarkParseLine(b *testing.B) {
+	lines := sampleLines(b)
+	var size int64
+	for _, l := range lines {
+		size += int64(len(l))
+	}
+	for _, bc := range []struct {
+		name  string
+		parse func([]byte, *Filter) (Entity, error)
+	}{{"scanner", ParseLine}, {"encoding-json", refParse}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(size)
+			for b.Loop() {
+				for _, l := range lines {
+					if _, err := bc.parse(l, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -103,9 +103,13 @@ start() {
 	if ! running; then
 		rm -f "$home/db/virtuoso.lck"
 		log "starting (log: $home/db/virtuoso.log)"
-		(cd "$home/db" && setsid virtuoso-t +foreground +configfile "$home/virtuoso.ini" \
+		# Started directly (no wrapping subshell), so $! is virtuoso-t itself
+		# and nothing holds the caller's stdout: `url=$(... start)` returns.
+		cd "$home/db"
+		setsid virtuoso-t +foreground +configfile "$home/virtuoso.ini" \
 			>"$home/db/stdout.log" 2>&1 </dev/null &
-			echo $! >"$pidfile")
+		echo $! >"$pidfile"
+		cd - >/dev/null
 	fi
 	for _ in $(seq 1 120); do
 		if ready; then

@@ -189,6 +189,10 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 	return ok
 }
 
+// Build makes the inverted index now rather than at the first search, so
+// that a server's first request is not slow.
+func (x *Index) Build() { x.ensureIndexed() }
+
 func (x *Index) ensureIndexed() {
 	x.mu.RLock()
 	dirty := x.dirty || x.fields == nil

@@ -132,7 +132,6 @@ func (e *Encoder) MaxTokens() int { return e.maxLen }
 // Tokenizer is the encoder's tokenizer.
 func (e *Encoder) Tokenizer() *wordpiece.Tokenizer { return e.tok }
 
-
 // Truncated returns an encoder that shares e's session but cuts inputs at n
 // tokens ([CLS] and [SEP] included) when n is below the model's limit. Used
 // for documents at load time: attention cost grows with length, and the lead
@@ -148,6 +147,7 @@ func (e *Encoder) Truncated(n int) *Encoder {
 	c.name = fmt.Sprintf("%s@%dtok", e.name, n)
 	return &c
 }
+
 // Close frees the model.
 func (e *Encoder) Close() error { return e.sess.Close() }
 

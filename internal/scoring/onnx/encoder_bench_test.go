@@ -40,6 +40,34 @@ func kgqaQuestions(tb testing.TB, n int) []string {
 	return qs
 }
 
+// codexmExtracts reads n real documents (codexm/corpus.jsonl extracts); most
+// run to the 256-token limit.
+func codexmExtracts(tb testing.TB, n int) []string {
+	tb.Helper()
+	dir, err := datapath.Dataset("codexm")
+	if err != nil {
+		tb.Skip(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "corpus.jsonl"))
+	if err != nil {
+		tb.Skip(err)
+	}
+	defer f.Close()
+	var docs []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() && len(docs) < n {
+		var d struct {
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			tb.Fatal(err)
+		}
+		docs = append(docs, d.Text)
+	}
+	return docs
+}
+
 // BenchmarkEncoder reports sentences/s for real questions, one per call
 // beside 32 per call, in one run:
 //
@@ -47,8 +75,20 @@ func kgqaQuestions(tb testing.TB, n int) []string {
 func BenchmarkEncoder(b *testing.B) {
 	e := testEncoder(b, onnx.WithBatchSize(32))
 	qs := kgqaQuestions(b, 512)
+	bench(b, e, "questions", qs)
+}
+
+// BenchmarkEncoderDocuments is the load-time cost: whole codexm extracts.
+//
+//	go test -run '^$' -bench EncoderDocuments -benchtime 8x ./internal/scoring/onnx/
+func BenchmarkEncoderDocuments(b *testing.B) {
+	e := testEncoder(b, onnx.WithBatchSize(32))
+	bench(b, e, "extracts", codexmExtracts(b, 256))
+}
+
+func bench(b *testing.B, e *onnx.Encoder, name string, qs []string) {
 	for _, batch := range []int{1, 32} {
-		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/batch=%d", name, batch), func(b *testing.B) {
 			ctx := context.Background()
 			if _, err := e.Encode(ctx, qs[:batch]); err != nil { // warm-up
 				b.Fatal(err)

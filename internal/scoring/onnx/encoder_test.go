@@ -2,8 +2,10 @@ package onnx_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
@@ -41,4 +43,71 @@ func TestEncoderHelloMatchesPublishedReference(t *testing.T) {
 		}
 	}
 	t.Logf("hello: %v ... %v", got[:3], got[382:])
+}
+
+// One Encoder serves many goroutines; each gets the vectors a lone call gives.
+func TestEncoderConcurrentCallsAgree(t *testing.T) {
+	e := testEncoder(t, onnx.WithBatchSize(3))
+	texts := []string{"Who directed Inception?", "Christopher Nolan", "a film about dreams within dreams", "Paris", "hello"}
+	ctx := context.Background()
+	want, err := e.Encode(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			// Each goroutine sends the texts in its own rotation.
+			rot := append(append([]string{}, texts[g:]...), texts[:g]...)
+			got, err := e.Encode(ctx, rot)
+			if err == nil {
+				for i := range rot {
+					w := want[(i+g)%len(texts)]
+					for j := range w {
+						if math.Abs(float64(got[i][j]-w[j])) > 1e-5 {
+							err = fmt.Errorf("goroutine %d: %q differs at %d: %v vs %v", g, rot[i], j, got[i][j], w[j])
+							break
+						}
+					}
+				}
+			}
+			errc <- err
+		}()
+	}
+	for range 4 {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+	for i, v := range want {
+		var n float64
+		for _, x := range v {
+			n += float64(x) * float64(x)
+		}
+		if math.Abs(n-1) > 1e-5 {
+			t.Errorf("%q: squared norm %v, want 1", texts[i], n)
+		}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.Encode(cancelled, texts); err == nil {
+		t.Error("Encode with a cancelled context succeeded")
+	}
+	if v, err := e.Encode(ctx, nil); err != nil || len(v) != 0 {
+		t.Errorf("Encode(nil) = %v, %v; want no vectors, no error", v, err)
+	}
+}
+
+func TestNewEncoderErrors(t *testing.T) {
+	rt := onnxtest.Runtime(t)
+	if _, err := onnx.NewEncoder(rt, t.TempDir()); err == nil || !strings.Contains(err.Error(), "scripts/setup.sh") {
+		t.Errorf("NewEncoder on an empty folder = %v, want an error pointing at setup", err)
+	}
+	if _, err := onnx.NewEncoder(rt, onnx.DefaultEncoderDir(), onnx.WithBatchSize(0)); err == nil {
+		t.Error("NewEncoder with batch size 0 succeeded")
+	}
+	t.Setenv("DMAR_ENCODER_BATCH", "lots")
+	if _, err := onnx.NewEncoder(rt, onnx.DefaultEncoderDir()); err == nil || !strings.Contains(err.Error(), "DMAR_ENCODER_BATCH") {
+		t.Errorf("NewEncoder with DMAR_ENCODER_BATCH=lots = %v, want an error naming the variable", err)
+	}
 }

@@ -129,15 +129,15 @@ var env struct {
 func initEnv(lib string) error {
 	env.Lock()
 	defer env.Unlock()
+	if _, err := os.Stat(lib); err != nil {
+		// Not remembered: setup may install the library later in the process.
+		return fmt.Errorf("onnx: ONNX Runtime library: %w (run scripts/setup.sh or set DMAR_ORT_LIB)", err)
+	}
 	if env.lib != "" {
 		if env.lib != lib {
 			return fmt.Errorf("onnx: the ONNX Runtime environment was already initialised from %s; cannot switch to %s in one process", env.lib, lib)
 		}
 		return env.err
-	}
-	if _, err := os.Stat(lib); err != nil {
-		// Not remembered: setup may install the library later in the process.
-		return fmt.Errorf("onnx: ONNX Runtime library: %w (run scripts/setup.sh or set DMAR_ORT_LIB)", err)
 	}
 	ort.SetSharedLibraryPath(lib)
 	env.lib = lib
@@ -160,9 +160,14 @@ func Open(cfg Config) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if !fileExists(cfg.LibPath) {
+		// Checked before the once-per-process environment, so the message
+		// does not depend on what ran earlier in the process.
+		return nil, fmt.Errorf("onnx: ONNX Runtime library %s not found (run scripts/setup.sh or set DMAR_ORT_LIB)", cfg.LibPath)
+	}
 	if cfg.Device == CUDA {
 		if missing := MissingCUDALibs(cfg.LibPath); len(missing) > 0 {
-			return nil, fmt.Errorf("onnx: device cuda needs %s next to %s (missing: %s); they come with an ONNX Runtime GPU build of the same version as the core library, and need CUDA 12 and cuDNN 9; or use device cpu",
+			return nil, fmt.Errorf("onnx: device cuda needs %s next to %s (missing: %s); they come with an ONNX Runtime GPU build of the same version as the core library (see docs/onnx.md); or use device cpu",
 				strings.Join(CUDAProviderLibs, " and "), cfg.LibPath, strings.Join(missing, ", "))
 		}
 	}
@@ -208,17 +213,20 @@ func (rt *Runtime) sessionOptions() (*ort.SessionOptions, error) {
 }
 
 func appendCUDA(o *ort.SessionOptions, device int) error {
+	// ORT loads the provider library (and through it CUDA, cuBLAS, cuDNN)
+	// here, so a machine without them fails at start-up, not mid-request.
+	hint := fmt.Sprintf("the CUDA provider needs %s next to the core library and the CUDA/cuDNN libraries its build links (on the loader path or beside it), plus a GPU driver; or use device cpu",
+		strings.Join(CUDAProviderLibs, " and "))
 	co, err := ort.NewCUDAProviderOptions()
 	if err != nil {
-		return fmt.Errorf("onnx: CUDA provider options: %w", err)
+		return fmt.Errorf("onnx: CUDA provider options: %w (%s)", err, hint)
 	}
 	defer co.Destroy()
 	if err := co.Update(map[string]string{"device_id": strconv.Itoa(device)}); err != nil {
-		return fmt.Errorf("onnx: CUDA provider options (device %d): %w", device, err)
+		return fmt.Errorf("onnx: CUDA provider (device %d): %w (%s)", device, err, hint)
 	}
 	if err := o.AppendExecutionProviderCUDA(co); err != nil {
-		return fmt.Errorf("onnx: append the CUDA execution provider (needs %s, CUDA 12 and cuDNN 9): %w",
-			strings.Join(CUDAProviderLibs, ", "), err)
+		return fmt.Errorf("onnx: append the CUDA execution provider (device %d): %w (%s)", device, err, hint)
 	}
 	return nil
 }
@@ -263,6 +271,28 @@ func (rt *Runtime) NewSession(path string, inputs, outputs []string) (*Session, 
 	return &Session{s: s, path: path, inputs: inputs, outputs: outputs}, nil
 }
 
+// NewSessionFromBytes is NewSession for a model held in memory (e.g. a small
+// committed model embedded with go:embed); name is used in messages.
+func (rt *Runtime) NewSessionFromBytes(name string, model []byte, inputs, outputs []string) (*Session, error) {
+	ins, outs, err := ort.GetInputOutputInfoWithONNXData(model)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: read %s: %w", name, err)
+	}
+	if err := matchNames(name, inputs, outputs, ins, outs); err != nil {
+		return nil, err
+	}
+	o, err := rt.sessionOptions()
+	if err != nil {
+		return nil, err
+	}
+	defer o.Destroy()
+	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, o)
+	if err != nil {
+		return nil, fmt.Errorf("onnx: load %s: %w", name, err)
+	}
+	return &Session{s: s, path: name, inputs: inputs, outputs: outputs}, nil
+}
+
 // checkNames fails when the model lacks a named input or output; ORT itself
 // would only notice at the first Run.
 func checkNames(path string, inputs, outputs []string) error {
@@ -270,6 +300,10 @@ func checkNames(path string, inputs, outputs []string) error {
 	if err != nil {
 		return fmt.Errorf("onnx: read %s: %w", path, err)
 	}
+	return matchNames(path, inputs, outputs, ins, outs)
+}
+
+func matchNames(path string, inputs, outputs []string, ins, outs []ort.InputOutputInfo) error {
 	for _, c := range []struct {
 		kind  string
 		want  []string
@@ -322,4 +356,9 @@ func DefaultThreads(n int) int {
 		t = 1
 	}
 	return t
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }

@@ -201,7 +201,38 @@ func TestSessionErrors(t *testing.T) {
 	if err := s.Run([]ort.Value{in}, []ort.Value{nil}); err == nil {
 		t.Error("Run with a [1,4] input to a [batch,3] model succeeded")
 	}
-	if _, err := onnx.Open(onnx.Config{LibPath: rt.Config().LibPath + ".other", Device: onnx.CPU}); err == nil || !strings.Contains(err.Error(), "already") {
-		t.Error("Open with a second library path in the same process succeeded")
+	other := filepath.Join(t.TempDir(), "libonnxruntime.so.1")
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := onnx.Open(onnx.Config{LibPath: other, Device: onnx.CPU}); err == nil || !strings.Contains(err.Error(), "already") {
+		t.Errorf("Open with a second library path in the same process = %v, want an error", err)
+	}
+}
+
+func TestSessionFromBytes(t *testing.T) {
+	rt := onnxtest.Runtime(t)
+	model, err := os.ReadFile("testdata/affine.onnx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.NewSessionFromBytes("affine", model, []string{"X"}, []string{"Z"}); err == nil || !strings.Contains(err.Error(), `"Z"`) {
+		t.Errorf("NewSessionFromBytes with an unknown output = %v, want an error naming it", err)
+	}
+	if _, err := rt.NewSessionFromBytes("garbage", []byte("not onnx"), []string{"X"}, []string{"Y"}); err == nil {
+		t.Error("NewSessionFromBytes on garbage succeeded")
+	}
+	s, err := rt.NewSessionFromBytes("affine", model, []string{"X"}, []string{"Y"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	y, err := runAffine(s, []float32{1, 2, 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// [1 2 3] @ W + b = [1+1-4.5, -2+0.5+9] + [0.125, -0.75]
+	if want := []float32{-2.375, 6.75}; math.Abs(float64(y[0]-want[0])) > 1e-6 || math.Abs(float64(y[1]-want[1])) > 1e-6 {
+		t.Errorf("Y = %v, want %v", y, want)
 	}
 }

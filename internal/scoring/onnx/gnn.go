@@ -1,0 +1,198 @@
+package onnx
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	ort "github.com/yalue/onnxruntime_go"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat"
+)
+
+var _ scoring.GraphEncoder = (*GraphEncoder)(nil)
+
+// GNN model inputs and output (models/gnn/train.py writes them).
+var (
+	gnnInputs  = []string{"x", "adj_out", "adj_in", "mask"}
+	gnnOutputs = []string{"embedding"}
+)
+
+// MaxGNNBatch is the most subgraphs one model call takes; larger requests
+// are split (beyond 256 graphs per call ORT gets no faster per graph).
+const MaxGNNBatch = 256
+
+// GNNModelFile is the committed model's path inside the repository.
+const GNNModelFile = "models/gnn/gnn.onnx"
+
+// DefaultGNNPath is $DMAR_GNN_MODEL, else models/gnn/gnn.onnx in the first
+// directory at or above the working directory that has it (the repository
+// root when dmar runs from a checkout).
+func DefaultGNNPath() string {
+	if p := os.Getenv("DMAR_GNN_MODEL"); p != "" {
+		return p
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return GNNModelFile
+	}
+	for {
+		p := filepath.Join(dir, GNNModelFile)
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return GNNModelFile
+		}
+		dir = parent
+	}
+}
+
+// GraphEncoder is the Siamese GNN run by ONNX Runtime: subgraphs are
+// featurised by graphfeat (the training featurisation), padded per call to
+// the largest graph of the call (at most MaxNodes nodes) and embedded in
+// calls of at most MaxGNNBatch graphs. Safe for concurrent use.
+type GraphEncoder struct {
+	sess     *Session
+	dim      int
+	maxNodes int
+	version  string
+}
+
+// GNNOption adjusts NewGraphEncoder.
+type GNNOption func(*GraphEncoder)
+
+// WithMaxNodes sets how many nodes of each subgraph (in BFS order) the GNN
+// reads; the default is graphfeat.DefaultN (64, the model's training size).
+func WithMaxNodes(n int) GNNOption { return func(g *GraphEncoder) { g.maxNodes = n } }
+
+// NewGraphEncoder loads the GNN model at path (DefaultGNNPath() for the
+// committed one).
+func NewGraphEncoder(rt *Runtime, path string, opts ...GNNOption) (*GraphEncoder, error) {
+	g := &GraphEncoder{maxNodes: graphfeat.DefaultN}
+	for _, o := range opts {
+		o(g)
+	}
+	if g.maxNodes < 1 {
+		return nil, fmt.Errorf("gnn: max nodes %d must be positive", g.maxNodes)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("gnn: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	g.version = "gnn-" + hex.EncodeToString(sum[:6])
+	ins, outs, err := ort.GetInputOutputInfo(path)
+	if err != nil {
+		return nil, fmt.Errorf("gnn: read %s: %w", path, err)
+	}
+	for _, in := range ins {
+		if in.Name == "x" && (len(in.Dimensions) != 3 || in.Dimensions[2] != graphfeat.F) {
+			return nil, fmt.Errorf("gnn: %s takes x of shape %v, graphfeat makes [B,N,%d]", path, in.Dimensions, graphfeat.F)
+		}
+	}
+	for _, o := range outs {
+		if o.Name == "embedding" && len(o.Dimensions) == 2 {
+			g.dim = int(o.Dimensions[1])
+		}
+	}
+	if g.dim <= 0 {
+		return nil, fmt.Errorf("gnn: %s has no output \"embedding\" of shape [B,D]", path)
+	}
+	if g.sess, err = rt.NewSession(path, gnnInputs, gnnOutputs); err != nil {
+		return nil, fmt.Errorf("gnn: %w", err)
+	}
+	return g, nil
+}
+
+// Dim is the embedding dimension.
+func (g *GraphEncoder) Dim() int { return g.dim }
+
+// Version implements scoring.GraphEncoder: "gnn-" and the start of the
+// model file's SHA-256.
+func (g *GraphEncoder) Version() string { return g.version }
+
+// Close frees the session.
+func (g *GraphEncoder) Close() error { return g.sess.Close() }
+
+// EncodeGraphs implements scoring.GraphEncoder. Graphs are grouped by size
+// so that padding stays small; the result keeps the input order.
+func (g *GraphEncoder) EncodeGraphs(ctx context.Context, gs []kg.Subgraph) ([][]float32, error) {
+	out := make([][]float32, len(gs))
+	order := make([]int, len(gs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(gs[a].Nodes) - len(gs[b].Nodes) })
+	for lo := 0; lo < len(order); lo += MaxGNNBatch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		idx := order[lo:min(lo+MaxGNNBatch, len(order))]
+		chunk := make([]kg.Subgraph, len(idx))
+		n := 1
+		for j, i := range idx {
+			chunk[j] = gs[i]
+			n = max(n, min(len(gs[i].Nodes), g.maxNodes))
+		}
+		vecs, err := g.run(chunk, n)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			out[i] = vecs[j]
+		}
+	}
+	return out, nil
+}
+
+// run embeds one chunk padded to n nodes.
+func (g *GraphEncoder) run(gs []kg.Subgraph, n int) ([][]float32, error) {
+	b, err := graphfeat.Featurize(gs, n)
+	if err != nil {
+		return nil, fmt.Errorf("gnn: %w", err)
+	}
+	B, N := int64(b.B), int64(n)
+	var ins []ort.Value
+	defer func() { Destroy(ins...) }()
+	for _, t := range []struct {
+		data  []float32
+		shape ort.Shape
+	}{
+		{b.X, ort.NewShape(B, N, graphfeat.F)},
+		{b.AdjOut, ort.NewShape(B, N, N)},
+		{b.AdjIn, ort.NewShape(B, N, N)},
+		{b.Mask, ort.NewShape(B, N)},
+	} {
+		v, err := ort.NewTensor(t.shape, t.data)
+		if err != nil {
+			return nil, fmt.Errorf("gnn: input tensor: %w", err)
+		}
+		ins = append(ins, v)
+	}
+	outT, err := ort.NewEmptyTensor[float32](ort.NewShape(B, int64(g.dim)))
+	if err != nil {
+		return nil, fmt.Errorf("gnn: output tensor: %w", err)
+	}
+	defer outT.Destroy()
+	if err := g.sess.Run(ins, []ort.Value{outT}); err != nil {
+		return nil, fmt.Errorf("gnn: %w", err)
+	}
+	flat := outT.GetData()
+	if len(flat) != b.B*g.dim {
+		return nil, errors.New("gnn: output of unexpected size")
+	}
+	vecs := make([][]float32, b.B)
+	for i := range vecs {
+		vecs[i] = append([]float32(nil), flat[i*g.dim:(i+1)*g.dim]...)
+	}
+	return vecs, nil
+}

@@ -1,0 +1,140 @@
+// Package scoringtest is the conformance suite of the scoring ports
+// (Encoder, GraphEncoder, Gate). Every implementation runs it: the ONNX
+// models in CI after setup, and the fixed gate always.
+package scoringtest
+
+import (
+	"context"
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// Encoder checks a sentence encoder.
+func Encoder(t *testing.T, e scoring.Encoder) {
+	ctx := context.Background()
+	texts := []string{"Which films did Christopher Nolan direct?", "Inception is a 2010 science fiction film.", "Paris is the capital of France.", ""}
+	batch, err := e.Encode(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(batch) != len(texts) {
+		t.Fatalf("%d vectors for %d texts", len(batch), len(texts))
+	}
+	for i, v := range batch {
+		if len(v) != e.Dim() {
+			t.Errorf("vector %d has %d dimensions, Dim() = %d", i, len(v), e.Dim())
+		}
+		if n := norm(v); math.Abs(n-1) > 1e-3 {
+			t.Errorf("vector %d has norm %v, want 1 (L2-normalised)", i, n)
+		}
+	}
+	// A batch must give what single calls give (padding must not leak).
+	for i, s := range texts[:3] {
+		one, err := e.Encode(ctx, []string{s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := maxDiff(one[0], batch[i]); d > 1e-4 {
+			t.Errorf("text %d: batched and single embeddings differ by %v", i, d)
+		}
+	}
+	// Related texts are closer than unrelated ones.
+	if dot(batch[0], batch[1]) <= dot(batch[0], batch[2]) {
+		t.Errorf("cos(Nolan question, Inception) = %.3f <= cos(Nolan question, Paris) = %.3f", dot(batch[0], batch[1]), dot(batch[0], batch[2]))
+	}
+	if e.Version() == "" {
+		t.Error("Version() is empty")
+	}
+	c, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := e.Encode(c, texts); !errors.Is(err, context.Canceled) {
+		t.Errorf("Encode with a cancelled context: %v, want context.Canceled", err)
+	}
+}
+
+// Path builds the path subgraph nodes[0] -pid-> nodes[1] -pid-> ...
+func Path(pid string, nodes ...string) kg.Subgraph {
+	g := kg.Subgraph{Root: nodes[0]}
+	for i, q := range nodes {
+		g.Nodes = append(g.Nodes, kg.Node{QID: q, Label: q, Hop: i})
+		if i > 0 {
+			g.Edges = append(g.Edges, kg.Edge{From: nodes[i-1], To: q, PID: pid})
+		}
+	}
+	return g
+}
+
+// GraphEncoder checks a subgraph encoder.
+func GraphEncoder(t *testing.T, g scoring.GraphEncoder) {
+	ctx := context.Background()
+	gs := []kg.Subgraph{Path("P57", "Q1", "Q2", "Q3"), Path("P161", "Q4", "Q5"), Path("P57", "Q1", "Q2", "Q3")}
+	vs, err := g.EncodeGraphs(ctx, gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vs) != len(gs) {
+		t.Fatalf("%d vectors for %d graphs", len(vs), len(gs))
+	}
+	for i, v := range vs {
+		if n := norm(v); math.Abs(n-1) > 1e-3 {
+			t.Errorf("graph %d: norm %v, want 1", i, n)
+		}
+	}
+	if d := maxDiff(vs[0], vs[2]); d > 1e-5 {
+		t.Errorf("the same graph twice in a batch gave vectors %v apart", d)
+	}
+	one, err := g.EncodeGraphs(ctx, gs[1:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := maxDiff(one[0], vs[1]); d > 1e-4 {
+		t.Errorf("batched and single graph embeddings differ by %v", d)
+	}
+	if empty, err := g.EncodeGraphs(ctx, nil); err != nil || len(empty) != 0 {
+		t.Errorf("EncodeGraphs(nil) = %v, %v", empty, err)
+	}
+	if g.Version() == "" {
+		t.Error("Version() is empty")
+	}
+}
+
+// Gate checks a gate on the given query and document vectors.
+func Gate(t *testing.T, g scoring.Gate, query []float32, docs [][]float32) {
+	w, err := g.Weights(context.Background(), query, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != len(docs) {
+		t.Fatalf("%d weight pairs for %d documents", len(w), len(docs))
+	}
+	for i, p := range w {
+		if p[0] < 0 || p[1] < 0 || math.Abs(p[0]+p[1]-1) > 1e-6 {
+			t.Errorf("document %d: weights %v are not a distribution", i, p)
+		}
+	}
+	if g.Version() == "" {
+		t.Error("Version() is empty")
+	}
+}
+
+func dot(a, b []float32) float64 {
+	s := 0.0
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
+}
+
+func norm(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+
+func maxDiff(a, b []float32) float64 {
+	m := 0.0
+	for i := range a {
+		m = math.Max(m, math.Abs(float64(a[i]-b[i])))
+	}
+	return m
+}
