@@ -157,7 +157,7 @@ func doReq(req *http.Request) reply {
 	return reply{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(b)}
 }
 
-const heavy = `{"query":"Who directed Inception and which actors starred in films by Christopher Nolan?","n":200,"m":6,"p":60,"k":20,"hops":2,"max_nodes":512,"shapley":"montecarlo","samples":1500}`
+const heavy = `{"query":"Who directed Inception and which actors starred in films by Christopher Nolan?","n":200,"m":6,"p":60,"k":20,"hops":2,"max_nodes":512,"shapley":"montecarlo","samples":3000}`
 
 // SIGTERM: the requests in flight finish with 200, new ones get 503 with
 // Retry-After, the process exits 0 within the bound; and no secret from the
@@ -184,12 +184,12 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 		bodies = append(bodies, r.body)
 	}
 	// Requests in flight when SIGTERM comes.
-	const inflight = 3
+	const inflight = 6
 	results := make(chan reply, inflight)
 	for i := 0; i < inflight; i++ {
 		go func() { results <- p.post("/v1/retrieve", heavy, auth...) }()
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
