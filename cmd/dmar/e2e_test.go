@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -147,6 +148,14 @@ func (p *dmarProc) get(path string, header ...string) reply {
 
 var client = &http.Client{Timeout: 60 * time.Second}
 
+func mustGet(url string) *http.Request {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		panic(err)
+	}
+	return req
+}
+
 func doReq(req *http.Request) reply {
 	resp, err := client.Do(req)
 	if err != nil {
@@ -173,8 +182,19 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 	for k, v := range secrets {
 		env = append(env, k+"="+v)
 	}
-	p := startDmar(t, env, "--shutdown-timeout", "30s")
+	p := startDmar(t, env, "--shutdown-timeout", "30s", "--pprof", "--pprof-addr", "127.0.0.1:0")
 	auth := []string{"Authorization", "Bearer " + apiKey}
+	// pprof answers on its own loopback listener, not on the API's port.
+	m := regexp.MustCompile(`"msg":"pprof serving","addr":"(http://127\.0\.0\.1:\d+/debug/pprof/)"`).FindStringSubmatch(p.logs.String())
+	if m == nil {
+		t.Fatalf("no pprof listener in the log:\n%s", p.logs)
+	}
+	if r := doReq(mustGet(m[1])); r.code != 200 || !strings.Contains(r.body, "goroutine") {
+		t.Errorf("pprof index: %d %v", r.code, r.err)
+	}
+	if r := p.get("/debug/pprof/", auth...); r.code != 404 {
+		t.Errorf("pprof on the API port: %d", r.code)
+	}
 	var bodies []string
 	for _, path := range []string{"/openapi.json", "/readyz", "/healthz", "/metrics"} {
 		r := p.get(path, auth...)
