@@ -6,7 +6,7 @@
 #                                    QUESTIONS=JSONL with a question field, PORT=18090)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-/tmp/dmar-load}
+out=${1:-/tmp/dmar-loadtest}
 data=${DATA:-../shared/data/codexm-film}
 port=${PORT:-18090}
 mkdir -p bin "$out"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -147,6 +148,14 @@ func (p *dmarProc) get(path string, header ...string) reply {
 
 var client = &http.Client{Timeout: 60 * time.Second}
 
+func mustGet(url string) *http.Request {
+	req, err := http.NewRequest("GET", url, nil)
+	if err != nil {
+		panic(err)
+	}
+	return req
+}
+
 func doReq(req *http.Request) reply {
 	resp, err := client.Do(req)
 	if err != nil {
@@ -157,7 +166,7 @@ func doReq(req *http.Request) reply {
 	return reply{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(b)}
 }
 
-const heavy = `{"query":"Who directed Inception and which actors starred in films by Christopher Nolan?","n":200,"m":6,"p":60,"k":20,"hops":2,"max_nodes":512,"shapley":"montecarlo","samples":1500}`
+const heavy = `{"query":"Who directed Inception and which actors starred in films by Christopher Nolan?","n":200,"m":6,"p":60,"k":20,"hops":2,"max_nodes":512,"shapley":"montecarlo","samples":3000}`
 
 // SIGTERM: the requests in flight finish with 200, new ones get 503 with
 // Retry-After, the process exits 0 within the bound; and no secret from the
@@ -173,8 +182,19 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 	for k, v := range secrets {
 		env = append(env, k+"="+v)
 	}
-	p := startDmar(t, env, "--shutdown-timeout", "30s")
+	p := startDmar(t, env, "--shutdown-timeout", "30s", "--pprof", "--pprof-addr", "127.0.0.1:0")
 	auth := []string{"Authorization", "Bearer " + apiKey}
+	// pprof answers on its own loopback listener, not on the API's port.
+	m := regexp.MustCompile(`"msg":"pprof serving","addr":"(http://127\.0\.0\.1:\d+/debug/pprof/)"`).FindStringSubmatch(p.logs.String())
+	if m == nil {
+		t.Fatalf("no pprof listener in the log:\n%s", p.logs)
+	}
+	if r := doReq(mustGet(m[1])); r.code != 200 || !strings.Contains(r.body, "goroutine") {
+		t.Errorf("pprof index: %d %v", r.code, r.err)
+	}
+	if r := p.get("/debug/pprof/", auth...); r.code != 404 {
+		t.Errorf("pprof on the API port: %d", r.code)
+	}
 	var bodies []string
 	for _, path := range []string{"/openapi.json", "/readyz", "/healthz", "/metrics"} {
 		r := p.get(path, auth...)
@@ -184,12 +204,12 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 		bodies = append(bodies, r.body)
 	}
 	// Requests in flight when SIGTERM comes.
-	const inflight = 3
+	const inflight = 6
 	results := make(chan reply, inflight)
 	for i := 0; i < inflight; i++ {
 		go func() { results <- p.post("/v1/retrieve", heavy, auth...) }()
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(300 * time.Millisecond)
 	start := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

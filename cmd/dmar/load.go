@@ -74,8 +74,8 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // loadBundleIntoNeo4j loads the bundle online over Bolt (idempotent).
 func loadBundleIntoNeo4j(ctx context.Context, a appFlags, stdout, stderr io.Writer) error {
-	cfg := neo4jkg.ConfigFromEnv()
-	cfg.URI = a.graph
+	// Credentials from the configuration (environment or secret files).
+	cfg := neo4jkg.Config{URI: a.graph, User: a.cfg.Neo4j.User, Password: a.cfg.Neo4j.Password.Reveal(), Database: a.cfg.Neo4j.Database}
 	st, err := neo4jkg.Open(ctx, cfg)
 	if err != nil {
 		return err

@@ -69,6 +69,8 @@ neo4j:
   password: hunter2
 server:
   addr: nope
+  pprof: true
+  pprof_addr: 0.0.0.0:6060
   log_level: loud
   cors_origins: ["javascript:alert(1)"]
   auth:
@@ -83,7 +85,7 @@ models:
 	ps = append(ps, config.Env(&c, envOf(map[string]string{"DMAR_ORT_THREADS": "many", "DMAR_REQUEST_TIMEOUT": "soon"}))...)
 	ps = append(ps, c.Validate()...)
 	msg := ps.Error()
-	for _, field := range []string{":3: \"password\": secrets are not read", ":12: unknown key \"bogus\"", "DMAR_ORT_THREADS", "DMAR_REQUEST_TIMEOUT",
+	for _, field := range []string{":3: \"password\": secrets are not read", ":14: unknown key \"bogus\"", "server.pprof_addr", "DMAR_ORT_THREADS", "DMAR_REQUEST_TIMEOUT",
 		"graph:", "server.addr", "server.log_level", "server.cors_origins[0]", "server.auth.keys[0].sha256", "server.auth.keys[1].name", "server.auth.keys[1].rate", "models.doc_tokens"} {
 		if !strings.Contains(msg, field) {
 			t.Errorf("problems do not name %q:\n%s", field, msg)

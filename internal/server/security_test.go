@@ -3,6 +3,7 @@ package server_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -113,5 +114,34 @@ func TestLimits(t *testing.T) {
 	long := `{"query": "` + strings.Repeat("ab ", 700) + `"}`
 	if w := do(t, h, "POST", "/v1/retrieve", long); w.Code != 413 && w.Code != 400 {
 		t.Errorf("2100-character query: %d %s", w.Code, w.Body)
+	}
+}
+
+// The OpenAPI document declares the optional authentication and its errors
+// on every route that needs a key.
+func TestOpenAPIDocumentsAuth(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]struct{ Responses map[string]any } `json:"paths"`
+		Components struct {
+			SecuritySchemes map[string]any `json:"securitySchemes"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(server.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Components.SecuritySchemes) == 0 {
+		t.Error("no securitySchemes")
+	}
+	for path, ops := range doc.Paths {
+		if path == "/healthz" || path == "/readyz" || path == "/openapi.json" {
+			continue
+		}
+		for m, op := range ops {
+			for _, code := range []string{"401", "429", "503"} {
+				if _, ok := op.Responses[code]; !ok {
+					t.Errorf("%s %s does not document %s", m, path, code)
+				}
+			}
+		}
 	}
 }

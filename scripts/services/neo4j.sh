@@ -16,7 +16,8 @@
 # Environment: DMAR_CACHE (~/.cache/dmar), DMAR_NEO4J_HOME (its data, conf and
 # logs; $DMAR_CACHE/neo4j/home), DMAR_NEO4J_BOLT_PORT (7687),
 # DMAR_NEO4J_HTTP_PORT (7474), DMAR_NEO4J_HEAP (1g), DMAR_NEO4J_PAGECACHE
-# (512m), DMAR_NEO4J_PASSWORD (unset: auth off, fine on loopback; set: auth on
+# (512m), DMAR_NEO4J_IMPORT_MEMORY (2G, off-heap cap of `import`),
+# DMAR_NEO4J_START_TIMEOUT (300 s), DMAR_NEO4J_PASSWORD (unset: auth off, fine on loopback; set: auth on
 # for user neo4j with that initial password, applied on a fresh database).
 set -euo pipefail
 
@@ -55,9 +56,23 @@ jvm_flags=(
 
 need() { command -v "$1" >/dev/null || { log "$1 is required ($2)"; exit 1; }; }
 
+# Neo4j 5.26 runs on Java 17 or 21: take $DMAR_JAVA, else java on PATH if it
+# is one of those, else Debian's Java 17.
+java_bin() {
+	local j
+	for j in ${DMAR_JAVA:-} java /usr/lib/jvm/java-17-openjdk-*/bin/java /usr/lib/jvm/java-21-openjdk-*/bin/java; do
+		command -v "$j" >/dev/null 2>&1 || continue
+		case $("$j" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p') in
+		17 | 21) echo "$j"; return ;;
+		esac
+	done
+	log "Java 17 or 21 is required (apt-get install openjdk-17-jre-headless, or set DMAR_JAVA)"
+	exit 1
+}
+
 install() {
 	if [ -f "$lib/.installed-$VERSION" ]; then return; fi
-	need java "apt-get install openjdk-17-jre-headless"
+	java_bin >/dev/null
 	need mvn "apt-get install maven"
 	log "assembling Neo4j $VERSION from Maven Central into $lib (once; a few minutes)"
 	mkdir -p "$base"
@@ -152,15 +167,15 @@ start() {
 		fi
 		log "starting (home $home, heap $heap, page cache $pagecache; log $console)"
 		# setsid: the server survives the shell that started it.
-		setsid nohup java "${jvm_flags[@]}" -Xms"$heap" -Xmx"$heap" \
+		setsid nohup "$(java_bin)" "${jvm_flags[@]}" -Xms"$heap" -Xmx"$heap" \
 			-cp "$(classpath)" org.neo4j.server.CommunityEntryPoint \
 			--home-dir="$home" --config-dir="$home/conf" >"$console" 2>&1 </dev/null &
 		echo $! >"$pidfile"
 	fi
-	local wait=${DMAR_NEO4J_START_TIMEOUT:-300}
-	for ((i = 0; i < wait; i++)); do
+	local wait=${DMAR_NEO4J_START_TIMEOUT:-300} t0=$SECONDS
+	while ((SECONDS - t0 < wait)); do
 		if ready; then
-			log "ready after ${i}s"
+			log "ready after $((SECONDS - t0))s"
 			echo "$uri"
 			return
 		fi
@@ -209,7 +224,7 @@ status() {
 admin() {
 	install
 	[ -f "$home/conf/neo4j.conf" ] || write_conf
-	NEO4J_HOME="$home" NEO4J_CONF="$home/conf" java "${jvm_flags[@]}" -Xmx"$heap" \
+	NEO4J_HOME="$home" NEO4J_CONF="$home/conf" "$(java_bin)" "${jvm_flags[@]}" -Xmx"$heap" \
 		-cp "$(classpath)" org.neo4j.cli.AdminTool "$@"
 }
 
@@ -223,6 +238,7 @@ import_csv() {
 	write_conf
 	log "importing $nodes and $rels"
 	admin database import full --overwrite-destination=true --id-type=string \
+		--max-off-heap-memory="${DMAR_NEO4J_IMPORT_MEMORY:-2G}" \
 		--array-delimiter=U+001F --skip-bad-relationships=false \
 		--nodes="$nodes" --relationships="$rels" \
 		--report-file="$home/logs/import.report" neo4j >&2

@@ -5,8 +5,10 @@
 # install: go install weaviate-server into $DMAR_CACHE/weaviate/bin (once; about
 #          2 minutes on 2 cores, run with nice).
 # start:   install if needed, start (anonymous access, no modules, telemetry off,
-#          single node), wait for /v1/.well-known/ready, print the URL as the
-#          last stdout line. Already running -> print the URL.
+#          single node, no auto-schema: dmar creates its collections itself, and
+#          a write to a missing one must fail, not invent a schema), wait for
+#          /v1/.well-known/ready, print the URL as the last stdout line. Already
+#          running -> print the URL.
 # stop:    SIGTERM (clean shutdown, data flushed), SIGKILL after 60 s.
 # status:  print the URL and exit 0 if it is up, else exit 3.
 # Env (defaults): DMAR_CACHE (~/.cache/dmar), DMAR_WEAVIATE_DATA
@@ -92,6 +94,7 @@ start() {
 			RAFT_BOOTSTRAP_EXPECT=1 RAFT_JOIN="node1:$raft_rpc_port" RAFT_TIMEOUTS_MULTIPLIER=1 \
 			GRPC_PORT="$grpc_port" \
 			PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS=5 \
+			AUTOSCHEMA_ENABLED=false \
 			nohup "$bin" --scheme http --host 127.0.0.1 --port "$port" >>"$logfile" 2>&1 </dev/null &
 		echo $! >"$pidfile"
 	)

@@ -249,3 +249,40 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestFillNames: after a bulk import no entity has linking forms; FillNames
+// sets them all, once, and linking works again.
+func TestFillNames(t *testing.T) {
+	s, dir := holding(t, "codexm-film")
+	d := rawDriver(t)
+	ctx := context.Background()
+	b, err := bundle.Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query(t, d, "MATCH (e:Entity) REMOVE e.names", nil)
+	if ms, err := s.Link(ctx, "Christopher Nolan"); err != nil || len(ms) != 0 {
+		t.Fatalf("Link without names = %v, %v; want no mentions", ms, err)
+	}
+	n, err := s.FillNames(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != len(b.Entities) {
+		t.Errorf("FillNames set %d entities, want %d", n, len(b.Entities))
+	}
+	if n, err := s.FillNames(ctx, nil); err != nil || n != 0 {
+		t.Errorf("second FillNames = %d, %v; want 0", n, err)
+	}
+	want := kg.NewDictionary(b.Entities).Link("Christopher Nolan directed Inception")
+	got, err := s.Link(ctx, "Christopher Nolan directed Inception")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) == 0 {
+		t.Fatal("the dictionary links nothing: the test proves nothing")
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Link after FillNames (-dictionary +neo4j):\n%s", diff)
+	}
+}

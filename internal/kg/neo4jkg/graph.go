@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/dmar-kg/dmar/cypher"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -43,19 +44,52 @@ func (s *Store) Link(ctx context.Context, text string) ([]kg.Mention, error) {
 	if len(forms) == 0 {
 		return nil, ctx.Err()
 	}
-	res, err := s.read(ctx, "link", cypher.LinkCandidates, map[string]any{"forms": forms})
+	want := make(map[string]bool, len(forms))
+	for _, f := range forms {
+		want[f] = true
+	}
+	res, err := s.read(ctx, "link", cypher.LinkCandidates, map[string]any{"queries": luceneQueries(forms)})
 	if err != nil {
 		return nil, err
 	}
 	cands := map[string][]kg.Candidate{}
+	seen := map[[2]string]bool{}
 	for _, r := range res.Records {
-		form, label := str(r.Values[0]), str(r.Values[2])
-		// The index holds the forms of label and aliases; the label's form
-		// makes the candidate a label match (kg.NewDictionary's rule).
-		c := kg.Candidate{QID: str(r.Values[1]), IsLabel: kg.NormalizeForm(label) == form, Degree: integer(r.Values[4])}
-		cands[form] = append(cands[form], c)
+		qid, label, deg := str(r.Values[0]), str(r.Values[1]), integer(r.Values[3])
+		labelForm := kg.NormalizeForm(label)
+		for _, f := range strs(r.Values[2]) {
+			if !want[f] || seen[[2]string{f, qid}] {
+				continue
+			}
+			seen[[2]string{f, qid}] = true
+			// The label's form makes a label match (kg.NewDictionary's rule).
+			cands[f] = append(cands[f], kg.Candidate{QID: qid, IsLabel: f == labelForm, Degree: deg})
+		}
 	}
 	return kg.Resolve(text, toks, cands), nil
+}
+
+// maxClauses keeps each Lucene query under its default limit of 1024 clauses.
+const maxClauses = 512
+
+// luceneQueries ORs quoted forms, maxClauses per query. Forms hold only
+// letters, digits, marks and single spaces (kg.NormalizeForm), none of which
+// is special inside Lucene quotes.
+func luceneQueries(forms []string) []string {
+	var out []string
+	for i := 0; i < len(forms); i += maxClauses {
+		var b strings.Builder
+		for j, f := range forms[i:min(i+maxClauses, len(forms))] {
+			if j > 0 {
+				b.WriteString(" OR ")
+			}
+			b.WriteByte('"')
+			b.WriteString(f)
+			b.WriteByte('"')
+		}
+		out = append(out, b.String())
+	}
+	return out
 }
 
 func checkParams(p kg.SubgraphParams) error {

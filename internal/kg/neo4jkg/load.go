@@ -223,9 +223,9 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 	const batch = 5000
 	m := progress.New(progressTo, "neo4j names", "entities", 0)
 	defer m.Done()
-	total := 0
+	total, after := 0, ""
 	for {
-		res, err := s.read(ctx, "entities without names", cypher.EntitiesNoNames, map[string]any{"limit": batch})
+		res, err := s.read(ctx, "entities without names", cypher.EntitiesNoNames, map[string]any{"after": after, "limit": batch})
 		if err != nil {
 			return total, err
 		}
@@ -236,6 +236,7 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 		for i, r := range res.Records {
 			e := kg.Entity{QID: str(r.Values[0]), Label: str(r.Values[1]), Aliases: strs(r.Values[2])}
 			rows[i] = map[string]any{"qid": e.QID, "names": Names(e)}
+			after = e.QID
 		}
 		if _, err := s.write(ctx, "set names", cypher.SetNames, map[string]any{"rows": rows}, false); err != nil {
 			return total, err

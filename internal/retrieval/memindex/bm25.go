@@ -3,6 +3,7 @@ package memindex
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -13,15 +14,16 @@ type field struct {
 	name     string
 	postings map[string][]posting
 	length   []float64 // tokens of each document in this field
-	// distinct is the sum over documents of their distinct tokens in this
-	// field: Weaviate's property-length tracker averages that.
-	distinct, tokens float64
+	// avg is the length BM25 normalises by: the mean token count over the
+	// documents that have at least one token in the field (Weaviate counts
+	// a document in a property's average only through its postings), or
+	// over all documents when classic.
+	avg float64
 }
 
 // buildFields indexes the documents' title and text as two fields (as
-// Weaviate does) or, when classic, title + " " + text as one, and returns
-// them with the average length BM25 normalises by.
-func buildFields(docs []retrieval.Document, classic bool) ([]field, float64) {
+// Weaviate does) or, when classic, title + " " + text as one.
+func buildFields(docs []retrieval.Document, classic bool) []field {
 	type prop struct {
 		name string
 		get  func(retrieval.Document) string
@@ -36,6 +38,7 @@ func buildFields(docs []retrieval.Document, classic bool) ([]field, float64) {
 	fields := make([]field, len(props))
 	for fi, p := range props {
 		f := field{name: p.name, postings: map[string][]posting{}, length: make([]float64, len(docs))}
+		var tokens, counted float64
 		for i, d := range docs {
 			tf := map[string]float64{}
 			toks := Tokens(p.get(d))
@@ -43,50 +46,43 @@ func buildFields(docs []retrieval.Document, classic bool) ([]field, float64) {
 				tf[t]++
 			}
 			f.length[i] = float64(len(toks))
-			f.tokens += float64(len(toks))
-			f.distinct += float64(len(tf))
+			tokens += float64(len(toks))
+			if len(toks) > 0 || classic {
+				counted++
+			}
 			for t, c := range tf {
 				f.postings[t] = append(f.postings[t], posting{doc: int32(i), tf: c})
 			}
 		}
+		if counted > 0 {
+			f.avg = tokens / counted
+		}
 		fields[fi] = f
 	}
-	if len(docs) == 0 {
-		return fields, 0
-	}
-	n := float64(len(docs))
-	if classic {
-		return fields, fields[0].tokens / n
-	}
-	// Weaviate 1.35 (inverted.BM25Searcher.generateQueryTermsAndStats)
-	// normalises every property by one length: the mean over the searched
-	// properties of each property's mean *distinct* token count (float32),
-	// while a document's own length is its token count; 40 if that is 0.
-	avg := 0.0
-	for _, f := range fields {
-		avg += float64(float32(f.distinct) / float32(n))
-	}
-	avg /= float64(len(fields))
-	if avg == 0 || math.IsNaN(avg) {
-		avg = 40
-	}
-	return fields, avg
+	return fields
 }
 
 // bm25 scores every matching document.
 //
-// Weaviate's variant (the default), as 1.35 computes it with BlockMax WAND:
+// Weaviate's variant (the default), as 1.35 computes it with BlockMax WAND
+// (lsmkv.Bucket.CreateDiskTerm, SegmentBlockMax.Score, BM25Searcher.wandBlock):
 //
-//	score(d) = Σ_fields float32( Σ_terms idf(t)·c(t) · tf/(tf + k1·(1 - b + b·len_f(d)/avg)) )
+//	score(d) = Σ_fields float32( Σ_terms idf(t)·c(t) · tf/(tf + k1·(1 - b + b·len_f(d)/avg_f)) )
 //	idf(t)   = ln(1 + (N - n + 0.5)/(n + 0.5)),  n = ⌊(df_title + df_text) / #fields where df > 0⌋
 //
-// with c(t) the term's count in the query, stop words dropped, no (k1+1)
-// factor (it does not change rankings), k1 and b as float32 (Weaviate stores
-// them so) and the per-field sums added in float32.
+// with len_f(d) the document's token count in the field, avg_f the field's
+// mean over documents with tokens in it, c(t) the term's count in the query,
+// stop words dropped, no (k1+1) factor (it does not change rankings), k1 and
+// b as float32 (Weaviate stores them so) and the per-field sums added in
+// float32. One IDF for both fields, from their averaged document frequency,
+// is Weaviate's choice (a BM25F-like blend); the fields' lengths stay apart.
 //
 // Classic: one field, idf with n = df, tf·(k1+1)/(tf + k1·norm), each query
 // term once.
-func (x *Index) bm25(text string, allow []bool) []scoredDoc {
+//
+// weaviateLimit is the number of hits Weaviate would be asked for; it
+// matters only with Params.WeaviateTopK.
+func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 	terms, counts := queryTermCounts(text)
 	n := float64(len(x.docs))
 	k1, b := float64(float32(x.params.K1)), float64(float32(x.params.B))
@@ -119,7 +115,7 @@ func (x *Index) bm25(text string, allow []bool) []scoredDoc {
 				if allow != nil && !allow[p.doc] {
 					continue
 				}
-				norm := 1 - b + b*f.length[p.doc]/x.avgLen
+				norm := 1 - b + b*f.length[p.doc]/f.avg
 				var s float64
 				if x.params.Classic {
 					s = idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
@@ -129,6 +125,12 @@ func (x *Index) bm25(text string, allow []bool) []scoredDoc {
 				perField[fi][p.doc] += s
 				parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s:%s=%.4f", f.name, t, s))
 			}
+		}
+	}
+	if x.params.WeaviateTopK && !x.params.Classic {
+		k := max(int(1.1*float64(weaviateLimit)), weaviateLimit+10)
+		for _, m := range perField {
+			cutField(m, k)
 		}
 	}
 	total := map[int32]float32{}
@@ -146,4 +148,29 @@ func (x *Index) bm25(text string, allow []bool) []scoredDoc {
 		out = append(out, scoredDoc{doc: d, score: score, explain: "bm25 " + strings.Join(parts[d], " ")})
 	}
 	return out
+}
+
+// cutField keeps the k best documents of one field's scores (ties: lower
+// document index, i.e. loaded earlier, as Weaviate's internal ids go).
+func cutField(m map[int32]float64, k int) {
+	if len(m) <= k {
+		return
+	}
+	type ds struct {
+		doc   int32
+		score float64
+	}
+	all := make([]ds, 0, len(m))
+	for d, s := range m {
+		all = append(all, ds{d, s})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].score != all[j].score {
+			return all[i].score > all[j].score
+		}
+		return all[i].doc < all[j].doc
+	})
+	for _, x := range all[k:] {
+		delete(m, x.doc)
+	}
 }

@@ -34,10 +34,27 @@ type Params struct {
 	// (Lucene's). Off by default: the index then scores as Weaviate 1.35 does
 	// (see bm25.go), so that rankings do not change in production.
 	Classic bool
+	// WeaviateTopK also copies Weaviate's cut of BM25 candidates: each field
+	// keeps only its best max(⌊1.1·L⌋, L+10) documents before the fields are
+	// summed, so a document outside, say, the title's best loses its title
+	// score. L is what Weaviate is asked for: the limit plus WeaviateTieSlack
+	// for BM25 search (the weaviate adapter asks for that many more to order
+	// ties), max(HybridCandidates, limit) for hybrid's keyword half.
+	// Weaviate cuts per segment; with one segment per property (after its
+	// compactions) the copy is exact. On in DefaultParams, for rankings that
+	// stay the same in production (docs/weaviate.md); off, scores are the
+	// exact sums Weaviate approximates.
+	WeaviateTopK bool
 }
 
+// WeaviateTieSlack is how many hits beyond the limit the weaviate adapter
+// asks Weaviate for (internal/retrieval/weaviate checks it is the same).
+const WeaviateTieSlack = 8
+
 // DefaultParams match Weaviate's defaults.
-func DefaultParams() Params { return Params{K1: 1.2, B: 0.75, HybridCandidates: 100} }
+func DefaultParams() Params {
+	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, WeaviateTopK: true}
+}
 
 // Index is safe for concurrent use; Put takes a write lock.
 type Index struct {
@@ -49,7 +66,6 @@ type Index struct {
 	// property (title and text), or one for title + text when Classic.
 	dirty  bool
 	fields []field
-	avgLen float64
 }
 
 type posting struct {
@@ -129,7 +145,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 	var scored []scoredDoc
 	switch q.Mode {
 	case retrieval.BM25:
-		scored = x.bm25(q.Text, allow)
+		scored = x.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
 	case retrieval.Vector:
 		var err error
 		if scored, err = x.vector(q.Vector, allow); err != nil {
@@ -205,7 +221,7 @@ func (x *Index) ensureIndexed() {
 	if !x.dirty && x.fields != nil {
 		return
 	}
-	x.fields, x.avgLen = buildFields(x.docs, x.params.Classic)
+	x.fields = buildFields(x.docs, x.params.Classic)
 	x.dirty = false
 }
 
@@ -239,7 +255,7 @@ func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	var lex, vec []scoredDoc
 	if q.Alpha < 1 {
-		lex = topK(x.bm25(q.Text, allow), cand, x.docs)
+		lex = topK(x.bm25(q.Text, allow, cand), cand, x.docs)
 	}
 	if q.Alpha > 0 {
 		v, err := x.vector(q.Vector, allow)

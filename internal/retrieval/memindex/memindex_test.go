@@ -2,6 +2,7 @@ package memindex
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
 // by hand.
 func TestBM25HandComputed(t *testing.T) {
 	p := DefaultParams()
-	p.Classic = true
+	p.Classic, p.WeaviateTopK = true, false
 	x := New(p)
 	docs := []retrieval.Document{
 		{ID: "a", Title: "", Text: "cat cat dog"},      // len 3
@@ -97,9 +98,9 @@ func TestBM25WeaviateHandComputed(t *testing.T) {
 			{ID: "c", Text: "fish fish fish x"}, // 4 tokens, 2 distinct
 		},
 		query: "the cat",
-		// avg = (mean distinct title 0 + mean distinct text 2)/2 = 1;
+		// text avg = (3+2+4)/3 = 3 (no title has tokens);
 		// n(cat) = (0 + 2)/1 = 2: idf = ln(1 + 1.5/2.5) = ln 1.6.
-		want: map[string]float64{"a": math.Log(1.6) * f(2, 3, 1), "b": math.Log(1.6) * f(1, 2, 1)},
+		want: map[string]float64{"a": math.Log(1.6) * f(2, 3, 3), "b": math.Log(1.6) * f(1, 2, 3)},
 	}, {
 		name: "title and text",
 		docs: []retrieval.Document{
@@ -108,14 +109,14 @@ func TestBM25WeaviateHandComputed(t *testing.T) {
 			{ID: "c", Title: "Fish", Text: "fish"},
 		},
 		query: "cat CAT",
-		// avg = (1 + float32(4/3))/2; n(cat) = ⌊(1 + 2)/2⌋ = 1: idf = ln(1 + 2.5/1.5),
-		// doubled because the query says cat twice.
+		// title avg 1, text avg (2+1+1)/3; n(cat) = ⌊(1 + 2)/2⌋ = 1:
+		// idf = ln(1 + 2.5/1.5), doubled because the query says cat twice.
 		want: func() map[string]float64 {
-			avg := (1 + float64(float32(4)/float32(3))) / 2
+			title, text := 1.0, 4.0/3
 			idf := 2 * math.Log(1+2.5/1.5)
 			return map[string]float64{
-				"a": float64(float32(idf*f(1, 1, avg)) + float32(idf*f(1, 2, avg))),
-				"b": float64(float32(idf * f(1, 1, avg))),
+				"a": float64(float32(idf*f(1, 1, title)) + float32(idf*f(1, 2, text))),
+				"b": float64(float32(idf * f(1, 1, text))),
 			}
 		}(),
 	}}
@@ -138,6 +139,39 @@ func TestBM25WeaviateHandComputed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWeaviateTopK checks the copy of Weaviate's per-field candidate cut:
+// with limit 1 each field keeps max(⌊1.1·9⌋, 9+10) = 19 documents (L = 1 +
+// WeaviateTieSlack). 30 documents have "cat" once in a two-word title; the
+// one with the longest text has "cat" in its text too but, loaded last, is
+// outside the title's 19 (a tie, broken by load order), so it keeps only its
+// text score and cannot top the ranking as it does without the cut.
+func TestWeaviateTopK(t *testing.T) {
+	var docs []retrieval.Document
+	for i := 0; i < 30; i++ {
+		docs = append(docs, retrieval.Document{ID: fmt.Sprintf("d%02d", i), Title: "cat dog", Text: "bird fish"})
+	}
+	docs[29].Text = "cat fish"
+	q := retrieval.Query{Mode: retrieval.BM25, Text: "cat", Limit: 1}
+	for _, c := range []struct {
+		cut  bool
+		want string
+	}{{false, "d29"}, {true, "d00"}} {
+		p := DefaultParams()
+		p.WeaviateTopK = c.cut
+		x := New(p)
+		if err := x.Put(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		hs, err := x.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(hs) != 1 || hs[0].Doc.ID != c.want {
+			t.Errorf("WeaviateTopK=%v: top %v, want %s", c.cut, hs, c.want)
+		}
 	}
 }
 

@@ -31,19 +31,29 @@ func BenchmarkImportCodexm(b *testing.B) {
 		suffix = "-synthetic-vectors"
 	}
 	ctx := context.Background()
-	b.Run("weaviate"+suffix, func(b *testing.B) {
-		for i := 0; i < b.N; i++ {
-			b.StopTimer()
-			s := testStoreClass(b, fmt.Sprintf("BenchImport%d", rand.Int64()), "")
-			b.StartTimer()
-			start := time.Now()
-			st, err := s.Load(ctx, docs, nil)
-			if err != nil {
-				b.Fatal(err)
+	for _, transport := range []struct{ name, grpc string }{{"grpc", grpcAddr()}, {"rest", ""}} {
+		b.Run("weaviate-"+transport.name+suffix, func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				s := testStoreClass(b, fmt.Sprintf("BenchImport%d", rand.Int64()), "")
+				s.cfg.GRPC = transport.grpc
+				if transport.grpc == "" {
+					// The client uses gRPC for batches whenever it was built with it.
+					var err error
+					if s, err = New(ctx, s.cfg); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StartTimer()
+				start := time.Now()
+				st, err := s.Load(ctx, docs, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(st.Imported)/time.Since(start).Seconds(), "objects/s")
 			}
-			b.ReportMetric(float64(st.Imported)/time.Since(start).Seconds(), "objects/s")
-		}
-	})
+		})
+	}
 	b.Run("memindex"+suffix, func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			start := time.Now()

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"time"
 
@@ -45,7 +47,8 @@ func gqlError(list []*models.GraphQLError) error {
 	return fmt.Errorf("graphql: %s", msg)
 }
 
-// transient reports whether a failed call is worth retrying.
+// transient reports whether a failed call is worth retrying: network
+// errors, 5xx, 429 and 408 answers, and gRPC's Unavailable-like codes.
 func transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
@@ -55,18 +58,13 @@ func transient(err error) bool {
 		if fe.IsUnexpectedStatusCode {
 			return fe.StatusCode >= 500 || fe.StatusCode == http.StatusTooManyRequests || fe.StatusCode == http.StatusRequestTimeout
 		}
-		if fe.DerivedFromError != nil {
-			return transient(fe.DerivedFromError)
-		}
-		return true // a network error without status
+		return fe.DerivedFromError != nil && transient(fe.DerivedFromError)
 	}
-	if st, ok := status.FromError(errors.Unwrap(err)); ok && st.Code() != codes.OK && st.Code() != codes.Unknown {
+	if st, ok := status.FromError(err); ok {
 		return grpcTransient(st.Code())
 	}
-	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
-		return grpcTransient(st.Code())
-	}
-	return true
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }
 
 func grpcTransient(c codes.Code) bool {

@@ -39,7 +39,7 @@ func testStore(t testing.TB, tenant string) *Store {
 func testStoreClass(t testing.TB, class, tenant string) *Store {
 	t.Helper()
 	ctx := context.Background()
-	s, err := New(ctx, Config{URL: serverURL(t), Class: class, Tenant: tenant, GRPC: grpcAddr(), Create: true})
+	s, err := New(ctx, Config{URL: serverURL(t), Class: class, Tenant: tenant, GRPC: grpcAddr(), APIKey: os.Getenv("DMAR_WEAVIATE_API_KEY"), Create: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,8 @@ func testStoreClass(t testing.TB, class, tenant string) *Store {
 }
 
 // grpcAddr is DMAR_WEAVIATE_GRPC (host:port), 127.0.0.1:50051 by default, or
-// "" (imports over REST) when it is "off".
+// "" (imports over REST) when it is "off". DMAR_WEAVIATE_API_KEY, when set,
+// authenticates testStore's connections.
 func grpcAddr() string {
 	switch g := os.Getenv("DMAR_WEAVIATE_GRPC"); g {
 	case "off":

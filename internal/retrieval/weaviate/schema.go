@@ -44,10 +44,12 @@ func classDef(cfg Config) *models.Class {
 		Class:       cfg.Class,
 		Description: "dmar corpus documents (title, text, linked entity QIDs) with dmar's encoder vectors",
 		Vectorizer:  "none",
-		// Weaviate reads these keys from the HNSW config; the rest stay at
-		// their defaults (ef -1 = dynamic, efConstruction 128, maxConnections 32).
+		// The rest of the HNSW config stays at Weaviate's defaults (ef -1 =
+		// dynamic, efConstruction 128, maxConnections 32). No quantization,
+		// even where the server sets DEFAULT_QUANTIZATION: compressed vectors
+		// would change distances and so rankings against the embedded index.
 		VectorIndexType:   "hnsw",
-		VectorIndexConfig: map[string]any{"distance": "cosine"},
+		VectorIndexConfig: map[string]any{"distance": "cosine", "skipDefaultQuantization": true},
 		InvertedIndexConfig: &models.InvertedIndexConfig{
 			Bm25:      &models.BM25Config{K1: float32(cfg.K1), B: float32(cfg.B)},
 			Stopwords: &models.StopwordConfig{Preset: "en"},
@@ -100,6 +102,11 @@ func checkClass(cls *models.Class, cfg Config) error {
 		return fmt.Errorf("weaviate: collection %s is not multi-tenant but tenant %q was asked for; use another collection", cfg.Class, cfg.Tenant)
 	case cfg.Tenant == "" && mt:
 		return fmt.Errorf("weaviate: collection %s is multi-tenant; name a tenant (?tenant=NAME)", cfg.Class)
+	}
+	if vc, ok := cls.VectorIndexConfig.(map[string]any); ok {
+		if d, _ := vc["distance"].(string); d != "" && d != "cosine" {
+			return fmt.Errorf("weaviate: collection %s uses %s distance, dmar needs cosine; drop and reload it", cfg.Class, d)
+		}
 	}
 	want := map[string]string{propDocID: "field", propTitle: "word", propText: "word", propEntities: "field"}
 	for _, p := range cls.Properties {

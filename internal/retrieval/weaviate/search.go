@@ -217,8 +217,9 @@ func toHit(o map[string]any, mode retrieval.Mode) (retrieval.Hit, error) {
 			return h, fmt.Errorf("document %q: score %q: %w", d.ID, sc, err)
 		}
 		h.Score = v
+		// BM25's starts with ", " and hybrid's with a newline.
 		h.Explain, _ = add["explainScore"].(string)
-		h.Explain = strings.TrimSpace(h.Explain)
+		h.Explain = strings.TrimPrefix(strings.TrimSpace(h.Explain), ", ")
 	}
 	return h, nil
 }

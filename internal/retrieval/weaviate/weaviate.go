@@ -61,6 +61,9 @@ type Config struct {
 	// K1 and B are the BM25 parameters set when the collection is created
 	// (defaults 1.2 and 0.75, Weaviate's).
 	K1, B float64
+	// APIKey, when set, is sent as a bearer token on every REST/GraphQL and
+	// gRPC call (Weaviate's API-key authentication). Never logged.
+	APIKey string
 	// Create makes New create the collection (and tenant) when missing;
 	// otherwise a missing one is an error (a mistyped name must not serve an
 	// empty index).
@@ -83,7 +86,8 @@ var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
 //	http://HOST:PORT/Class        (the same as weaviate://)
 //
 // grpc may be a port (on HOST) or host:port; "grpc=off" imports over REST.
-// Without grpc, imports use gRPC on HOST:50051. Without a class, DefaultClass.
+// Without grpc, imports use gRPC on HOST:50051. Without a port, 8080 (443
+// for HTTPS); without a class, DefaultClass.
 func ParseURL(raw string) (Config, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -103,7 +107,7 @@ func ParseURL(raw string) (Config, error) {
 	host := u.Hostname()
 	port := u.Port()
 	if port == "" {
-		port = "8080"
+		port = map[string]string{"http": "8080", "https": "443"}[scheme]
 	}
 	cfg := Config{URL: scheme + "://" + net.JoinHostPort(host, port), Class: strings.Trim(u.Path, "/")}
 	if cfg.Class == "" {
@@ -181,25 +185,30 @@ func (c *Config) Validate() error {
 
 var tenantRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
+// Option adjusts the Config that Open and OpenOrCreate parse from a URL.
+type Option func(*Config)
+
+// WithAPIKey authenticates with a Weaviate API key (kept out of URLs, which
+// end up in logs).
+func WithAPIKey(key string) Option { return func(c *Config) { c.APIKey = key } }
+
 // Open connects to an existing collection (and tenant) at an index URL (see
 // ParseURL), for searching: `dmar serve --index weaviate://...`.
-func Open(ctx context.Context, rawURL string) (*Store, error) {
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	cfg, err := ParseURL(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	for _, o := range opts {
+		o(&cfg)
 	}
 	return New(ctx, cfg)
 }
 
 // OpenOrCreate is Open that creates the collection (and tenant) when
 // missing, for loading: `dmar load corpus --index weaviate://...`.
-func OpenOrCreate(ctx context.Context, rawURL string) (*Store, error) {
-	cfg, err := ParseURL(rawURL)
-	if err != nil {
-		return nil, err
-	}
-	cfg.Create = true
-	return New(ctx, cfg)
+func OpenOrCreate(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
+	return Open(ctx, rawURL, append(opts, func(c *Config) { c.Create = true })...)
 }
 
 // New connects with cfg and checks (or, with cfg.Create, makes) the
@@ -211,6 +220,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	u, _ := url.Parse(cfg.URL)
 	wc := wv.Config{Host: u.Host, Scheme: u.Scheme, Timeout: cfg.Timeout}
+	if cfg.APIKey != "" {
+		// The client adds these headers to REST and gRPC calls alike.
+		wc.Headers = map[string]string{"Authorization": "Bearer " + cfg.APIKey}
+	}
 	if cfg.GRPC != "" {
 		wc.GrpcConfig = &grpc.Config{Host: cfg.GRPC, Secured: u.Scheme == "https"}
 	}

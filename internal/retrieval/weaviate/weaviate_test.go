@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,7 +19,12 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/google/go-cmp/cmp"
+	"github.com/weaviate/weaviate-go-client/v4/weaviate/fault"
+	"github.com/weaviate/weaviate/entities/models"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 func TestParseURL(t *testing.T) {
@@ -30,7 +36,7 @@ func TestParseURL(t *testing.T) {
 		{in: "weaviate://127.0.0.1:8080/Codexm", want: Config{URL: "http://127.0.0.1:8080", Class: "Codexm", GRPC: "127.0.0.1:50051"}},
 		{in: "weaviate://localhost", want: Config{URL: "http://localhost:8080", Class: DefaultClass, GRPC: "localhost:50051"}},
 		{in: "http://h:9000/Docs?grpc=off", want: Config{URL: "http://h:9000", Class: "Docs"}},
-		{in: "weaviates://h/Docs?grpc=443&tenant=app-1", want: Config{URL: "https://h:8080", Class: "Docs", GRPC: "h:443", Tenant: "app-1"}},
+		{in: "weaviates://h/Docs?grpc=443&tenant=app-1", want: Config{URL: "https://h:443", Class: "Docs", GRPC: "h:443", Tenant: "app-1"}},
 		{in: "weaviate://h:1/Docs?grpc=other:7&batch=64", want: Config{URL: "http://h:1", Class: "Docs", GRPC: "other:7", BatchSize: 64}},
 		{in: "bolt://h:1/Docs", err: "scheme"},
 		{in: "weaviate:///Docs", err: "no host"},
@@ -293,5 +299,105 @@ func TestTiesByID(t *testing.T) {
 	// 3+8 = 11 hits all tied at the cut: it must have asked again for more.
 	if want := []int{11, 22}; !cmp.Equal(want, limits) {
 		t.Errorf("limits asked %v, want %v", limits, want)
+	}
+}
+
+// The embedded index's copy of Weaviate's candidate cut assumes our slack.
+func TestTieSlackMatchesMemindex(t *testing.T) {
+	if tieSlack != memindex.WeaviateTieSlack {
+		t.Fatalf("tieSlack %d != memindex.WeaviateTieSlack %d", tieSlack, memindex.WeaviateTieSlack)
+	}
+}
+
+func TestCheckClass(t *testing.T) {
+	mod := func(f func(c *models.Class)) *models.Class {
+		c := classDef(Config{Class: "Docs"})
+		// As read back from the server: the vector index config is a JSON map.
+		c.VectorIndexConfig = map[string]any{"distance": "cosine"}
+		f(c)
+		return c
+	}
+	tests := []struct {
+		name   string
+		cls    *models.Class
+		tenant string
+		err    string
+	}{
+		{"ours", mod(func(*models.Class) {}), "", ""},
+		{"dot distance", mod(func(c *models.Class) { c.VectorIndexConfig = map[string]any{"distance": "dot"} }), "", "cosine"},
+		{"lowercase tokens", mod(func(c *models.Class) { c.Properties[2].Tokenization = "lowercase" }), "", `"word"`},
+		{"no entities", mod(func(c *models.Class) { c.Properties = c.Properties[:3] }), "", "lacks properties [entities]"},
+		{"tenant asked, single", mod(func(*models.Class) {}), "a", "not multi-tenant"},
+		{"multi-tenant, none asked", mod(func(c *models.Class) { c.MultiTenancyConfig.Enabled = true }), "", "name a tenant"},
+	}
+	for _, tt := range tests {
+		err := checkClass(tt.cls, Config{Class: "Docs", Tenant: tt.tenant})
+		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
+			t.Errorf("%s: checkClass = %v, want %q", tt.name, err, tt.err)
+		}
+	}
+}
+
+func TestAPIKeySent(t *testing.T) {
+	var auth atomic.Value
+	srv := fakeWeaviate(t, func(w http.ResponseWriter, q string) {
+		fmt.Fprint(w, `{"data":{"Get":{"Docs":[]}}}`)
+	})
+	// Wrap the fake to record the Authorization header of GraphQL calls.
+	inner := srv.Config.Handler
+	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/graphql" {
+			auth.Store(r.Header.Get("Authorization"))
+		}
+		inner.ServeHTTP(w, r)
+	})
+	u := strings.Replace(srv.URL, "http://", "weaviate://", 1) + "/Docs?grpc=off"
+	s, err := Open(context.Background(), u, WithAPIKey("s3cret"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Search(context.Background(), retrieval.Query{Mode: retrieval.BM25, Text: "x", Limit: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := auth.Load().(string); got != "Bearer s3cret" {
+		t.Errorf("Authorization = %q, want the API key as a bearer token", got)
+	}
+}
+
+func TestTransient(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+	tests := []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused (REST)", &fault.WeaviateClientError{DerivedFromError: &url.Error{Op: "Post", URL: "x", Err: refused}}, true},
+		{"503", &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 503}, true},
+		{"429", &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 429}, true},
+		{"422", &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 422}, false},
+		{"bad JSON", &fault.WeaviateClientError{DerivedFromError: errors.New("invalid character")}, false},
+		{"gRPC unavailable", fmt.Errorf("batch objects: %w", status.Error(codes.Unavailable, "down")), true},
+		{"gRPC invalid", fmt.Errorf("batch objects: %w", status.Error(codes.InvalidArgument, "bad")), false},
+		{"cancelled", fmt.Errorf("x: %w", context.Canceled), false},
+		{"other", errors.New("something"), false},
+	}
+	for _, tt := range tests {
+		if got := transient(tt.err); got != tt.want {
+			t.Errorf("%s: transient = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestRetryStopsOnPermanentErrors(t *testing.T) {
+	calls := 0
+	err := retry(context.Background(), 5, func() error {
+		calls++
+		if calls < 3 {
+			return &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 503}
+		}
+		return &fault.WeaviateClientError{IsUnexpectedStatusCode: true, StatusCode: 422}
+	})
+	if calls != 3 || !isStatus(err, 422) {
+		t.Fatalf("calls %d, err %v: want 2 retries on 503, then stop at 422", calls, err)
 	}
 }

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+func readRepoFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../" + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// The image is built with the same steps as .ci/run: `make test` and
+// `make demo` run scripts/setup.sh (make setup) and `go build -o bin/dmar
+// ./cmd/dmar` (make build); the Dockerfile must RUN exactly those.
+func TestDockerfileBuildsLikeCI(t *testing.T) {
+	ci := readRepoFile(t, ".ci/run")
+	if !regexp.MustCompile(`(?m)^make test\b`).MatchString(ci) {
+		t.Fatalf(".ci/run no longer runs `make test`; update this test:\n%s", ci)
+	}
+	mk := readRepoFile(t, "Makefile")
+	target := func(name string) []string {
+		m := regexp.MustCompile(`(?ms)^` + name + `:[^\n]*\n((?:\t[^\n]*\n)+)`).FindStringSubmatch(mk)
+		if m == nil {
+			t.Fatalf("Makefile has no %s target", name)
+		}
+		var out []string
+		for _, l := range strings.Split(strings.TrimSpace(m[1]), "\n") {
+			out = append(out, strings.ReplaceAll(strings.TrimSpace(l), "$(GO)", "go"))
+		}
+		return out
+	}
+	if !strings.Contains(regexp.MustCompile(`(?m)^test:.*$`).FindString(mk), "setup") {
+		t.Error("make test does not depend on setup")
+	}
+	var runs []string
+	for _, m := range regexp.MustCompile(`(?m)^RUN (.*)$`).FindAllStringSubmatch(readRepoFile(t, "Dockerfile"), -1) {
+		runs = append(runs, strings.TrimSpace(m[1]))
+	}
+	for _, step := range append(target("setup"), target("build")...) {
+		found := false
+		for _, r := range runs {
+			found = found || r == step
+		}
+		if !found {
+			t.Errorf("the Dockerfile does not RUN %q (a step of make setup/build); its RUN lines: %q", step, runs)
+		}
+	}
+}
+
+// docker-compose (Debian's 1.29; `docker compose` v2 is not installed here)
+// accepts the compose file.
+func TestComposeFileIsValid(t *testing.T) {
+	bin, err := exec.LookPath("docker-compose")
+	if err != nil {
+		t.Skip("docker-compose is not installed (apt-get install docker-compose)")
+	}
+	cmd := exec.Command(bin, "config", "-q")
+	cmd.Dir = "../.."
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("docker-compose config -q: %v\n%s", err, out)
+	}
+}
