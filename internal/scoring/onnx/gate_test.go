@@ -1,0 +1,174 @@
+package onnx_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
+)
+
+const gateModel = "../../../models/gate/gate.onnx"
+
+// gateFixture is ONNX Runtime's output for the committed gate on fixed
+// inputs (models/gate/check_onnx.py).
+type gateFixture struct {
+	ModelSHA256 string       `json:"model_sha256"`
+	Query       []float32    `json:"query"`
+	Docs        [][]float32  `json:"docs"`
+	Weights     [][2]float64 `json:"weights"`
+}
+
+func loadGateFixture(t *testing.T) gateFixture {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/gate_ort.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fx gateFixture
+	if err := json.Unmarshal(raw, &fx); err != nil {
+		t.Fatal(err)
+	}
+	model, err := os.ReadFile(gateModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(model); hex.EncodeToString(sum[:]) != fx.ModelSHA256 {
+		t.Fatalf("fixture made for another gate.onnx: rerun bash models/gate/train.sh (step 3)")
+	}
+	return fx
+}
+
+// refGate is an independent float64 forward pass of the gate MLP
+// (768 -> 32 -> ReLU -> 32 -> ReLU -> 2, softmax) from the ONNX file's
+// initializers, read without any ML framework.
+func refGate(t *testing.T, query []float32, docs [][]float32) [][2]float64 {
+	t.Helper()
+	model, err := os.ReadFile(gateModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := gnnref.Initializers(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dense := func(x []float64, name string, relu bool) []float64 {
+		W, b := w["w"+name], w["b"+name]
+		if len(W.Dims) != 2 || W.Dims[0] != len(x) || len(b.Data) != W.Dims[1] {
+			t.Fatalf("layer %s: weights %v, bias %d, input %d", name, W.Dims, len(b.Data), len(x))
+		}
+		out := make([]float64, W.Dims[1])
+		for j := range out {
+			s := float64(b.Data[j])
+			for i, xi := range x {
+				s += xi * float64(W.Data[i*W.Dims[1]+j])
+			}
+			if relu && s < 0 {
+				s = 0
+			}
+			out[j] = s
+		}
+		return out
+	}
+	res := make([][2]float64, len(docs))
+	for k, d := range docs {
+		x := make([]float64, 0, len(query)+len(d))
+		for _, v := range append(append([]float32(nil), query...), d...) {
+			x = append(x, float64(v))
+		}
+		l := dense(dense(dense(x, "1", true), "2", true), "3", false)
+		m := math.Max(l[0], l[1])
+		e0, e1 := math.Exp(l[0]-m), math.Exp(l[1]-m)
+		res[k] = [2]float64{e0 / (e0 + e1), e1 / (e0 + e1)}
+	}
+	return res
+}
+
+func worstDiff(a, b [][2]float64) float64 {
+	m := 0.0
+	for i := range a {
+		m = math.Max(m, math.Max(math.Abs(a[i][0]-b[i][0]), math.Abs(a[i][1]-b[i][1])))
+	}
+	return m
+}
+
+// The pure-Go reference reproduces ONNX Runtime's output (computed in
+// Python) on fixed inputs; this needs no runtime library.
+func TestGateReferenceMatchesFixture(t *testing.T) {
+	fx := loadGateFixture(t)
+	ref := refGate(t, fx.Query, fx.Docs)
+	if d := worstDiff(ref, fx.Weights); d > 1e-4 {
+		t.Fatalf("reference vs onnxruntime fixture: max diff %.3g > 1e-4", d)
+	}
+}
+
+// The Go ORT gate agrees with the reference to 1e-4, across more documents
+// than one model call takes, and passes the scoring conformance check.
+func TestGateMatchesReference(t *testing.T) {
+	rt := onnxtest.Runtime(t)
+	g, err := onnx.NewGate(rt, gateModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	fx := loadGateFixture(t)
+	var docs [][]float32
+	for i := 0; i < onnx.MaxGateBatch+5; i++ {
+		docs = append(docs, fx.Docs[i%len(fx.Docs)])
+	}
+	got, err := g.Weights(context.Background(), fx.Query, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(docs) {
+		t.Fatalf("%d weights for %d documents", len(got), len(docs))
+	}
+	ref := refGate(t, fx.Query, docs)
+	if d := worstDiff(got, ref); d > 1e-4 {
+		t.Fatalf("onnxruntime gate vs reference: max diff %.3g > 1e-4", d)
+	}
+	scoringtest.Gate(t, g, fx.Query, fx.Docs)
+	// The gate is trained, not constant: inputs move the weights.
+	lo, hi := 1.0, 0.0
+	for _, w := range got[:len(fx.Docs)] {
+		lo, hi = math.Min(lo, w[0]), math.Max(hi, w[0])
+	}
+	if hi-lo < 1e-4 {
+		t.Errorf("alpha is %.6f for every input", lo)
+	}
+}
+
+func TestGateRejectsBadInput(t *testing.T) {
+	rt := onnxtest.Runtime(t)
+	g, err := onnx.NewGate(rt, gateModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	q := make([]float32, g.Dim())
+	for _, tc := range []struct {
+		name  string
+		query []float32
+		docs  [][]float32
+	}{
+		{"short query", q[:10], [][]float32{q}},
+		{"short document", q, [][]float32{q, q[:3]}},
+	} {
+		if _, err := g.Weights(context.Background(), tc.query, tc.docs); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+	if _, err := onnx.NewGate(rt, "testdata/missing.onnx"); err == nil {
+		t.Error("missing model: no error")
+	}
+	if _, err := onnx.NewGate(rt, "testdata/affine.onnx"); err == nil {
+		t.Error("a model without input x [B,2d]: no error")
+	}
+}
