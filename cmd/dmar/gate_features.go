@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/progress"
 )
 
@@ -19,8 +18,8 @@ func init() {
 }
 
 // runGateFeatures runs phases 1-2 of the configured pipeline (default
-// options) for every question of a kgqa-style JSONL file (question,
-// gold_doc_ids) and writes, under --out:
+// options) for every question of a labelled dataset (eval.Open: kgqa
+// gold_doc_ids, HotpotQA/MuSiQue supporting paragraphs) and writes, under --out:
 //
 //	qvec.npy  [Q,384] float32  enc(Q), the query encoder's vector
 //	dvec.npy  [R,384] float32  enc(D) of each candidate, as stored in the index
@@ -34,22 +33,30 @@ func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := flag.NewFlagSet("gate features", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	questions := fs.String("questions", "", "kgqa-style JSONL file with question and gold_doc_ids (required)")
+	dataset := fs.String("dataset", "", "labelled questions as FORMAT:PATH, as dmar eval takes them (kgqa, hotpotqa, musique, jsonl; required)")
 	out := fs.String("out", "", "output directory (required)")
 	limit := fs.Int("limit", 0, "only the first N questions (0 = all)")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	if *questions == "" || *out == "" {
-		return usageError{"--questions and --out are required"}
+	if *dataset == "" || *out == "" {
+		return usageError{"--dataset and --out are required"}
 	}
-	qs, err := readGateQuestions(*questions)
+	ds, err := eval.Open(*dataset, *limit)
 	if err != nil {
-		return err
+		return usageError{"gate features: " + err.Error()}
 	}
-	if *limit > 0 && *limit < len(qs) {
-		qs = qs[:*limit]
+	if ds.Setting == "per-question" {
+		return usageError{"gate features: per-question pools (hotpotqa-distractor) are not supported; use hotpotqa"}
 	}
+	if ds.Corpus != nil && a.corpusPath == "" {
+		// A benchmark's own paragraphs: the same corpus file dmar eval
+		// writes, so the index snapshot is shared.
+		if a.corpusPath, err = writeEvalCorpus(a.state, ds); err != nil {
+			return err
+		}
+	}
+	qs := ds.Questions
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -138,35 +145,4 @@ func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stdout, "gate features: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, *out)
 	return nil
-}
-
-type gateQuestion struct {
-	ID       string   `json:"id"`
-	Question string   `json:"question"`
-	Gold     []string `json:"gold_doc_ids"`
-}
-
-func readGateQuestions(path string) ([]gateQuestion, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var qs []gateQuestion
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for line := 1; sc.Scan(); line++ {
-		var q gateQuestion
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		if q.Question == "" {
-			return nil, fmt.Errorf("%s:%d: no question", path, line)
-		}
-		qs = append(qs, q)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return qs, nil
 }
