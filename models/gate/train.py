@@ -35,6 +35,19 @@ def load(d):
     return dict(x=x, zs=f[:, 0], ze=f[:, 1], qi=qi, y=lab, ngold=ng, nq=len(q))
 
 
+def load_all(dirs):
+    """Concatenates several feature directories (comma-separated)."""
+    parts = [load(d) for d in dirs.split(",")]
+    if len(parts) == 1:
+        return parts[0]
+    out = {k: np.concatenate([p[k] for p in parts]) for k in ("x", "zs", "ze", "y", "ngold")}
+    off = np.cumsum([0] + [p["nq"] for p in parts[:-1]])
+    out["qi"] = np.concatenate([p["qi"] + o for p, o in zip(parts, off)])
+    out["nq"] = int(sum(p["nq"] for p in parts))
+    out["sets"] = [(os.path.basename(d), p["nq"]) for d, p in zip(dirs.split(","), parts)]
+    return out
+
+
 def init(rng):
     he = lambda i, o: rng.normal(0, np.sqrt(2.0 / i), (i, o))
     return {"w1": he(D_IN, H), "b1": np.zeros(H), "w2": he(H, H), "b2": np.zeros(H),
@@ -174,7 +187,7 @@ def export(p, path):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--train", required=True, help="dmar gate features output over kgqa/train")
+    ap.add_argument("--train", required=True, help="dmar gate features output dirs (comma-separated): kgqa/train, HotpotQA, MuSiQue")
     ap.add_argument("--eval", help="features of the evaluation set (kgqa/dev): reported, never used to fit or select")
     ap.add_argument("--out", help="gate.onnx to write")
     ap.add_argument("--metrics", help="metrics.json to write")
@@ -186,7 +199,7 @@ def main():
     ap.add_argument("--patience", type=int, default=50, help="stop after this many epochs without a better held-out loss")
     ap.add_argument("--gradcheck", action="store_true")
     a = ap.parse_args()
-    data = load(a.train)
+    data = load_all(a.train)
     if a.gradcheck:
         sys.exit(0 if gradcheck(data, a.seed) < 1e-4 else 1)
     rng = np.random.default_rng(a.seed)
@@ -216,7 +229,7 @@ def main():
             print(f"epoch {ep}: train loss {loss:.4f}, held-out pair loss {vl:.4f}")
     p = best_p
     print(f"kept epoch {best_ep} (held-out pair loss {best:.4f})")
-    m = {"seed": a.seed, "epochs": a.epochs, "kept_epoch": best_ep, "lr": a.lr, "weight_decay": a.wd,
+    m = {"train_sets": data.get("sets", [(os.path.basename(a.train), data["nq"])]), "seed": a.seed, "epochs": a.epochs, "kept_epoch": best_ep, "lr": a.lr, "weight_decay": a.wd,
          "holdout": a.holdout, "patience": a.patience, "train_questions": int(data["nq"]), "heldout_pair_loss": best}
     # Fixed-alpha sweep on TRAIN (all training questions).
     sweep = {round(al, 2): rank_metrics(data, np.full(len(data["x"]), al)) for al in np.arange(0, 1.0001, 0.05)}

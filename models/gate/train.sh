@@ -5,6 +5,8 @@
 # (dmar load corpus --data ../shared/data/codexm builds it once); installs
 # numpy, onnx and onnxruntime into ${DMAR_CACHE:-$HOME/.cache/dmar}/pyenv.
 # SEED and WORK may be set. kgqa/dev is exported for the report only.
+# SETS=kgqa (default) trains on kgqa/train only; SETS=all adds the HotpotQA
+# and MuSiQue supporting paragraphs (see README.md for why kgqa is default).
 set -euo pipefail
 cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
@@ -20,13 +22,20 @@ go build -o "$work/dmar" ./cmd/dmar
 # 1. Features: the pipeline's phases 1-2 (default options, the GNN, no gate)
 #    for every question; --gate '' so the exported z-scores never depend on
 #    a previous gate.
-for split in train dev; do
+#    HotpotQA and MuSiQue bring their own paragraphs (the corpus files and
+#    index snapshots dmar eval uses); gold = the supporting paragraphs.
+for set in kgqa:kgqa/train.jsonl kgqa:kgqa/dev.jsonl hotpotqa:hotpotqa-100 musique:musique-100; do
+	name="${set%%:*}-$(basename "${set#*:}" .jsonl)"
 	"$work/dmar" gate features --data "$data/codexm" --gate '' \
-		--questions "$data/kgqa/$split.jsonl" --out "$work/$split"
+		--dataset "${set%%:*}:$data/${set#*:}" --out "$work/$name"
 done
 # 2. Gradient check, training, ONNX export and the dev report.
-"$py" models/gate/train.py --train "$work/train" --gradcheck --seed "$seed"
-"$py" models/gate/train.py --train "$work/train" --eval "$work/dev" --seed "$seed" \
+train="$work/kgqa-train"
+if [ "${SETS:-kgqa}" = all ]; then
+	train="$train,$work/hotpotqa-hotpotqa-100,$work/musique-musique-100"
+fi
+"$py" models/gate/train.py --train "$work/kgqa-train" --gradcheck --seed "$seed"
+"$py" models/gate/train.py --train "$train" --eval "$work/kgqa-dev" --seed "$seed" \
 	--out models/gate/gate.onnx --metrics models/gate/metrics.json
 # 3. ONNX Runtime outputs on fixed inputs, for the Go reference test.
 "$py" models/gate/check_onnx.py --model models/gate/gate.onnx --out internal/scoring/onnx/testdata/gate_ort.json
