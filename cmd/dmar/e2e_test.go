@@ -29,6 +29,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary the end-to-end tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // dmarBinary builds cmd/dmar once per test run.
 func dmarBinary(t *testing.T) string {
 	t.Helper()
