@@ -391,11 +391,19 @@ func (a *appFlags) openGraph(ctx context.Context, stderr io.Writer) (openedGraph
 // embedded index loads itself whenever its inputs changed.
 func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Encoder, stderr io.Writer, load bool) (retrieval.Index, []readyCheck, error) {
 	embedded := func() (*memindex.Index, error) {
-		key := g.key
-		if key == "" {
-			key = a.graph
+		linker, key := g.graph, g.key
+		if g.neo4j != nil {
+			// Documents are linked at load time. Linking through Neo4j costs
+			// about half a second a document; when the bundle Neo4j was loaded
+			// from is configured, the embedded graph gives identical links (a
+			// test checks it) in milliseconds, and shares the index snapshot.
+			if mg, k, err := a.loadGraph(ctx, a.progressOut(stderr)); err == nil {
+				linker, key = mg, k
+			} else {
+				key = a.graph
+			}
 		}
-		x, err := a.loadIndex(ctx, g.graph, key, enc, a.progressOut(stderr))
+		x, err := a.loadIndex(ctx, linker, key, enc, a.progressOut(stderr))
 		if err != nil {
 			return nil, err
 		}

@@ -115,6 +115,10 @@ type request struct {
 	sim      func(q, d *entry) float64
 	labels   map[string]string
 	phis     map[string]anchorPhi
+	// candidates are the scored stage-1 documents; stopAfterScoring ends the
+	// run there (Candidates, for training and studying the gate).
+	candidates       []Doc
+	stopAfterScoring bool
 }
 
 func (r *request) fallback(name, reason string) {
@@ -229,6 +233,10 @@ func (r *request) run(ctx context.Context, query string) error {
 	if err != nil {
 		return err
 	}
+	r.candidates = first
+	if r.stopAfterScoring {
+		return nil
+	}
 	anchors := topByScore(first, o.M)
 	r.timed("anchor_scoring", t)
 
@@ -329,4 +337,25 @@ func topByScore(ds []Doc, n int) []Doc {
 		s[i].Rank = i + 1
 	}
 	return s
+}
+
+// Candidates runs phases 1 and 2 only and returns every stage-1 candidate
+// with its score breakdown (semantic and structural scores, their z-scores,
+// the gate's weights), in stage-1 order. It is what the gate is trained on.
+func (p *Pipeline) Candidates(ctx context.Context, query string, opts Options) ([]Doc, *Result, error) {
+	query = strings.TrimSpace(query)
+	if query == "" {
+		return nil, nil, errs.Field("query", "must not be empty")
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, nil, err
+	}
+	r := &request{p: p, opts: opts, labels: map[string]string{}, stopAfterScoring: true, res: &Result{
+		Query: query, Options: opts, TimingsMS: map[string]float64{}, Fallbacks: []Fallback{},
+		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: []QueryEntity{}, QuerySubgraphs: []kg.Subgraph{},
+	}}
+	if err := r.run(ctx, query); err != nil {
+		return nil, nil, err
+	}
+	return r.candidates, r.res, nil
 }

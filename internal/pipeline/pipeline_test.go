@@ -410,3 +410,29 @@ func TestWarmFillsTheCache(t *testing.T) {
 		t.Errorf("after Warm a request still encoded subgraphs (%d calls)", gnn.calls-calls)
 	}
 }
+
+func TestCandidates(t *testing.T) {
+	p := newPipeline(t, nil)
+	docs, res, err := p.Candidates(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) < full.Options.M || len(res.QueryEntities) != 1 {
+		t.Fatalf("%d candidates, %d query entities", len(docs), len(res.QueryEntities))
+	}
+	// The anchors are the top-m of exactly these scores.
+	byID := map[string]pipeline.Doc{}
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	for _, a := range full.Anchors {
+		d, ok := byID[a.ID]
+		if !ok || abs(d.Score-a.Score) > 1e-12 || d.Breakdown.ZStructural != a.Breakdown.ZStructural {
+			t.Errorf("anchor %s: candidate %+v, anchor score %v", a.ID, d.Breakdown, a.Score)
+		}
+	}
+}

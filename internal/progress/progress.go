@@ -68,14 +68,14 @@ func (m *Meter) line(t time.Time) string {
 		rate = float64(m.done) / el
 	}
 	if m.total <= 0 {
-		return fmt.Sprintf("%s: %d %s, %.0f %s/s, %s elapsed", m.name, m.done, m.unit, rate, m.unit, round(t.Sub(m.start)))
+		return fmt.Sprintf("%s: %d %s, %s %s/s, %s elapsed", m.name, m.done, m.unit, fmtRate(rate), m.unit, round(t.Sub(m.start)))
 	}
 	pct := 100 * float64(m.done) / float64(m.total)
 	eta := "?"
 	if rate > 0 {
 		eta = round(time.Duration(float64(m.total-m.done) / rate * float64(time.Second))).String()
 	}
-	return fmt.Sprintf("%s: %d/%d %s (%.1f%%), %.0f %s/s, ETA %s", m.name, m.done, m.total, m.unit, pct, rate, m.unit, eta)
+	return fmt.Sprintf("%s: %d/%d %s (%.1f%%), %s %s/s, ETA %s", m.name, m.done, m.total, m.unit, pct, fmtRate(rate), m.unit, eta)
 }
 
 func round(d time.Duration) time.Duration {
@@ -83,4 +83,12 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Second)
 	}
 	return d.Round(100 * time.Millisecond)
+}
+
+// fmtRate keeps a decimal for slow jobs (0.4 questions/s, not 0).
+func fmtRate(r float64) string {
+	if r < 10 {
+		return fmt.Sprintf("%.1f", r)
+	}
+	return fmt.Sprintf("%.0f", r)
 }

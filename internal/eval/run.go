@@ -1,0 +1,223 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/progress"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// Retriever runs DMAR (pipeline.Pipeline satisfies it).
+type Retriever interface {
+	Retrieve(ctx context.Context, query string, o pipeline.Options) (*pipeline.Result, error)
+}
+
+// Config is what a run searches with.
+type Config struct {
+	Pipeline Retriever
+	Index    retrieval.Index
+	Encoder  scoring.Encoder
+	KMax     int
+	Reader   *Reader // nil: no generator, no EM/F1
+	ReaderK  int     // documents the reader sees (default 5)
+	Progress io.Writer
+}
+
+// Record is one question answered by one system: the line of per_question.jsonl.
+type Record struct {
+	ID                string             `json:"id"`
+	System            string             `json:"system"`
+	Question          string             `json:"question"`
+	RankedIDs         []string           `json:"ranked_ids"`
+	Scores            []float64          `json:"scores"`
+	Gold              []string           `json:"gold"`
+	Answers           []string           `json:"answers,omitempty"`
+	Strata            map[string]string  `json:"strata,omitempty"`
+	Metrics           map[string]float64 `json:"metrics"`
+	LatencyMS         float64            `json:"latency_ms"`
+	TimingsMS         map[string]float64 `json:"timings_ms,omitempty"`
+	Anchors           []string           `json:"anchors,omitempty"`
+	AnchorTitles      []string           `json:"anchor_titles,omitempty"`
+	QueryEntities     []string           `json:"query_entities,omitempty"`
+	ReformulatedQuery string             `json:"reformulated_query,omitempty"`
+	Reformulator      string             `json:"reformulator,omitempty"`
+	Fallbacks         []string           `json:"fallbacks,omitempty"`
+	// Stages says where each result came from (DMAR: first/second) and
+	// whether it was an anchor, to study failures.
+	ResultStages []string `json:"result_stages,omitempty"`
+	Prediction   string   `json:"prediction,omitempty"` // the reader's answer
+	Error        string   `json:"error,omitempty"`
+}
+
+// Run answers every question with every system, in the same order on the
+// same index. A system that fails on a question gets an empty ranking for
+// it, and the error is recorded; a cancelled context stops the run.
+func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Record, error) {
+	if cfg.KMax <= 0 {
+		cfg.KMax = 20
+	}
+	if cfg.ReaderK <= 0 {
+		cfg.ReaderK = 5
+	}
+	m := progress.New(cfg.Progress, "eval", "questions", len(ds.Questions))
+	var out []Record
+	for _, q := range ds.Questions {
+		var qvec []float32
+		var encodeMS float64
+		for _, s := range systems {
+			if err := ctx.Err(); err != nil {
+				return out, err
+			}
+			rec := Record{ID: q.ID, System: s.Name, Question: q.Question, Gold: q.Gold, Answers: q.Answers, Strata: q.Strata, RankedIDs: []string{}, Scores: []float64{}}
+			var texts []string
+			var err error
+			switch s.Kind {
+			case "dmar":
+				texts, err = runDMAR(ctx, cfg, q, s, &rec)
+			default:
+				if qvec == nil && s.Kind != "bm25" {
+					t := time.Now()
+					v, e := cfg.Encoder.Encode(ctx, []string{q.Question})
+					if e != nil {
+						err = fmt.Errorf("encode question: %w", e)
+						break
+					}
+					qvec, encodeMS = v[0], msSince(t)
+				}
+				texts, err = runSearch(ctx, cfg, q, s, qvec, &rec)
+				if s.Kind != "bm25" {
+					rec.LatencyMS += encodeMS
+				}
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return out, ctx.Err()
+				}
+				rec.Error = err.Error()
+				rec.RankedIDs, rec.Scores, texts = []string{}, []float64{}, nil
+			}
+			rec.Metrics = Score(rec.RankedIDs, texts, q, cfg.KMax)
+			if cfg.Reader != nil && rec.Error == "" {
+				readerMetrics(ctx, cfg, q, texts, &rec)
+			}
+			out = append(out, rec)
+		}
+		m.Add(1)
+	}
+	m.Done()
+	return out, nil
+}
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
+
+func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []float32, rec *Record) ([]string, error) {
+	sq := retrieval.Query{Mode: retrieval.BM25, Text: q.Question, Limit: cfg.KMax, Filter: retrieval.Filter{IDs: q.Pool}}
+	switch s.Kind {
+	case "dense":
+		sq.Mode, sq.Text, sq.Vector = retrieval.Vector, "", qvec
+	case "hybrid":
+		sq.Mode, sq.Vector, sq.Alpha, sq.Fusion = retrieval.Hybrid, qvec, s.Alpha, retrieval.RelativeScore
+	}
+	t := time.Now()
+	hits, err := cfg.Index.Search(ctx, sq)
+	rec.LatencyMS = msSince(t)
+	if err != nil {
+		return nil, fmt.Errorf("%s search: %w", s.Kind, err)
+	}
+	texts := make([]string, len(hits))
+	for i, h := range hits {
+		rec.RankedIDs = append(rec.RankedIDs, h.Doc.ID)
+		rec.Scores = append(rec.Scores, h.Score)
+		texts[i] = docText(h.Doc.Title, h.Doc.Text)
+	}
+	return texts, nil
+}
+
+func docText(title, text string) string {
+	if title == "" {
+		return text
+	}
+	return title + "\n" + text
+}
+
+func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]string, error) {
+	o := *s.Options
+	o.Filter = retrieval.Filter{IDs: q.Pool}
+	if len(q.Pool) > 0 {
+		o.N = min(o.N, max(len(q.Pool), o.M))
+	}
+	t := time.Now()
+	res, err := cfg.Pipeline.Retrieve(ctx, q.Question, o)
+	rec.LatencyMS = msSince(t)
+	if err != nil {
+		return nil, fmt.Errorf("dmar: %w", err)
+	}
+	texts := make([]string, len(res.Results))
+	for i, d := range res.Results {
+		rec.RankedIDs = append(rec.RankedIDs, d.ID)
+		rec.Scores = append(rec.Scores, d.Score)
+		texts[i] = docText(d.Title, d.Text)
+		st := d.Breakdown.Stage
+		if d.Breakdown.Anchor {
+			st += "+anchor"
+		} else if d.Breakdown.InFirst {
+			st += "+first"
+		}
+		rec.ResultStages = append(rec.ResultStages, st)
+	}
+	for _, a := range res.Anchors {
+		rec.Anchors = append(rec.Anchors, a.ID)
+		rec.AnchorTitles = append(rec.AnchorTitles, a.Title)
+	}
+	for _, e := range res.QueryEntities {
+		rec.QueryEntities = append(rec.QueryEntities, e.QID+" "+strconv.Quote(e.Surface))
+	}
+	for _, f := range res.Fallbacks {
+		rec.Fallbacks = append(rec.Fallbacks, f.Name)
+	}
+	rec.ReformulatedQuery, rec.Reformulator = res.ReformulatedQuery, res.Reformulator
+	rec.TimingsMS = res.TimingsMS
+	return texts, nil
+}
+
+// Score computes the retrieval metrics of one ranking. Answer recall is
+// absent when the question has no usable answer string.
+func Score(ranked, texts []string, q Question, kmax int) map[string]float64 {
+	m := map[string]float64{}
+	for _, k := range cutoffs(kmax) {
+		ks := strconv.Itoa(k)
+		if len(q.Gold) > 0 {
+			m["recall@"+ks] = RecallAt(ranked, q.Gold, k)
+			m["hit@"+ks] = HitAt(ranked, q.Gold, k)
+			m["all_support@"+ks] = AllAt(ranked, q.Gold, k)
+		}
+		if v, ok := AnswerRecallAt(texts, answerStrings(q.Answers...), k); ok {
+			m["answer_recall@"+ks] = v
+		}
+	}
+	if len(q.Gold) > 0 {
+		m["mrr"] = MRR(ranked, q.Gold)
+		m["ndcg@10"] = NDCGAt(ranked, q.Gold, 10)
+	}
+	return m
+}
+
+// cutoffs are Ks up to kmax, and kmax itself.
+func cutoffs(kmax int) []int {
+	var out []int
+	for _, k := range Ks {
+		if k <= kmax {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 || out[len(out)-1] != kmax {
+		out = append(out, kmax)
+	}
+	return out
+}
