@@ -340,9 +340,6 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 	if w, ok := x.(*weaviate.Store); ok {
 		x = timedWeaviate{Store: w, d: a.cfg.Server.BackendTimeout, m: be}
 	}
-	if !a.cfg.Weaviate.APIKey.IsZero() && a.index != "embedded" {
-		log.Warn("weaviate.api_key is set but the weaviate backend does not send API keys yet; run Weaviate without authentication on a private network")
-	}
 	enc, gnn, gate := instrumentModels(metrics, m.enc, m.gnn, m.gate)
 	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log}
 	if a.chatURL != "" {
@@ -435,7 +432,11 @@ func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Enc
 		if load {
 			open = weaviate.OpenOrCreate
 		}
-		st, err := open(ctx, a.index)
+		var opts []weaviate.Option
+		if !a.cfg.Weaviate.APIKey.IsZero() {
+			opts = append(opts, weaviate.WithAPIKey(a.cfg.Weaviate.APIKey.Reveal()))
+		}
+		st, err := open(ctx, a.index, opts...)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -29,6 +29,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary the end-to-end tests built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // dmarBinary builds cmd/dmar once per test run.
 func dmarBinary(t *testing.T) string {
 	t.Helper()
@@ -185,7 +194,12 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 	p := startDmar(t, env, "--shutdown-timeout", "30s", "--pprof", "--pprof-addr", "127.0.0.1:0")
 	auth := []string{"Authorization", "Bearer " + apiKey}
 	// pprof answers on its own loopback listener, not on the API's port.
-	m := regexp.MustCompile(`"msg":"pprof serving","addr":"(http://127\.0\.0\.1:\d+/debug/pprof/)"`).FindStringSubmatch(p.logs.String())
+	// (stderr is copied asynchronously: wait for the line.)
+	pprofRE := regexp.MustCompile(`"msg":"pprof serving","addr":"(http://127\.0\.0\.1:\d+/debug/pprof/)"`)
+	m := pprofRE.FindStringSubmatch(p.logs.String())
+	for end := time.Now().Add(10 * time.Second); m == nil && time.Now().Before(end); m = pprofRE.FindStringSubmatch(p.logs.String()) {
+		time.Sleep(50 * time.Millisecond)
+	}
 	if m == nil {
 		t.Fatalf("no pprof listener in the log:\n%s", p.logs)
 	}

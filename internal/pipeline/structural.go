@@ -204,6 +204,7 @@ func (r *request) score(ctx context.Context, hits []retrieval.Hit, subs map[stri
 	}
 	if r.structOn {
 		defer r.timed("structural", time.Now())
+		var shapley time.Duration // the Shapley part alone: exact vs Monte Carlo
 		b := r.newGameBuilder()
 		for i, h := range hits {
 			if i%16 == 0 {
@@ -213,13 +214,16 @@ func (r *request) score(ctx context.Context, hits []retrieval.Hit, subs map[stri
 			}
 			g := b.game(h.Doc, subs)
 			games[i] = g
+			t := time.Now()
 			if r.opts.Shapley == "montecarlo" {
 				phi := g.ShapleyMonteCarlo(r.opts.Samples, scoring.NewRand(r.opts.Seed, stage+"|"+h.Doc.ID))
 				ent[i] = mean(phi)
 			} else {
 				ent[i] = g.Ent()
 			}
+			shapley += time.Since(t)
 		}
+		r.res.TimingsMS["shapley"] += float64(shapley.Microseconds()) / 1000
 	}
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
 	weights, err := r.weights(ctx, dvecs)
