@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/npy"
 	"io"
 	"log/slog"
 	"os"
@@ -139,7 +140,7 @@ func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Write
 		{"rows.npy", rows, []int{r, 2}},
 		{"ngold.npy", ngold, []int{nq}},
 	} {
-		if err := writeNpy(filepath.Join(*out, f.name), f.data, f.shape...); err != nil {
+		if err := npy.Write(filepath.Join(*out, f.name), f.data, f.shape...); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 
 	ort "github.com/yalue/onnxruntime_go"
@@ -39,21 +38,7 @@ func DefaultGNNPath() string {
 	if p := os.Getenv("DMAR_GNN_MODEL"); p != "" {
 		return p
 	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return GNNModelFile
-	}
-	for {
-		p := filepath.Join(dir, GNNModelFile)
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return GNNModelFile
-		}
-		dir = parent
-	}
+	return findUp(GNNModelFile)
 }
 
 // GraphEncoder is the Siamese GNN run by ONNX Runtime: subgraphs are

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/npy"
 	"os"
 	"path/filepath"
 
@@ -36,7 +37,7 @@ func writeFixture(path, out string) error {
 		{"adj_in.npy", b.AdjIn, []int{b.B, n, n}},
 		{"mask.npy", b.Mask, []int{b.B, n}},
 	} {
-		if err := writeNpy(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
+		if err := npy.Write(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
 			return err
 		}
 	}

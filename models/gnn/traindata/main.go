@@ -20,6 +20,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/npy"
 	"hash/fnv"
 	"log"
 	"math/rand/v2"
@@ -255,7 +256,7 @@ func writeGraphs(dir string, graphs []kg.Subgraph, trip []int32) error {
 		{"triplets.npy", trip, []int{len(trip) / 4, 4}},
 	}
 	for _, f := range files {
-		if err := writeNpy(filepath.Join(dir, f.name), f.data, f.shape...); err != nil {
+		if err := npy.Write(filepath.Join(dir, f.name), f.data, f.shape...); err != nil {
 			return err
 		}
 	}

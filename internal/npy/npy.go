@@ -1,4 +1,6 @@
-package main
+// Package npy writes numpy's .npy files, the format dmar's training data
+// exporters hand to the Python training scripts.
+package npy
 
 import (
 	"bufio"
@@ -8,9 +10,9 @@ import (
 	"strings"
 )
 
-// writeNpy writes a little-endian .npy (format 1.0) file. data is []float32,
+// Write writes a little-endian .npy (format 1.0) file. data is []float32,
 // []int32 or []int64; shape must match its length.
-func writeNpy(path string, data any, shape ...int) error {
+func Write(path string, data any, shape ...int) error {
 	var descr string
 	var n int
 	switch d := data.(type) {

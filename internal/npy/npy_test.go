@@ -1,4 +1,4 @@
-package main
+package npy
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ func TestWriteNpy(t *testing.T) {
 		{"i4", []int32{7, -8, 9}, []int{3}, "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }"},
 	} {
 		p := filepath.Join(dir, tc.name+".npy")
-		if err := writeNpy(p, tc.data, tc.shape...); err != nil {
+		if err := Write(p, tc.data, tc.shape...); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(p)
@@ -40,10 +40,10 @@ func TestWriteNpy(t *testing.T) {
 			t.Errorf("%s: data differs", tc.name)
 		}
 	}
-	if err := writeNpy(filepath.Join(dir, "bad.npy"), []float32{1, 2, 3}, 2, 2); err == nil {
+	if err := Write(filepath.Join(dir, "bad.npy"), []float32{1, 2, 3}, 2, 2); err == nil {
 		t.Error("shape [2 2] for 3 values: no error")
 	}
-	if err := writeNpy(filepath.Join(dir, "bad.npy"), []string{"x"}, 1); err == nil {
+	if err := Write(filepath.Join(dir, "bad.npy"), []string{"x"}, 1); err == nil {
 		t.Error("[]string: no error")
 	}
 }
