@@ -19,6 +19,8 @@ start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
 [ -f scripts/services/neo4j.sh ] && start neo4j DMAR_NEO4J_URI
 [ -f scripts/services/weaviate.sh ] && start weaviate DMAR_WEAVIATE_URL
 [ -f scripts/services/virtuoso.sh ] && start virtuoso DMAR_SPARQL_URL
+# `docker compose config` checks docker-compose.yml (no Docker engine is needed).
+scripts/install-compose.sh >/dev/null 2>&1 || echo "test: Compose v2 plugin not installed; the compose test uses docker-compose or skips" >&2
 go vet ./...
 go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
 # Fuzz the request decoders and the Wikidata line parser, each for a bounded

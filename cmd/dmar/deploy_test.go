@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"regexp"
@@ -55,16 +56,23 @@ func TestDockerfileBuildsLikeCI(t *testing.T) {
 	}
 }
 
-// docker-compose (Debian's 1.29; `docker compose` v2 is not installed here)
-// accepts the compose file.
+// The compose file is valid: `docker compose config` (Compose v2, installed
+// by scripts/install-compose.sh), else Debian's docker-compose 1.29.
 func TestComposeFileIsValid(t *testing.T) {
-	bin, err := exec.LookPath("docker-compose")
-	if err != nil {
-		t.Skip("docker-compose is not installed (apt-get install docker-compose)")
+	args := []string{"compose", "config", "-q"}
+	bin, err := exec.LookPath("docker")
+	if err == nil && exec.Command(bin, "compose", "version").Run() != nil {
+		err = errors.New("no compose plugin")
 	}
-	cmd := exec.Command(bin, "config", "-q")
+	if err != nil {
+		if bin, err = exec.LookPath("docker-compose"); err != nil {
+			t.Skip("neither `docker compose` nor docker-compose is installed (scripts/install-compose.sh installs the first)")
+		}
+		args = args[1:]
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Dir = "../.."
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("docker-compose config -q: %v\n%s", err, out)
+		t.Fatalf("%s %v: %v\n%s", bin, args, err, out)
 	}
 }
