@@ -13,7 +13,8 @@
 // [nodes,F] real node rows; off.npy [G+1] node offsets per graph; aout.npy,
 // ain.npy [nnz,3] (graph,row,col) with aout_val.npy, ain_val.npy [nnz];
 // triplets.npy [T,4] (anchor, positive, negative, kind 0 random/1 perturb/
-// 2 rewire/3 permute) of graph ids.
+// 2 rewire/3 permute/4 order: path anchor, positive with at least one
+// edge or node lost, permuted negative) of graph ids.
 package main
 
 import (
@@ -40,8 +41,9 @@ func main() {
 		data     = flag.String("data", "", "KG bundle directory (default: shared codexm)")
 		out      = flag.String("out", "", "output directory (required)")
 		seed     = flag.Uint64("seed", 1, "random seed")
-		anchors  = flag.Int("anchors", 6000, "training anchors (2 triplets each)")
+		anchors  = flag.Int("anchors", 2000, "training anchors (2 triplets each)")
 		holdout  = flag.Int("holdout", 1000, "held-out anchors")
+		paths    = flag.Int("paths", 32000, "training path anchors (1 order triplet each); held out: paths/6")
 		p1       = flag.Float64("p1", 0.1, "positive node/edge drop probability")
 		p2       = flag.Float64("p2", 0.5, "hard-negative perturbation probability")
 		minNodes = flag.Int("min-nodes", 3, "smallest anchor subgraph")
@@ -60,12 +62,12 @@ func main() {
 		}
 		return
 	}
-	if err := run(context.Background(), *data, *out, *seed, *anchors, *holdout, *p1, *p2, *minNodes); err != nil {
+	if err := run(context.Background(), *data, *out, *seed, *anchors, *holdout, *paths, *p1, *p2, *minNodes); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, data, out string, seed uint64, nTrain, nHold int, p1, p2 float64, minNodes int) error {
+func run(ctx context.Context, data, out string, seed uint64, nTrain, nHold, nPath int, p1, p2 float64, minNodes int) error {
 	if data == "" {
 		d, err := datapath.Dataset("codexm")
 		if err != nil {
@@ -105,19 +107,27 @@ func run(ctx context.Context, data, out string, seed uint64, nTrain, nHold int, 
 	log.Printf("traindata: %d entities, %d triples; anchor pools: train %d, holdout %d", len(pl.ents), len(pl.pids), len(trainRoots), len(holdRoots))
 	r := rand.New(rand.NewPCG(seed, 0x646d6172))
 	for _, split := range []struct {
-		name  string
-		roots []string
-		n     int
-	}{{"train", trainRoots, nTrain}, {"holdout", holdRoots, nHold}} {
-		if err := writeSplit(ctx, g, filepath.Join(out, split.name), split.roots, split.n, subs, r, pl, p1, p2); err != nil {
+		name     string
+		roots    []string
+		n, paths int
+	}{{"train", trainRoots, nTrain, nPath}, {"holdout", holdRoots, nHold, nPath / 6}} {
+		if err := writeSplit(ctx, g, filepath.Join(out, split.name), split.roots, split.n, split.paths, subs, r, pl, p1, p2); err != nil {
 			return fmt.Errorf("%s: %w", split.name, err)
 		}
 	}
 	return nil
 }
 
-// heldOut puts about 1 in 10 roots in the held-out split, by FNV-1a of the QID.
+// probeRoots are the entities of the ordering test
+// (internal/scoring/gnnref/order_test.go); they are never training anchors.
+var probeRoots = map[string]bool{"Q25191": true, "Q25188": true, "Q2263": true}
+
+// heldOut puts about 1 in 10 roots in the held-out split, by FNV-1a of the
+// QID, and the ordering test's entities.
 func heldOut(q string) bool {
+	if probeRoots[q] {
+		return true
+	}
 	h := fnv.New32a()
 	h.Write([]byte(q))
 	return h.Sum32()%10 == 0
@@ -148,7 +158,24 @@ func anchor(ctx context.Context, g kg.Graph, root string, subs map[string]kg.Sub
 	return w, nil
 }
 
-func writeSplit(ctx context.Context, kgr kg.Graph, dir string, roots []string, n int, subs map[string]kg.Subgraph, r *rand.Rand, pl *pool, p1, p2 float64) error {
+// pathAnchor is a random walk inside root's h=2 ego graph: half of them of 2
+// steps (3 nodes, where one lost edge is half the structure: the hardest case
+// for telling a lost edge from a reordering), the rest of 2-5 steps.
+func pathAnchor(ctx context.Context, g kg.Graph, root string, r *rand.Rand) (kg.Subgraph, error) {
+	p := kg.DefaultSubgraphParams()
+	p.Hops = 2
+	m, err := g.Subgraphs(ctx, []string{root}, p)
+	if err != nil {
+		return kg.Subgraph{}, err
+	}
+	steps := 2
+	if r.IntN(2) == 0 {
+		steps += r.IntN(4)
+	}
+	return walk(m[root], steps, r), nil
+}
+
+func writeSplit(ctx context.Context, kgr kg.Graph, dir string, roots []string, n, nPath int, subs map[string]kg.Subgraph, r *rand.Rand, pl *pool, p1, p2 float64) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -191,6 +218,23 @@ func writeSplit(ctx context.Context, kgr kg.Graph, dir string, roots []string, n
 		meter.Add(1)
 	}
 	meter.Done()
+	// Order triplets: a path-like anchor, its copy that lost at least one edge
+	// or node, and the same entities permuted over the same structure. They
+	// teach what the spec's A->B->C vs A->C->B case asks: which entity sits
+	// where matters more than one missing edge.
+	for k := 0; k < nPath; {
+		a, err := pathAnchor(ctx, kgr, roots[r.IntN(len(roots))], r)
+		if err != nil {
+			return err
+		}
+		if len(a.Nodes) < 3 || len(a.Edges) < 2 {
+			continue
+		}
+		base := int32(len(graphs))
+		graphs = append(graphs, a, positiveChanged(a, p1, r), permute(a, p2, r))
+		trip = append(trip, base, base+1, base+2, 4)
+		k++
+	}
 	return writeGraphs(dir, graphs, trip)
 }
 

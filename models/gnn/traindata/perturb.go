@@ -58,6 +58,18 @@ func positive(g kg.Subgraph, p1 float64, r *rand.Rand) kg.Subgraph {
 	return dropEdges(dropNodes(clone(g), p1, r), p1, r)
 }
 
+// positiveChanged is positive, but never identical to g: when the p1 drops
+// removed nothing, one random edge goes (nodes and their hops stay). On small
+// graphs p1 alone almost never changes anything.
+func positiveChanged(g kg.Subgraph, p1 float64, r *rand.Rand) kg.Subgraph {
+	p := positive(g, p1, r)
+	if len(p.Nodes) == len(g.Nodes) && len(p.Edges) == len(g.Edges) && len(p.Edges) > 0 {
+		i := r.IntN(len(p.Edges))
+		p.Edges = append(p.Edges[:i:i], p.Edges[i+1:]...)
+	}
+	return p
+}
+
 // perturbHard deletes nodes and edges with p2, then adds about p2*|V| new KG
 // entities (each tied to a present node by a random-PID edge) and p2*|E|
 // random edges among the nodes.

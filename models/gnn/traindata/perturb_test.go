@@ -82,3 +82,44 @@ func TestWalk(t *testing.T) {
 		}
 	}
 }
+
+func TestPositiveChangedNeverReturnsTheAnchor(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	in := pathABC()
+	for i := 0; i < 200; i++ {
+		p := positiveChanged(in, 0.1, r)
+		if len(p.Nodes) == len(in.Nodes) && len(p.Edges) == len(in.Edges) {
+			t.Fatalf("positive %d is the anchor: %+v", i, p)
+		}
+		if p.Nodes[0].QID != "QA" {
+			t.Fatalf("positive %d lost the root: %+v", i, p)
+		}
+		if len(p.Nodes) == len(in.Nodes) {
+			// Only an edge went: the nodes keep their hops, as in the
+			// ordering test's dropped copy.
+			if !reflect.DeepEqual(p.Nodes, in.Nodes) {
+				t.Fatalf("positive %d changed nodes: %+v", i, p.Nodes)
+			}
+		}
+	}
+	if !reflect.DeepEqual(in, pathABC()) {
+		t.Fatal("positiveChanged modified its input")
+	}
+	// A graph without edges has nothing to drop but nodes; it may stay as is.
+	lone := kg.Subgraph{Root: "QA", Nodes: []kg.Node{{QID: "QA"}}}
+	if p := positiveChanged(lone, 0.1, r); len(p.Nodes) != 1 {
+		t.Fatalf("positiveChanged(lone root) = %+v", p)
+	}
+}
+
+// The ordering test's entities are never training anchors.
+func TestProbeRootsAreHeldOut(t *testing.T) {
+	for q := range probeRoots {
+		if !heldOut(q) {
+			t.Errorf("%s is a training root", q)
+		}
+	}
+	if heldOut("Q1") { // FNV-1a("Q1") mod 10 = 3
+		t.Error("Q1 held out: the FNV-1a split is broken")
+	}
+}
