@@ -3,7 +3,6 @@ package onnx_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -81,45 +80,40 @@ func TestGraphEncoderMatchesReference(t *testing.T) {
 	}
 }
 
-// BenchmarkGNN reports subgraphs/s for 64-node subgraphs at batch 1, 64 and
-// 256, ONNX Runtime beside the pure-Go float64 reference, in one run:
-//
-//	go test -run '^$' -bench GNN ./internal/scoring/onnx/
-func BenchmarkGNN(b *testing.B) {
-	g := testGNN(b)
-	ref, err := gnnref.Load(gnnModel)
+// Forward on a batch featurised by the caller gives what EncodeGraphs gives,
+// and the vectors, which share one allocation, cannot grow into each other.
+func TestGraphEncoderForward(t *testing.T) {
+	g := testGNN(t)
+	gs := fixtureGraphs(t)
+	want, err := g.EncodeGraphs(context.Background(), gs)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	fx := fixtureGraphs(b)
-	big := fx[len(fx)-1]
-	if len(big.Nodes) < graphfeat.DefaultN {
-		b.Fatalf("fixture's last graph has %d nodes, want %d", len(big.Nodes), graphfeat.DefaultN)
+	b, err := graphfeat.Featurize(gs, graphfeat.DefaultN)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for _, bs := range []int{1, 64, 256} {
-		batch := make([]kg.Subgraph, bs)
-		for i := range batch {
-			batch[i] = big
+	got, err := g.Forward(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		for k := range want[i] {
+			if d := math.Abs(float64(got[i][k] - want[i][k])); d > 1e-5 {
+				t.Fatalf("graph %d: Forward and EncodeGraphs differ by %g at %d", i, d, k)
+			}
 		}
-		b.Run(fmt.Sprintf("ort/batch=%d", bs), func(b *testing.B) {
-			if _, err := g.EncodeGraphs(ctx, batch); err != nil { // warm-up
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := g.EncodeGraphs(ctx, batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "subgraphs/s")
-		})
-		b.Run(fmt.Sprintf("reference/batch=%d", bs), func(b *testing.B) {
-			for b.Loop() {
-				fb, _ := graphfeat.Featurize(batch, graphfeat.DefaultN)
-				ref.Forward(fb)
-			}
-			b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "subgraphs/s")
-		})
+	}
+	keep := want[1][0]
+	_ = append(want[0], 42)
+	if want[1][0] != keep {
+		t.Fatal("appending to one vector overwrote the next")
+	}
+	b.Mask = b.Mask[:1]
+	if _, err := g.Forward(b); err == nil {
+		t.Fatal("Forward with a short mask: want an error")
+	}
+	if empty, err := g.Forward(graphfeat.Batch{N: 4}); err != nil || len(empty) != 0 {
+		t.Fatalf("Forward(empty batch) = %v, %v", empty, err)
 	}
 }
