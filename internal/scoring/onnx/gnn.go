@@ -26,8 +26,11 @@ var (
 )
 
 // MaxGNNBatch is the most subgraphs one model call takes; larger requests
-// are split (beyond 256 graphs per call ORT gets no faster per graph).
-const MaxGNNBatch = 256
+// are split. Per graph, ORT is fastest at 16-32 graphs per call: at 256 the
+// [B,N,3H] intermediates (12 MB) leave the cache and a 64-node graph costs
+// about 1.5x as much (BenchmarkGNN forward/ort at batch 256 against 64,
+// docs/gnn-speed.md).
+const MaxGNNBatch = 32
 
 // GNNModelFile is the committed model's path inside the repository.
 const GNNModelFile = "models/gnn/gnn.onnx"
@@ -154,13 +157,22 @@ func (g *GraphEncoder) EncodeGraphs(ctx context.Context, gs []kg.Subgraph) ([][]
 	return out, nil
 }
 
-// Forward embeds a batch featurised already (graphfeat.Featurize) in one
-// model call, without EncodeGraphs' sorting and chunking: for callers that
-// featurise themselves, and to time the model alone.
+// Forward embeds a batch featurised already (graphfeat.Featurize), in model
+// calls of at most MaxGNNBatch graphs (views into b, nothing is copied) but
+// without EncodeGraphs' sorting by size: for callers that featurise
+// themselves, and to time the model alone.
 func (g *GraphEncoder) Forward(b graphfeat.Batch) ([][]float32, error) {
 	flat := make([]float32, b.B*g.dim)
-	if b.B > 0 {
-		if err := g.forward(b, flat); err != nil {
+	n, f := b.N, graphfeat.F
+	for lo := 0; lo < b.B; lo += MaxGNNBatch {
+		hi := min(lo+MaxGNNBatch, b.B)
+		part := b
+		part.B = hi - lo
+		if hi*n*f <= len(b.X) && hi*n*n <= min(len(b.AdjOut), len(b.AdjIn)) && hi*n <= len(b.Mask) {
+			part.X, part.Mask = b.X[lo*n*f:hi*n*f], b.Mask[lo*n:hi*n]
+			part.AdjOut, part.AdjIn = b.AdjOut[lo*n*n:hi*n*n], b.AdjIn[lo*n*n:hi*n*n]
+		} // else forward reports the wrong sizes
+		if err := g.forward(part, flat[lo*g.dim:hi*g.dim]); err != nil {
 			return nil, err
 		}
 	}

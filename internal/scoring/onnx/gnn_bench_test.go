@@ -19,7 +19,8 @@ import (
 // naive pure-Go float64 reference (gnnref):
 //
 //   - forward: the model alone on batches featurised beforehand
-//     (GraphEncoder.Forward against gnnref.Model.Forward);
+//     (GraphEncoder.Forward, in calls of at most MaxGNNBatch graphs, against
+//     gnnref.Model.Forward);
 //   - end-to-end: featurisation and model (GraphEncoder.EncodeGraphs against
 //     graphfeat.Featurize then gnnref.Model.Forward).
 //

@@ -81,10 +81,14 @@ func TestGraphEncoderMatchesReference(t *testing.T) {
 }
 
 // Forward on a batch featurised by the caller gives what EncodeGraphs gives,
-// and the vectors, which share one allocation, cannot grow into each other.
+// through several model calls, and the vectors, which share one allocation, cannot grow into each other.
 func TestGraphEncoderForward(t *testing.T) {
 	g := testGNN(t)
-	gs := fixtureGraphs(t)
+	fx := fixtureGraphs(t)
+	var gs []kg.Subgraph // more than one model call
+	for i := 0; i < onnx.MaxGNNBatch+5; i++ {
+		gs = append(gs, fx[(i*5)%len(fx)])
+	}
 	want, err := g.EncodeGraphs(context.Background(), gs)
 	if err != nil {
 		t.Fatal(err)
