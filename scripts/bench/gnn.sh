@@ -5,7 +5,9 @@
 # internal/scoring/onnx), printed as a table of subgraphs/s with the ratios
 # ORT/reference for the model alone (forward, inputs featurised beforehand)
 # and end to end (graphfeat featurisation included on both sides).
-#   scripts/bench/gnn.sh [go test flags, e.g. -benchtime 3s]
+#   scripts/bench/gnn.sh [go test flags, e.g. -count 3 -benchtime 2s]
+# With -count above 1 the table shows each line's best run (on a shared,
+# busy machine the fastest run is the least disturbed one).
 # Env: DMAR_ORT_THREADS (ORT intra-op threads; unset = ORT's choice), and
 # what the onnx tests need (DMAR_ORT_LIB or scripts/setup.sh run once).
 set -euo pipefail
@@ -21,7 +23,7 @@ fi
 awk -v after="$(load)" '
 /^BenchmarkGNN\/batch=/ {
 	split($1, p, "/"); sub(/^batch=/, "", p[2]); sub(/-[0-9]+$/, "", p[4])
-	for (i = 2; i <= NF; i++) if ($i == "subgraphs/s") rate[p[2], p[3], p[4]] = $(i-1)
+	for (i = 2; i <= NF; i++) if ($i == "subgraphs/s" && $(i-1) > rate[p[2], p[3], p[4]]) rate[p[2], p[3], p[4]] = $(i-1)
 	if (!(p[2] in seen)) { seen[p[2]] = 1; order[++nb] = p[2] }
 }
 END {
