@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"testing"
@@ -119,5 +120,48 @@ func TestGraphEncoderForward(t *testing.T) {
 	}
 	if empty, err := g.Forward(graphfeat.Batch{N: 4}); err != nil || len(empty) != 0 {
 		t.Fatalf("Forward(empty batch) = %v, %v", empty, err)
+	}
+}
+
+// Concurrent EncodeGraphs calls share the encoder's pooled buffers safely
+// (run with -race) and give what one call gives.
+func TestGraphEncoderConcurrent(t *testing.T) {
+	g := testGNN(t)
+	fx := fixtureGraphs(t)
+	var gs []kg.Subgraph
+	for i := 0; i < onnx.MaxGNNBatch+3; i++ {
+		gs = append(gs, fx[(i*3)%len(fx)])
+	}
+	want, err := g.EncodeGraphs(context.Background(), gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for r := 0; r < 5; r++ {
+				got, err := g.EncodeGraphs(context.Background(), gs[w:])
+				if err != nil {
+					errc <- err
+					return
+				}
+				for i := range got {
+					for k := range got[i] {
+						// Chunks differ (gs[w:]), so padding and float
+						// rounding may too.
+						if math.Abs(float64(got[i][k]-want[w+i][k])) > 1e-5 {
+							errc <- fmt.Errorf("worker %d graph %d: %v, want %v", w, w+i, got[i][k], want[w+i][k])
+							return
+						}
+					}
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
 	}
 }
