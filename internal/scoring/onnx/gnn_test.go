@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -163,5 +164,20 @@ func TestGraphEncoderConcurrent(t *testing.T) {
 		if err := <-errc; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A cancelled context stops a request of several chunks with its error.
+func TestGraphEncoderCancelled(t *testing.T) {
+	g := testGNN(t)
+	fx := fixtureGraphs(t)
+	gs := make([]kg.Subgraph, 3*onnx.MaxGNNBatch)
+	for i := range gs {
+		gs[i] = fx[i%len(fx)]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.EncodeGraphs(ctx, gs); !errors.Is(err, context.Canceled) {
+		t.Fatalf("EncodeGraphs with a cancelled context: %v, want context.Canceled", err)
 	}
 }
