@@ -67,9 +67,9 @@ func Featurize(gs []kg.Subgraph, n int) (Batch, error) {
 }
 
 // FeaturizeInto is Featurize writing into dst, reusing dst's buffers when
-// they are large enough (every value is overwritten), so that a caller embedding
-// batch after batch allocates nothing per call. dst must not be in use
-// elsewhere (e.g. by a tensor still being read).
+// they are large enough (every value is overwritten), so that a caller
+// embedding batch after batch allocates nothing per call. dst must not be in
+// use elsewhere (e.g. by a tensor still being read).
 func FeaturizeInto(dst *Batch, gs []kg.Subgraph, n int) error {
 	if n <= 0 {
 		return fmt.Errorf("graphfeat: node count %d must be positive", n)
@@ -87,6 +87,9 @@ func FeaturizeInto(dst *Batch, gs []kg.Subgraph, n int) error {
 	for i := range gs {
 		s.fill(dst, i, &gs[i])
 	}
+	// Hold no strings of the caller's graphs in the pool.
+	clear(s.idx)
+	clear(s.rels)
 	return nil
 }
 
