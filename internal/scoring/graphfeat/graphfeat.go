@@ -89,7 +89,7 @@ func FeaturizeInto(dst *Batch, gs []kg.Subgraph, n int) error {
 	}
 	// Hold no strings of the caller's graphs in the pool.
 	clear(s.idx)
-	clear(s.rels)
+	clear(s.rels[:cap(s.rels)])
 	return nil
 }
 
