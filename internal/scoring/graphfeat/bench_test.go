@@ -1,12 +1,11 @@
 package graphfeat
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 )
 
 // BenchmarkFeaturize measures the featurisation alone (64-node graphs), the
@@ -62,14 +61,7 @@ func BenchmarkFeaturize(b *testing.B) {
 
 // fixtureBig is the 64-node real subgraph of the GNN test fixtures.
 func fixtureBig(tb testing.TB) kg.Subgraph {
-	raw, err := os.ReadFile("../gnnref/testdata/graphs.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var gs []kg.Subgraph
-	if err := json.Unmarshal(raw, &gs); err != nil {
-		tb.Fatal(err)
-	}
+	gs := graphfeattest.Fixture(tb)
 	big := gs[len(gs)-1]
 	if len(big.Nodes) != DefaultN {
 		tb.Fatalf("fixture's last graph has %d nodes, want %d", len(big.Nodes), DefaultN)

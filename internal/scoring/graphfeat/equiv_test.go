@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 )
 
 // The allocation-light Featurize must give, bit for bit, what the first
@@ -87,21 +84,7 @@ func sameBatch(t *testing.T, what string, got, want Batch) {
 // codexm entity and the 2-hop ones of every 50th.
 func realSubgraphs(t *testing.T) []kg.Subgraph {
 	t.Helper()
-	dir, err := datapath.Dataset("codexm")
-	if err == nil {
-		_, err = os.Stat(dir)
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal(err)
-		}
-		t.Skipf("real data missing (%v); see internal/datapath", err)
-	}
-	b, err := bundle.Read(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := memkg.FromBundle(b)
+	g := graphfeattest.Codexm(t)
 	var roots1, roots2 []string
 	for i, e := range g.AllEntities() {
 		if i%11 == 0 {

@@ -3,15 +3,12 @@ package onnx_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
 	"github.com/dmar-kg/dmar/internal/scoring/graphfeat"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 )
 
 // BenchmarkGNN reports subgraphs/s for 256 distinct real 64-node codexm
@@ -98,21 +95,7 @@ func BenchmarkGNN(b *testing.B) {
 // hold exactly n nodes, in entity order.
 func realGraphs(tb testing.TB, count, n int) []kg.Subgraph {
 	tb.Helper()
-	dir, err := datapath.Dataset("codexm")
-	if err == nil {
-		_, err = os.Stat(dir)
-	}
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(err)
-		}
-		tb.Skipf("real data missing (%v); see internal/datapath", err)
-	}
-	bun, err := bundle.Read(context.Background(), dir)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	kgraph := memkg.FromBundle(bun)
+	kgraph := graphfeattest.Codexm(tb)
 	var roots []string
 	for _, e := range kgraph.AllEntities() {
 		roots = append(roots, e.QID)

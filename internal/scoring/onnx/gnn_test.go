@@ -2,16 +2,15 @@ package onnx_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
 	"github.com/dmar-kg/dmar/internal/scoring/graphfeat"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
@@ -31,18 +30,7 @@ func testGNN(tb testing.TB) *onnx.GraphEncoder {
 
 // fixtureGraphs are hand-made and real (codexm-film) subgraphs, the largest
 // last (64 nodes).
-func fixtureGraphs(tb testing.TB) []kg.Subgraph {
-	tb.Helper()
-	raw, err := os.ReadFile("../gnnref/testdata/graphs.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var gs []kg.Subgraph
-	if err := json.Unmarshal(raw, &gs); err != nil {
-		tb.Fatal(err)
-	}
-	return gs
-}
+func fixtureGraphs(tb testing.TB) []kg.Subgraph { return graphfeattest.Fixture(tb) }
 
 // The committed GNN run by ONNX Runtime agrees with the pure-Go float64
 // reference to 1e-4, through chunking (more than MaxGNNBatch graphs) and
