@@ -146,7 +146,7 @@ func (a *appFlags) sync() {
 	c := &a.cfg
 	a.data, a.kgDir, a.corpusPath, a.state = c.Data, c.KG, c.Corpus, c.State
 	a.graph, a.index = c.Graph, c.Index
-	a.ort = onnx.Config{LibPath: c.ORT.Lib, Device: c.ORT.Device, IntraOpThreads: c.ORT.Threads, CUDADeviceID: c.ORT.CUDADevice}
+	a.ort = onnx.Config{LibPath: c.ORT.Lib, Device: c.ORT.Device, IntraOpThreads: c.ORT.Threads, CUDADeviceID: c.ORT.CUDADevice, CUDATF32: c.ORT.CUDATF32}
 	a.encoderDir, a.gnnPath, a.gatePath, a.docTokens = c.Models.EncoderDir, c.Models.GNN, c.Models.Gate, c.Models.DocTokens
 	a.chatURL, a.chatModel, a.chatTO = c.Chat.BaseURL, c.Chat.Model, c.Chat.Timeout
 	a.quiet = c.Quiet

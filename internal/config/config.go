@@ -68,6 +68,7 @@ type ORT struct {
 	Device     string `yaml:"device"`      // cpu or cuda
 	Threads    int    `yaml:"threads"`     // intra-op threads, 0 = its choice
 	CUDADevice int    `yaml:"cuda_device"` // with device cuda
+	CUDATF32   bool   `yaml:"cuda_tf32"`   // allow TF32 matrix products on the GPU
 }
 
 // Chat is the OpenAI-compatible endpoint of reformulator=chat (DMAR_CHAT_API_KEY,

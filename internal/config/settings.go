@@ -39,6 +39,7 @@ func Settings(c *Config) []Setting {
 		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},
 		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads, 0 = its choice", integer(&c.ORT.Threads)},
 		{"ort.cuda_device", "DMAR_CUDA_DEVICE", "", false, "CUDA device id with device cuda", integer(&c.ORT.CUDADevice)},
+		{"ort.cuda_tf32", "DMAR_CUDA_TF32", "", false, "with device cuda, allow TF32 matrix products (faster; results differ from cpu in the 4th decimal)", boolean(&c.ORT.CUDATF32)},
 		{"chat.base_url", "DMAR_CHAT_BASE_URL", "chat-url", false, "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1", str(&c.Chat.BaseURL)},
 		{"chat.model", "DMAR_CHAT_MODEL", "chat-model", false, "model name for reformulator=chat", str(&c.Chat.Model)},
 		{"chat.timeout", "DMAR_CHAT_TIMEOUT", "chat-timeout", false, "time limit of one chat reformulation", dur(&c.Chat.Timeout)},

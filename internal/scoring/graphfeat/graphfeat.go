@@ -24,6 +24,7 @@ package graphfeat
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 )
@@ -60,122 +61,220 @@ type Batch struct {
 // ends are not both among the kept nodes are ignored; duplicate edges count
 // once.
 func Featurize(gs []kg.Subgraph, n int) (Batch, error) {
-	if n <= 0 {
-		return Batch{}, fmt.Errorf("graphfeat: node count %d must be positive", n)
-	}
-	b := Batch{
-		B: len(gs), N: n,
-		X:      make([]float32, len(gs)*n*F),
-		AdjOut: make([]float32, len(gs)*n*n),
-		AdjIn:  make([]float32, len(gs)*n*n),
-		Mask:   make([]float32, len(gs)*n),
-	}
-	for i, g := range gs {
-		fill(&b, i, g)
-	}
-	return b, nil
+	var b Batch
+	err := FeaturizeInto(&b, gs, n)
+	return b, err
 }
 
-func fill(b *Batch, gi int, g kg.Subgraph) {
+// FeaturizeInto is Featurize writing into dst, reusing dst's buffers when
+// they are large enough (every value is overwritten), so that a caller
+// embedding batch after batch allocates nothing per call. dst must not be in
+// use elsewhere (e.g. by a tensor still being read).
+func FeaturizeInto(dst *Batch, gs []kg.Subgraph, n int) error {
+	if n <= 0 {
+		return fmt.Errorf("graphfeat: node count %d must be positive", n)
+	}
+	B := len(gs)
+	*dst = Batch{
+		B: B, N: n,
+		X:      reuse(dst.X, B*n*F),
+		AdjOut: reuse(dst.AdjOut, B*n*n),
+		AdjIn:  reuse(dst.AdjIn, B*n*n),
+		Mask:   reuse(dst.Mask, B*n),
+	}
+	s := scratchPool.Get().(*scratch)
+	defer scratchPool.Put(s)
+	for i := range gs {
+		s.fill(dst, i, &gs[i])
+	}
+	// Hold no strings of the caller's graphs in the pool.
+	clear(s.idx)
+	clear(s.rels[:cap(s.rels)])
+	return nil
+}
+
+// reuse returns buf[:size], or a new slice if buf is too small. fill clears
+// each graph's part just before writing it, while it is in cache.
+func reuse(buf []float32, size int) []float32 {
+	if buf == nil || cap(buf) < size {
+		return make([]float32, size)
+	}
+	return buf[:size]
+}
+
+// scratch is fill's per-graph working memory, pooled so that featurising
+// allocates nothing once warm.
+type scratch struct {
+	idx                          map[string]int32
+	outDeg, inDeg, outRel, inRel []int32
+	first                        []int32
+	rels                         []rel
+}
+
+// rel is one distinct (from, to, PID) statement between kept nodes.
+type rel struct {
+	from, to int32
+	pid      string
+}
+
+var scratchPool = sync.Pool{New: func() any { return &scratch{idx: make(map[string]int32, DefaultN)} }}
+
+func ints(buf []int32, n int) []int32 {
+	if cap(buf) < n {
+		return make([]int32, n)
+	}
+	buf = buf[:n]
+	clear(buf)
+	return buf
+}
+
+// fill writes graph gi of b. The adjacency matrices double as the set of
+// node pairs already seen: a non-zero AdjOut[f][t] marks f->t until the row
+// means are written.
+func (s *scratch) fill(b *Batch, gi int, g *kg.Subgraph) {
 	n := b.N
-	idx := make(map[string]int, len(g.Nodes))
-	for _, nd := range g.Nodes {
-		if len(idx) == n {
+	clear(s.idx)
+	s.first = s.first[:0] // s.first[i]: the position in g.Nodes of node i
+	for p, nd := range g.Nodes {
+		if len(s.idx) == n {
 			break
 		}
-		if _, dup := idx[nd.QID]; !dup {
-			idx[nd.QID] = len(idx)
+		if _, dup := s.idx[nd.QID]; !dup {
+			s.idx[nd.QID] = int32(len(s.idx))
+			s.first = append(s.first, int32(p))
 		}
 	}
 	x := b.X[gi*n*F : (gi+1)*n*F]
-	outDeg := make([]int, n)
-	inDeg := make([]int, n)
-	type pair struct{ from, to int }
-	seen := map[pair]bool{}
-	type rel struct {
-		from, to int
-		pid      string
-	}
-	var rels []rel
-	seenRel := map[rel]bool{}
+	adjOut := b.AdjOut[gi*n*n : (gi+1)*n*n]
+	adjIn := b.AdjIn[gi*n*n : (gi+1)*n*n]
+	mask := b.Mask[gi*n : (gi+1)*n]
+	clear(x)
+	clear(adjOut)
+	clear(adjIn)
+	clear(mask)
+	s.outDeg, s.inDeg = ints(s.outDeg, n), ints(s.inDeg, n)
+	s.outRel, s.inRel = ints(s.outRel, n), ints(s.inRel, n)
+	s.rels = s.rels[:0]
+	var from string // edges come sorted by From: look each up once
+	f, okf := int32(0), false
 	for _, e := range g.Edges {
-		f, okf := idx[e.From]
-		t, okt := idx[e.To]
+		if e.From != from || !okf {
+			from = e.From
+			f, okf = s.idx[from]
+		}
+		t, okt := s.idx[e.To]
 		if !okf || !okt {
 			continue
 		}
-		r := rel{f, t, e.PID}
-		if seenRel[r] {
+		if p := int(f)*n + int(t); adjOut[p] == 0 {
+			adjOut[p] = 1 // first statement between f and t
+			s.outDeg[f]++
+			s.inDeg[t]++
+		} else if s.hasRel(f, t, e.PID) {
 			continue
 		}
-		seenRel[r] = true
-		rels = append(rels, r)
-		if p := (pair{f, t}); !seen[p] {
-			seen[p] = true
-			outDeg[f]++
-			inDeg[t]++
-		}
+		s.rels = append(s.rels, rel{f, t, e.PID})
 	}
 	// Relation sketches: mean over a node's out (in) statements.
-	outRel := make([]int, n)
-	inRel := make([]int, n)
-	for _, r := range rels {
-		s := RelSketch(r.pid)
+	for _, r := range s.rels {
+		h := relHash(r.pid)
+		of, it := x[int(r.from)*F+offOutRel:], x[int(r.to)*F+offInRel:]
 		for k := 0; k < RelDims; k++ {
-			x[r.from*F+offOutRel+k] += s[k]
-			x[r.to*F+offInRel+k] += s[k]
+			v := float32(-1)
+			if h>>k&1 == 1 {
+				v = 1
+			}
+			of[k] += v
+			it[k] += v
 		}
-		outRel[r.from]++
-		inRel[r.to]++
+		s.outRel[r.from]++
+		s.inRel[r.to]++
+		adjOut[int(r.from)*n+int(r.to)] = 1 / float32(s.outDeg[r.from])
+		adjIn[int(r.to)*n+int(r.from)] = 1 / float32(s.inDeg[r.to])
 	}
-	for p := range seen {
-		b.AdjOut[gi*n*n+p.from*n+p.to] = 1 / float32(outDeg[p.from])
-		b.AdjIn[gi*n*n+p.to*n+p.from] = 1 / float32(inDeg[p.to])
-	}
-	logN := math.Log(65)
-	for _, nd := range g.Nodes {
-		i, ok := idx[nd.QID]
-		if !ok || b.Mask[gi*n+i] == 1 {
-			continue
-		}
-		b.Mask[gi*n+i] = 1
+	for i, p := range s.first {
+		nd := &g.Nodes[p]
+		mask[i] = 1
 		row := x[i*F : (i+1)*F]
-		es := EntitySketch(nd.QID)
-		copy(row[:EntityDims], es[:])
-		for k := 0; k < RelDims; k++ {
-			if outRel[i] > 0 {
-				row[offOutRel+k] /= float32(outRel[i])
-			}
-			if inRel[i] > 0 {
-				row[offInRel+k] /= float32(inRel[i])
+		h := entityHash(nd.QID)
+		for k := 0; k < EntityDims; k++ {
+			if h>>k&1 == 1 {
+				row[k] = EntityScale
+			} else {
+				row[k] = -EntityScale
 			}
 		}
-		h := nd.Hop
-		if h < 0 {
-			h = 0
+		if c := s.outRel[i]; c > 0 {
+			for k := offOutRel; k < offOutRel+RelDims; k++ {
+				row[k] /= float32(c)
+			}
 		}
-		if h > 3 {
-			h = 3
+		if c := s.inRel[i]; c > 0 {
+			for k := offInRel; k < offInRel+RelDims; k++ {
+				row[k] /= float32(c)
+			}
 		}
-		row[offHop+h] = 1
+		row[offHop+min(max(nd.Hop, 0), 3)] = 1
 		if nd.Hub {
 			row[offHub] = 1
 		}
-		row[offOutDeg] = float32(math.Log1p(float64(outDeg[i])) / logN)
-		row[offInDeg] = float32(math.Log1p(float64(inDeg[i])) / logN)
+		row[offOutDeg] = logDeg(s.outDeg[i])
+		row[offInDeg] = logDeg(s.inDeg[i])
 		row[offReal] = 1
 	}
 }
 
-// fnv1a64 is FNV-1a, 64 bit: fixed constants, the same everywhere.
-func fnv1a64(s string) uint64 {
-	h := uint64(14695981039346656037)
+// hasRel reports whether f->t with pid was kept already; only asked when f
+// and t have a statement already, which is rare.
+func (s *scratch) hasRel(f, t int32, pid string) bool {
+	for j := len(s.rels) - 1; j >= 0; j-- {
+		if r := &s.rels[j]; r.from == f && r.to == t && r.pid == pid {
+			return true
+		}
+	}
+	return false
+}
+
+// logDegs[d] is the degree feature of degree d, computed once.
+var logDegs = func() (t [4 * DefaultN]float32) {
+	for d := range t {
+		t[d] = logDegFeature(int32(d))
+	}
+	return t
+}()
+
+func logDeg(d int32) float32 {
+	if int(d) < len(logDegs) {
+		return logDegs[d]
+	}
+	return logDegFeature(d)
+}
+
+func logDegFeature(d int32) float32 {
+	return float32(math.Log1p(float64(d)) / math.Log(65))
+}
+
+// fnvOffset and fnvPrime are FNV-1a's 64-bit constants: fixed, the same
+// everywhere.
+const (
+	fnvOffset = 14695981039346656037
+	fnvPrime  = 1099511628211
+)
+
+// prefixed is FNV-1a of prefix + ":" + s, without building the string.
+func prefixed(prefix byte, s string) uint64 {
+	h := (uint64(fnvOffset) ^ uint64(prefix)) * fnvPrime
+	h = (h ^ ':') * fnvPrime
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])
-		h *= 1099511628211
+		h *= fnvPrime
 	}
 	return h
 }
+
+// entityHash and relHash are the sign bits of EntitySketch and RelSketch.
+func entityHash(qid string) uint64 { return splitmix64(prefixed('Q', qid)) }
+func relHash(pid string) uint64    { return splitmix64(prefixed('P', pid)) }
 
 // splitmix64 mixes a hash so that its low bits are usable as independent signs.
 func splitmix64(z uint64) uint64 {
@@ -188,7 +287,7 @@ func splitmix64(z uint64) uint64 {
 // EntitySketch is the deterministic random sign vector of a QID.
 func EntitySketch(qid string) [EntityDims]float32 {
 	var out [EntityDims]float32
-	h := splitmix64(fnv1a64("Q:" + qid))
+	h := entityHash(qid)
 	for k := 0; k < EntityDims; k++ {
 		if h>>k&1 == 1 {
 			out[k] = EntityScale
@@ -202,7 +301,7 @@ func EntitySketch(qid string) [EntityDims]float32 {
 // RelSketch is the deterministic random sign vector of a PID.
 func RelSketch(pid string) [RelDims]float32 {
 	var out [RelDims]float32
-	h := splitmix64(fnv1a64("P:" + pid))
+	h := relHash(pid)
 	for k := 0; k < RelDims; k++ {
 		if h>>k&1 == 1 {
 			out[k] = 1

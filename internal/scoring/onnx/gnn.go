@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"sync"
 
 	ort "github.com/yalue/onnxruntime_go"
 
@@ -25,8 +26,10 @@ var (
 )
 
 // MaxGNNBatch is the most subgraphs one model call takes; larger requests
-// are split (beyond 256 graphs per call ORT gets no faster per graph).
-const MaxGNNBatch = 256
+// are split. Per graph, ORT is fastest at 16-32 graphs per call: at 256 the
+// [B,N,3H] intermediates (12 MB) leave the cache and a 64-node graph costs
+// 1.3-1.7x as much (docs/gnn-speed.md, "Chunk size").
+const MaxGNNBatch = 32
 
 // GNNModelFile is the committed model's path inside the repository.
 const GNNModelFile = "models/gnn/gnn.onnx"
@@ -50,6 +53,7 @@ type GraphEncoder struct {
 	dim      int
 	maxNodes int
 	version  string
+	batches  sync.Pool // *graphfeat.Batch, featurisation buffers
 }
 
 // GNNOption adjusts NewGraphEncoder.
@@ -63,6 +67,7 @@ func WithMaxNodes(n int) GNNOption { return func(g *GraphEncoder) { g.maxNodes =
 // committed one).
 func NewGraphEncoder(rt *Runtime, path string, opts ...GNNOption) (*GraphEncoder, error) {
 	g := &GraphEncoder{maxNodes: graphfeat.DefaultN}
+	g.batches.New = func() any { return new(graphfeat.Batch) }
 	for _, o := range opts {
 		o(g)
 	}
@@ -109,43 +114,84 @@ func (g *GraphEncoder) Version() string { return g.version }
 func (g *GraphEncoder) Close() error { return g.sess.Close() }
 
 // EncodeGraphs implements scoring.GraphEncoder. Graphs are grouped by size
-// so that padding stays small; the result keeps the input order.
+// so that padding stays small; the result keeps the input order. The
+// vectors share one allocation (each capped at its own length); the
+// featurisation buffers are pooled across calls.
 func (g *GraphEncoder) EncodeGraphs(ctx context.Context, gs []kg.Subgraph) ([][]float32, error) {
 	out := make([][]float32, len(gs))
+	if len(gs) == 0 {
+		return out, nil
+	}
 	order := make([]int, len(gs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(gs[a].Nodes) - len(gs[b].Nodes) })
+	slab := make([]float32, len(gs)*g.dim)
+	buf := g.batches.Get().(*graphfeat.Batch)
+	defer g.batches.Put(buf)
+	chunk := make([]kg.Subgraph, 0, min(len(gs), MaxGNNBatch))
 	for lo := 0; lo < len(order); lo += MaxGNNBatch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		idx := order[lo:min(lo+MaxGNNBatch, len(order))]
-		chunk := make([]kg.Subgraph, len(idx))
+		chunk = chunk[:0]
 		n := 1
-		for j, i := range idx {
-			chunk[j] = gs[i]
+		for _, i := range idx {
+			chunk = append(chunk, gs[i])
 			n = max(n, min(len(gs[i].Nodes), g.maxNodes))
 		}
-		vecs, err := g.run(chunk, n)
-		if err != nil {
+		if err := graphfeat.FeaturizeInto(buf, chunk, n); err != nil {
+			return nil, fmt.Errorf("gnn: %w", err)
+		}
+		dst := slab[lo*g.dim : (lo+len(idx))*g.dim]
+		if err := g.forward(*buf, dst); err != nil {
 			return nil, err
 		}
 		for j, i := range idx {
-			out[i] = vecs[j]
+			out[i] = dst[j*g.dim : (j+1)*g.dim : (j+1)*g.dim]
 		}
 	}
 	return out, nil
 }
 
-// run embeds one chunk padded to n nodes.
-func (g *GraphEncoder) run(gs []kg.Subgraph, n int) ([][]float32, error) {
-	b, err := graphfeat.Featurize(gs, n)
-	if err != nil {
-		return nil, fmt.Errorf("gnn: %w", err)
+// Forward embeds a batch featurised already (graphfeat.Featurize), in model
+// calls of at most MaxGNNBatch graphs (views into b, nothing is copied) but
+// without EncodeGraphs' sorting by size: for callers that featurise
+// themselves, and to time the model alone.
+func (g *GraphEncoder) Forward(b graphfeat.Batch) ([][]float32, error) {
+	flat := make([]float32, b.B*g.dim)
+	n, f := b.N, graphfeat.F
+	for lo := 0; lo < b.B; lo += MaxGNNBatch {
+		hi := min(lo+MaxGNNBatch, b.B)
+		part := b
+		part.B = hi - lo
+		if hi*n*f <= len(b.X) && hi*n*n <= min(len(b.AdjOut), len(b.AdjIn)) && hi*n <= len(b.Mask) {
+			part.X, part.Mask = b.X[lo*n*f:hi*n*f], b.Mask[lo*n:hi*n]
+			part.AdjOut, part.AdjIn = b.AdjOut[lo*n*n:hi*n*n], b.AdjIn[lo*n*n:hi*n*n]
+		} // else forward reports the wrong sizes
+		if err := g.forward(part, flat[lo*g.dim:hi*g.dim]); err != nil {
+			return nil, err
+		}
 	}
-	B, N := int64(b.B), int64(n)
+	vecs := make([][]float32, b.B)
+	for i := range vecs {
+		vecs[i] = flat[i*g.dim : (i+1)*g.dim : (i+1)*g.dim]
+	}
+	return vecs, nil
+}
+
+// forward runs the model on b, writing the B embeddings into dst
+// (len B*dim): the tensors wrap b's and dst's memory, nothing is copied.
+func (g *GraphEncoder) forward(b graphfeat.Batch, dst []float32) error {
+	B, N := int64(b.B), int64(b.N)
+	if len(b.X) != b.B*b.N*graphfeat.F || len(b.AdjOut) != b.B*b.N*b.N || len(b.AdjIn) != len(b.AdjOut) || len(b.Mask) != b.B*b.N {
+		return fmt.Errorf("gnn: batch of %d graphs and %d nodes has inputs of the wrong sizes", b.B, b.N)
+	}
+	if len(dst) != b.B*g.dim {
+		return errors.New("gnn: output buffer of the wrong size")
+	}
 	var ins []ort.Value
 	defer func() { Destroy(ins...) }()
 	for _, t := range []struct {
@@ -159,25 +205,17 @@ func (g *GraphEncoder) run(gs []kg.Subgraph, n int) ([][]float32, error) {
 	} {
 		v, err := ort.NewTensor(t.shape, t.data)
 		if err != nil {
-			return nil, fmt.Errorf("gnn: input tensor: %w", err)
+			return fmt.Errorf("gnn: input tensor: %w", err)
 		}
 		ins = append(ins, v)
 	}
-	outT, err := ort.NewEmptyTensor[float32](ort.NewShape(B, int64(g.dim)))
+	outT, err := ort.NewTensor(ort.NewShape(B, int64(g.dim)), dst)
 	if err != nil {
-		return nil, fmt.Errorf("gnn: output tensor: %w", err)
+		return fmt.Errorf("gnn: output tensor: %w", err)
 	}
 	defer outT.Destroy()
 	if err := g.sess.Run(ins, []ort.Value{outT}); err != nil {
-		return nil, fmt.Errorf("gnn: %w", err)
+		return fmt.Errorf("gnn: %w", err)
 	}
-	flat := outT.GetData()
-	if len(flat) != b.B*g.dim {
-		return nil, errors.New("gnn: output of unexpected size")
-	}
-	vecs := make([][]float32, b.B)
-	for i := range vecs {
-		vecs[i] = append([]float32(nil), flat[i*g.dim:(i+1)*g.dim]...)
-	}
-	return vecs, nil
+	return nil
 }

@@ -2,15 +2,15 @@ package onnx_test
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
 	"github.com/dmar-kg/dmar/internal/scoring/graphfeat"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
@@ -30,18 +30,7 @@ func testGNN(tb testing.TB) *onnx.GraphEncoder {
 
 // fixtureGraphs are hand-made and real (codexm-film) subgraphs, the largest
 // last (64 nodes).
-func fixtureGraphs(tb testing.TB) []kg.Subgraph {
-	tb.Helper()
-	raw, err := os.ReadFile("../gnnref/testdata/graphs.json")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var gs []kg.Subgraph
-	if err := json.Unmarshal(raw, &gs); err != nil {
-		tb.Fatal(err)
-	}
-	return gs
-}
+func fixtureGraphs(tb testing.TB) []kg.Subgraph { return graphfeattest.Fixture(tb) }
 
 // The committed GNN run by ONNX Runtime agrees with the pure-Go float64
 // reference to 1e-4, through chunking (more than MaxGNNBatch graphs) and
@@ -81,45 +70,102 @@ func TestGraphEncoderMatchesReference(t *testing.T) {
 	}
 }
 
-// BenchmarkGNN reports subgraphs/s for 64-node subgraphs at batch 1, 64 and
-// 256, ONNX Runtime beside the pure-Go float64 reference, in one run:
-//
-//	go test -run '^$' -bench GNN ./internal/scoring/onnx/
-func BenchmarkGNN(b *testing.B) {
-	g := testGNN(b)
-	ref, err := gnnref.Load(gnnModel)
+// Forward on a batch featurised by the caller gives what EncodeGraphs gives,
+// through several model calls, and the vectors, which share one allocation, cannot grow into each other.
+func TestGraphEncoderForward(t *testing.T) {
+	g := testGNN(t)
+	fx := fixtureGraphs(t)
+	var gs []kg.Subgraph // more than one model call
+	for i := 0; i < onnx.MaxGNNBatch+5; i++ {
+		gs = append(gs, fx[(i*5)%len(fx)])
+	}
+	want, err := g.EncodeGraphs(context.Background(), gs)
 	if err != nil {
-		b.Fatal(err)
+		t.Fatal(err)
 	}
-	fx := fixtureGraphs(b)
-	big := fx[len(fx)-1]
-	if len(big.Nodes) < graphfeat.DefaultN {
-		b.Fatalf("fixture's last graph has %d nodes, want %d", len(big.Nodes), graphfeat.DefaultN)
+	b, err := graphfeat.Featurize(gs, graphfeat.DefaultN)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ctx := context.Background()
-	for _, bs := range []int{1, 64, 256} {
-		batch := make([]kg.Subgraph, bs)
-		for i := range batch {
-			batch[i] = big
-		}
-		b.Run(fmt.Sprintf("ort/batch=%d", bs), func(b *testing.B) {
-			if _, err := g.EncodeGraphs(ctx, batch); err != nil { // warm-up
-				b.Fatal(err)
+	got, err := g.Forward(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		for k := range want[i] {
+			if d := math.Abs(float64(got[i][k] - want[i][k])); d > 1e-5 {
+				t.Fatalf("graph %d: Forward and EncodeGraphs differ by %g at %d", i, d, k)
 			}
-			b.ResetTimer()
-			for b.Loop() {
-				if _, err := g.EncodeGraphs(ctx, batch); err != nil {
-					b.Fatal(err)
+		}
+	}
+	keep := want[1][0]
+	_ = append(want[0], 42)
+	if want[1][0] != keep {
+		t.Fatal("appending to one vector overwrote the next")
+	}
+	b.Mask = b.Mask[:1]
+	if _, err := g.Forward(b); err == nil {
+		t.Fatal("Forward with a short mask: want an error")
+	}
+	if empty, err := g.Forward(graphfeat.Batch{N: 4}); err != nil || len(empty) != 0 {
+		t.Fatalf("Forward(empty batch) = %v, %v", empty, err)
+	}
+}
+
+// Concurrent EncodeGraphs calls share the encoder's pooled buffers safely
+// (run with -race) and give what one call gives.
+func TestGraphEncoderConcurrent(t *testing.T) {
+	g := testGNN(t)
+	fx := fixtureGraphs(t)
+	var gs []kg.Subgraph
+	for i := 0; i < onnx.MaxGNNBatch+3; i++ {
+		gs = append(gs, fx[(i*3)%len(fx)])
+	}
+	want, err := g.EncodeGraphs(context.Background(), gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 4)
+	for w := 0; w < 4; w++ {
+		go func() {
+			for r := 0; r < 5; r++ {
+				got, err := g.EncodeGraphs(context.Background(), gs[w:])
+				if err != nil {
+					errc <- err
+					return
+				}
+				for i := range got {
+					for k := range got[i] {
+						// Chunks differ (gs[w:]), so padding and float
+						// rounding may too.
+						if math.Abs(float64(got[i][k]-want[w+i][k])) > 1e-5 {
+							errc <- fmt.Errorf("worker %d graph %d: %v, want %v", w, w+i, got[i][k], want[w+i][k])
+							return
+						}
+					}
 				}
 			}
-			b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "subgraphs/s")
-		})
-		b.Run(fmt.Sprintf("reference/batch=%d", bs), func(b *testing.B) {
-			for b.Loop() {
-				fb, _ := graphfeat.Featurize(batch, graphfeat.DefaultN)
-				ref.Forward(fb)
-			}
-			b.ReportMetric(float64(bs*b.N)/b.Elapsed().Seconds(), "subgraphs/s")
-		})
+			errc <- nil
+		}()
+	}
+	for w := 0; w < 4; w++ {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A cancelled context stops a request of several chunks with its error.
+func TestGraphEncoderCancelled(t *testing.T) {
+	g := testGNN(t)
+	fx := fixtureGraphs(t)
+	gs := make([]kg.Subgraph, 3*onnx.MaxGNNBatch)
+	for i := range gs {
+		gs[i] = fx[i%len(fx)]
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.EncodeGraphs(ctx, gs); !errors.Is(err, context.Canceled) {
+		t.Fatalf("EncodeGraphs with a cancelled context: %v, want context.Canceled", err)
 	}
 }

@@ -31,10 +31,14 @@ func TestConfigFromEnv(t *testing.T) {
 			onnx.Config{LibPath: "/x", Device: "cpu", IntraOpThreads: -1}, "DMAR_ORT_THREADS"},
 		{"bad gpu", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_CUDA_DEVICE": "-2"},
 			onnx.Config{LibPath: "/x", Device: "cpu", CUDADeviceID: -2}, "DMAR_CUDA_DEVICE"},
+		{"tf32 on", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_DEVICE": "cuda", "DMAR_CUDA_TF32": "true"},
+			onnx.Config{LibPath: "/x", Device: "cuda", CUDATF32: true}, ""},
+		{"tf32 off", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_DEVICE": "cuda", "DMAR_CUDA_TF32": "0"},
+			onnx.Config{LibPath: "/x", Device: "cuda"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{"DMAR_CACHE", "DMAR_ORT_LIB", "DMAR_DEVICE", "DMAR_ORT_THREADS", "DMAR_CUDA_DEVICE"} {
+			for _, k := range []string{"DMAR_CACHE", "DMAR_ORT_LIB", "DMAR_DEVICE", "DMAR_ORT_THREADS", "DMAR_CUDA_DEVICE", "DMAR_CUDA_TF32"} {
 				t.Setenv(k, tt.env[k])
 			}
 			got := onnx.ConfigFromEnv()
@@ -54,6 +58,16 @@ func TestConfigFromEnv(t *testing.T) {
 
 // The CUDA check runs before anything is loaded, so a fake library path is
 // enough to see which provider files the error names.
+// A DMAR_CUDA_TF32 that is not a boolean is named, not read as false.
+func TestConfigFromEnvBadTF32(t *testing.T) {
+	t.Setenv("DMAR_ORT_LIB", "/x")
+	t.Setenv("DMAR_CUDA_TF32", "maybe")
+	err := onnx.ConfigFromEnv().Validate()
+	if err == nil || !strings.Contains(err.Error(), `DMAR_CUDA_TF32 must be true or false (or 1 or 0), got "maybe"`) {
+		t.Fatalf("Validate() = %v, want an error naming DMAR_CUDA_TF32 and its value", err)
+	}
+}
+
 func TestOpenCUDANamesMissingProviderLibs(t *testing.T) {
 	tests := []struct {
 		name    string

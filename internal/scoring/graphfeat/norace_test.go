@@ -1,0 +1,5 @@
+//go:build !race
+
+package graphfeat
+
+const raceEnabled = false
