@@ -154,7 +154,7 @@ func (a *appFlags) modelsInUse(m *models) []string {
 		out = append(out, fmt.Sprintf("no GNN (%q not loaded): structure \"gnn\" ran the GED heuristic (fallback gnn_unavailable)", a.gnnPath))
 	}
 	if m.gate != nil {
-		out = append(out, "gate "+a.gatePath)
+		out = append(out, "gate "+m.gate.Version()+" ("+a.gatePath+")")
 	} else {
 		out = append(out, fmt.Sprintf("no gate (%q not loaded): fixed weights 0.5/0.5 (fallback gate_unavailable)", a.gatePath))
 	}
