@@ -105,7 +105,9 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 			t.Errorf("%s: not in the embedded run", key)
 		case l.Error != "" || len(l.RankedIDs) == 0:
 			t.Errorf("%s: error %q, %d results", key, l.Error, len(l.RankedIDs))
-		case slices.ContainsFunc(l.Fallbacks, func(f string) bool { return strings.HasSuffix(f, "_unavailable") && f != "gate_unavailable" && f != "gnn_unavailable" }):
+		case slices.ContainsFunc(l.Fallbacks, func(f string) bool {
+			return strings.HasSuffix(f, "_unavailable") && f != "gate_unavailable" && f != "gnn_unavailable"
+		}):
 			t.Errorf("%s: backend fallback %v", key, l.Fallbacks)
 		case l.System == "dense" && !slices.Equal(l.RankedIDs, e.RankedIDs):
 			t.Errorf("%s: Weaviate ranks %v, the embedded index %v", key, l.RankedIDs, e.RankedIDs)
