@@ -10,6 +10,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring/graphfeat"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 )
 
 const modelPath = "../../../models/gnn/gnn.onnx"
@@ -23,18 +24,7 @@ func load(t testing.TB) *Model {
 	return m
 }
 
-func fixtureGraphs(t testing.TB) []kg.Subgraph {
-	t.Helper()
-	raw, err := os.ReadFile("testdata/graphs.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var gs []kg.Subgraph
-	if err := json.Unmarshal(raw, &gs); err != nil {
-		t.Fatal(err)
-	}
-	return gs
-}
+func fixtureGraphs(t testing.TB) []kg.Subgraph { return graphfeattest.Fixture(t) }
 
 // The committed ONNX model, run by ONNX Runtime (models/gnn/check_onnx.py
 // wrote testdata/ort_embeddings.json), agrees with this reference on fixed
