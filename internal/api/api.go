@@ -92,7 +92,8 @@ func decodeStrict(r io.Reader, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return jsonError(err)
 	}
-	if dec.More() {
+	// Not dec.More(): it reports false for a stray '}' or ']' after the object.
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
 		return errs.E(errs.Invalid, "request body has data after the JSON object")
 	}
 	return nil

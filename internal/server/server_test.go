@@ -140,6 +140,9 @@ func TestErrors(t *testing.T) {
 	}{
 		{"malformed JSON", "POST", "/v1/retrieve", `{"query": "x"`, 400, "", "malformed JSON"},
 		{"empty body", "POST", "/v1/retrieve", ``, 400, "", "empty"},
+		{"second object", "POST", "/v1/retrieve", `{"query": "x"} {}`, 400, "", "data after the JSON object"},
+		{"stray brace", "POST", "/v1/retrieve", `{"query": "x"}}`, 400, "", "data after the JSON object"},
+		{"stray bracket", "POST", "/v1/link", `{"text": "Nolan"}]`, 400, "", "data after the JSON object"},
 		{"unknown option", "POST", "/v1/retrieve", `{"query": "x", "topk": 3}`, 400, "topk", "unknown option"},
 		{"wrong type", "POST", "/v1/retrieve", `{"query": "x", "k": "five"}`, 400, "k", "must be int"},
 		{"missing query", "POST", "/v1/retrieve", `{"k": 3}`, 400, "query", "empty"},
