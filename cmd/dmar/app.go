@@ -17,6 +17,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -27,7 +28,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 

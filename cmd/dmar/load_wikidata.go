@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
-	"github.com/dmar-kg/dmar/loaders"
 	"github.com/dmar-kg/dmar/loaders/bundlesink"
 	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
 	"github.com/dmar-kg/dmar/loaders/sparql"
@@ -28,12 +28,12 @@ func init() {
 
 // sinkOpeners maps the scheme of --to (csv:DIR, bundle:DIR, neo4j://…,
 // bolt://…) to a sink: the one place a sink is chosen.
-var sinkOpeners = map[string]func(ctx context.Context, target string) (loaders.Sink, error){
-	"csv": func(_ context.Context, dir string) (loaders.Sink, error) {
+var sinkOpeners = map[string]func(ctx context.Context, target string) (kg.Sink, error){
+	"csv": func(_ context.Context, dir string) (kg.Sink, error) {
 		// Both loaders hand each triple over once, so no dedup set is needed.
 		return neo4jcsv.New(dir, neo4jcsv.Options{UniqueTriples: true})
 	},
-	"bundle": func(_ context.Context, dir string) (loaders.Sink, error) {
+	"bundle": func(_ context.Context, dir string) (kg.Sink, error) {
 		return bundlesink.New(dir), nil
 	},
 	"neo4j": openBolt,
@@ -54,7 +54,7 @@ func (b boltSink) Close(ctx context.Context) error {
 // openBolt loads online into the Neo4j at uri (user and password from
 // DMAR_NEO4J_USER/DMAR_NEO4J_PASSWORD) in batches of MERGEs; for a full dump
 // use csv:DIR and neo4j-admin import instead.
-func openBolt(ctx context.Context, uri string) (loaders.Sink, error) {
+func openBolt(ctx context.Context, uri string) (kg.Sink, error) {
 	cfg := neo4jkg.ConfigFromEnv()
 	cfg.URI = uri
 	st, err := neo4jkg.Open(ctx, cfg)
@@ -69,7 +69,7 @@ func openBolt(ctx context.Context, uri string) (loaders.Sink, error) {
 	return boltSink{Sink: s, store: st}, nil
 }
 
-func openSink(ctx context.Context, to string) (loaders.Sink, error) {
+func openSink(ctx context.Context, to string) (kg.Sink, error) {
 	scheme, rest, ok := strings.Cut(to, ":")
 	if !ok || rest == "" {
 		return nil, usageError{fmt.Sprintf("--to %q: want csv:DIR, bundle:DIR or neo4j://HOST:PORT", to)}
@@ -95,7 +95,7 @@ func splitList(s string) []string {
 	return out
 }
 
-func printCounts(w io.Writer, c loaders.Counts) {
+func printCounts(w io.Writer, c kg.Counts) {
 	fmt.Fprintf(w, "read %d, loaded %d, filtered %d, bad %d\n", c.Read, c.Loaded, c.Filtered, c.Bad)
 	for _, p := range c.Problems {
 		fmt.Fprintln(w, "  bad:", p)

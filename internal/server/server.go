@@ -21,7 +21,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 //go:embed openapi.json
@@ -168,7 +167,7 @@ func (s *Server) link(c *gin.Context) {
 
 func (s *Server) subgraph(c *gin.Context) {
 	qid := c.Param("qid")
-	if !bundle.ValidQID(qid) {
+	if !kg.ValidQID(qid) {
 		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", qid))
 		return
 	}

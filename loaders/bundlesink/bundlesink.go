@@ -1,4 +1,4 @@
-// Package bundlesink is a loaders.Sink writing dmar's KG bundle directory
+// Package bundlesink is a kg.Sink writing dmar's KG bundle directory
 // (the format of ../shared/data/codexm that loaders/bundle reads and the
 // embedded graph serves): triples.tsv, entities.jsonl and relations.json. It
 // holds the graph in memory and writes the three files at Close, each
@@ -20,11 +20,9 @@ import (
 	"sort"
 
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
-var _ loaders.Sink = (*Sink)(nil)
+var _ kg.Sink = (*Sink)(nil)
 
 // Sink accumulates a bundle. Not safe for concurrent use.
 type Sink struct {
@@ -44,7 +42,7 @@ func New(dir string) *Sink {
 // WriteEntities adds entities; the first write of a QID stands.
 func (s *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 	for _, e := range es {
-		if !bundle.ValidQID(e.QID) {
+		if !kg.ValidQID(e.QID) {
 			return fmt.Errorf("bundlesink: entity %q is not a QID", e.QID)
 		}
 		if _, ok := s.entities[e.QID]; !ok {
@@ -58,7 +56,7 @@ func (s *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 // WriteTriples adds triples, each once.
 func (s *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 	for _, t := range ts {
-		if !bundle.ValidQID(t.Head) || !bundle.ValidPID(t.PID) || !bundle.ValidQID(t.Tail) {
+		if !kg.ValidQID(t.Head) || !kg.ValidPID(t.PID) || !kg.ValidQID(t.Tail) {
 			return fmt.Errorf("bundlesink: triple %v is not QID PID QID", t)
 		}
 		if _, dup := s.seen[t]; dup {
@@ -74,7 +72,7 @@ func (s *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 // description replaces an earlier one.
 func (s *Sink) WriteRelations(ctx context.Context, rs []kg.Relation) error {
 	for _, r := range rs {
-		if !bundle.ValidPID(r.PID) {
+		if !kg.ValidPID(r.PID) {
 			return fmt.Errorf("bundlesink: relation %q is not a PID", r.PID)
 		}
 		old := s.relations[r.PID]

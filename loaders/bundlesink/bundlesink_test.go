@@ -9,7 +9,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 )
 
 // TestRoundTripCodexmFilm copies the real codexm-film bundle through the

@@ -1,4 +1,4 @@
-// Package neo4jcsv is a loaders.Sink writing CSV files for
+// Package neo4jcsv is a kg.Sink writing CSV files for
 // `neo4j-admin database import full`, the only fast way to put a full
 // Wikidata dump into Neo4j. It writes, in Dir:
 //
@@ -36,12 +36,10 @@ import (
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 	"github.com/dmar-kg/dmar/loaders/internal/qidset"
 )
 
-var _ loaders.Sink = (*Sink)(nil)
+var _ kg.Sink = (*Sink)(nil)
 
 // Headers of the two files.
 var (
@@ -159,7 +157,7 @@ func (s *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 	for _, t := range ts {
 		h, ok1 := qidset.Num(t.Head)
 		tl, ok2 := qidset.Num(t.Tail)
-		if !ok1 || !ok2 || !bundle.ValidPID(t.PID) {
+		if !ok1 || !ok2 || !kg.ValidPID(t.PID) {
 			return fmt.Errorf("neo4jcsv: triple %v is not QID PID QID", t)
 		}
 		if s.triples != nil {
@@ -184,7 +182,7 @@ func (s *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 // after it (the last label written for a PID stands).
 func (s *Sink) WriteRelations(ctx context.Context, rs []kg.Relation) error {
 	for _, r := range rs {
-		if !bundle.ValidPID(r.PID) {
+		if !kg.ValidPID(r.PID) {
 			return fmt.Errorf("neo4jcsv: relation %q is not a PID", r.PID)
 		}
 		if r.Label != "" {

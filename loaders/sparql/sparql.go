@@ -1,6 +1,6 @@
 // Package sparql loads the neighbourhood of seed entities from a
 // Wikidata-compatible SPARQL endpoint (query.wikidata.org, or Virtuoso
-// loaded with the same RDF) into a loaders.Sink.
+// loaded with the same RDF) into a kg.Sink.
 //
 // The neighbourhood is the one the dump loader computes: the items within
 // Hops of a seed over wdt: statements between items, in either direction,
@@ -32,8 +32,6 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/progress"
-	"github.com/dmar-kg/dmar/loaders"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 //go:embed queries.rq
@@ -74,7 +72,7 @@ type Options struct {
 // neighbourhood or repeated; Bad rows named something that is not an item
 // or property.
 type Stats struct {
-	loaders.Counts
+	kg.Counts
 	Entities  int `json:"entities"`
 	Triples   int `json:"triples"`
 	Relations int `json:"relations"`
@@ -99,12 +97,12 @@ func (o *Options) validate() error {
 		return fmt.Errorf("sparql: no seeds")
 	}
 	for _, q := range o.Seeds {
-		if !bundle.ValidQID(q) {
+		if !kg.ValidQID(q) {
 			return fmt.Errorf("sparql: seed %q is not a QID", q)
 		}
 	}
 	for _, p := range o.Properties {
-		if !bundle.ValidPID(p) {
+		if !kg.ValidPID(p) {
 			return fmt.Errorf("sparql: property %q is not a PID", p)
 		}
 	}
@@ -203,7 +201,7 @@ func id(t rdf.Term, ns string, valid func(string) bool) (string, bool) {
 }
 
 // Load fetches the neighbourhood and writes it to sink, which it closes.
-func Load(ctx context.Context, sink loaders.Sink, o Options) (st Stats, err error) {
+func Load(ctx context.Context, sink kg.Sink, o Options) (st Stats, err error) {
 	defer func() {
 		if cerr := sink.Close(ctx); cerr != nil && err == nil {
 			err = fmt.Errorf("sparql: close sink: %w", cerr)
@@ -236,9 +234,9 @@ func Load(ctx context.Context, sink loaders.Sink, o Options) (st Stats, err erro
 	var edges []edge
 	seen := map[edge]bool{}
 	addEdge := func(s map[string]rdf.Term) (edge, bool) {
-		h, ok1 := id(s["s"], entityNS, bundle.ValidQID)
-		p, ok2 := id(s["p"], directNS, bundle.ValidPID)
-		t, ok3 := id(s["o"], entityNS, bundle.ValidQID)
+		h, ok1 := id(s["s"], entityNS, kg.ValidQID)
+		p, ok2 := id(s["p"], directNS, kg.ValidPID)
+		t, ok3 := id(s["o"], entityNS, kg.ValidQID)
 		if !ok1 || !ok2 || !ok3 {
 			st.bad("row %v is not item wdt:P item", s)
 			return edge{}, false
@@ -305,7 +303,7 @@ func Load(ctx context.Context, sink loaders.Sink, o Options) (st Stats, err erro
 	}
 	ids := append(append([]string{}, nodes...), sortedKeys(pids)...)
 	err = l.query("labels", ids, func(s map[string]rdf.Term) {
-		x, ok := id(s["s"], entityNS, func(v string) bool { return bundle.ValidQID(v) || bundle.ValidPID(v) })
+		x, ok := id(s["s"], entityNS, func(v string) bool { return kg.ValidQID(v) || kg.ValidPID(v) })
 		kind, text := term(s["kind"]), strings.TrimSpace(term(s["text"]))
 		if !ok || text == "" {
 			st.bad("row %v has no item/property or text", s)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -189,16 +190,7 @@ func (s source) neighbourhood(seeds []string, hops int) (map[string]bool, []kg.T
 
 func sorted(ts []kg.Triple) []kg.Triple {
 	out := append([]kg.Triple(nil), ts...)
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Head != b.Head {
-			return a.Head < b.Head
-		}
-		if a.PID != b.PID {
-			return a.PID < b.PID
-		}
-		return a.Tail < b.Tail
-	})
+	slices.SortFunc(out, kg.CompareTriples)
 	return out
 }
 

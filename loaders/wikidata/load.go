@@ -1,5 +1,5 @@
 // Package wikidata streams a Wikidata JSON dump (latest-all.json, plain,
-// gzip or bzip2) into a loaders.Sink: items become kg.Entity, truthy
+// gzip or bzip2) into a kg.Sink: items become kg.Entity, truthy
 // item-valued statements become kg.Triple, properties become kg.Relation.
 //
 // The dump is one entity per line between "[" and "]" lines, each line but
@@ -28,8 +28,6 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 	"github.com/dmar-kg/dmar/loaders/internal/qidset"
 )
 
@@ -70,7 +68,7 @@ type Options struct {
 // Stats is what a load did. Counts covers entity lines (the framing lines
 // are not counted): Read = Loaded + Filtered + Bad, over the final pass.
 type Stats struct {
-	loaders.Counts
+	kg.Counts
 	Triples   int   `json:"triples"`
 	Relations int   `json:"relations"` // from PropertiesTSV and property entities
 	Bytes     int64 `json:"bytes"`     // uncompressed bytes of the final pass
@@ -96,7 +94,7 @@ func (st *Stats) bad(off int64, err error, log io.Writer) {
 
 func (o *Options) validate() error {
 	for _, q := range o.Seeds {
-		if !bundle.ValidQID(q) {
+		if !kg.ValidQID(q) {
 			return fmt.Errorf("seed %q is not a QID", q)
 		}
 	}
@@ -109,7 +107,7 @@ func (o *Options) validate() error {
 		return fmt.Errorf("hops %d is negative", o.Hops)
 	}
 	for p := range o.Properties {
-		if !bundle.ValidPID(p) {
+		if !kg.ValidPID(p) {
 			return fmt.Errorf("property %q is not a PID", p)
 		}
 	}
@@ -117,7 +115,7 @@ func (o *Options) validate() error {
 }
 
 // Load reads the dump at path into sink and closes the sink.
-func Load(ctx context.Context, path string, sink loaders.Sink, o Options) (st Stats, err error) {
+func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, err error) {
 	start := time.Now()
 	defer func() {
 		if cerr := sink.Close(ctx); cerr != nil && err == nil {
@@ -433,7 +431,7 @@ func ReadPropertiesTSV(path string) ([]kg.Relation, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		pid, label, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || !bundle.ValidPID(pid) {
+		if !ok || !kg.ValidPID(pid) {
 			continue
 		}
 		out = append(out, kg.Relation{PID: pid, Label: strings.TrimSpace(label)})

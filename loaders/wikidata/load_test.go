@@ -10,14 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/loaders/bundlesink"
 	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
 )
@@ -30,7 +30,7 @@ type memSink struct {
 	closed  int
 }
 
-var _ loaders.Sink = (*memSink)(nil)
+var _ kg.Sink = (*memSink)(nil)
 
 func (m *memSink) WriteEntities(_ context.Context, es []kg.Entity) error {
 	m.ents = append(m.ents, es...)
@@ -355,16 +355,7 @@ func TestLoadSeedsHops(t *testing.T) {
 }
 
 func sortTriples(ts []kg.Triple) {
-	sort.Slice(ts, func(i, j int) bool {
-		a, b := ts[i], ts[j]
-		if a.Head != b.Head {
-			return a.Head < b.Head
-		}
-		if a.PID != b.PID {
-			return a.PID < b.PID
-		}
-		return a.Tail < b.Tail
-	})
+	slices.SortFunc(ts, kg.CompareTriples)
 }
 
 // TestLoadIntoSinksRerunsIdentical loads the sample into both file sinks

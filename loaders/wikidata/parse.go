@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/loaders/internal/qidset"
 )
 
@@ -140,7 +140,7 @@ func ParseLine(line []byte, f *Filter) (Entity, error) {
 		case "claims":
 			claims = map[string][]candidate{}
 			return s.objectOrEmpty(func(pid []byte) error {
-				if !bundle.ValidPID(string(pid)) || !f.allows(pid) {
+				if !kg.ValidPID(string(pid)) || !f.allows(pid) {
 					return s.skip()
 				}
 				var cs []candidate

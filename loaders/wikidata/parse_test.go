@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/kg"
 )
 
 // refParse is ParseLine written the slow, obvious way with encoding/json. The
@@ -132,7 +132,7 @@ func refParse(line []byte, f *Filter) (Entity, error) {
 			return Entity{}, err
 		}
 		for pid, x := range o {
-			if !bundle.ValidPID(pid) || !f.allows([]byte(pid)) {
+			if !kg.ValidPID(pid) || !f.allows([]byte(pid)) {
 				continue
 			}
 			arr, ok := x.([]any)

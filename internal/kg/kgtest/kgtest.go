@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 )
 
 // Run checks g, which must hold exactly the bundle in dir.
@@ -265,15 +265,6 @@ func (r *reference) subgraph(root string, p kg.SubgraphParams) kg.Subgraph {
 			}
 		}
 	}
-	sort.Slice(sg.Edges, func(i, j int) bool {
-		x, y := sg.Edges[i], sg.Edges[j]
-		if x.From != y.From {
-			return x.From < y.From
-		}
-		if x.PID != y.PID {
-			return x.PID < y.PID
-		}
-		return x.To < y.To
-	})
+	kg.SortEdges(sg.Edges)
 	return sg
 }

@@ -9,10 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 )
 
 var (
@@ -141,15 +142,7 @@ func (g *Graph) Triples() []kg.Triple {
 			}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Head != out[j].Head {
-			return out[i].Head < out[j].Head
-		}
-		if out[i].PID != out[j].PID {
-			return out[i].PID < out[j].PID
-		}
-		return out[i].Tail < out[j].Tail
-	})
+	slices.SortFunc(out, kg.CompareTriples)
 	return out
 }
 
@@ -282,15 +275,6 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 			sg.Edges = append(sg.Edges, kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: k.pid, Label: g.relations[k.pid].Label})
 		}
 	}
-	sort.Slice(sg.Edges, func(a, b int) bool {
-		x, y := sg.Edges[a], sg.Edges[b]
-		if x.From != y.From {
-			return x.From < y.From
-		}
-		if x.PID != y.PID {
-			return x.PID < y.PID
-		}
-		return x.To < y.To
-	})
+	kg.SortEdges(sg.Edges)
 	return sg
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/kgtest"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 func load(t *testing.T, name string) (*memkg.Graph, string) {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 // Tests on codexm-film. This file sorts first so that the database is loaded

@@ -135,7 +135,7 @@ func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphPara
 			f := list(e)
 			sg.Edges = append(sg.Edges, kg.Edge{From: str(f[0]), PID: str(f[1]), To: str(f[2]), Label: str(f[3])})
 		}
-		sortEdges(sg.Edges)
+		kg.SortEdges(sg.Edges)
 		out[sg.Root] = sg
 	}
 	return out, nil
@@ -161,19 +161,6 @@ func (s *Store) RecordRetrieval(ctx context.Context, r kg.RetrievalRecord) error
 		"id": r.ID, "query": r.Query, "reformulated": r.Reformulated, "at": r.At, "anchors": anchors,
 	}, false)
 	return err
-}
-
-func sortEdges(es []kg.Edge) {
-	sort.Slice(es, func(i, j int) bool {
-		x, y := es[i], es[j]
-		if x.From != y.From {
-			return x.From < y.From
-		}
-		if x.PID != y.PID {
-			return x.PID < y.PID
-		}
-		return x.To < y.To
-	})
 }
 
 func dedupe(qs []string) []string {

@@ -13,12 +13,11 @@ import (
 
 	"github.com/dmar-kg/dmar/cypher"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/progress"
-	"github.com/dmar-kg/dmar/loaders"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
-var _ loaders.Sink = (*Sink)(nil)
+var _ kg.Sink = (*Sink)(nil)
 
 // Names returns the linking forms of an entity, stored as e.names and
 // indexed by entity_names: the normalised forms of its label and aliases
@@ -124,7 +123,7 @@ func (k *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 			k.Skipped++
 			continue
 		}
-		if !bundle.ValidQID(t.Head) || !bundle.ValidQID(t.Tail) || !bundle.ValidPID(t.PID) {
+		if !kg.ValidQID(t.Head) || !kg.ValidQID(t.Tail) || !kg.ValidPID(t.PID) {
 			// The PID becomes a relationship type: never let anything else through.
 			return fmt.Errorf("neo4jkg: triple %v is not QID PID QID", t)
 		}
@@ -178,12 +177,12 @@ func (k *Sink) Close(ctx context.Context) error {
 
 // LoadBundle loads the KG bundle in dir (the format of ../shared/data/codexm)
 // through a Bolt Sink: relations, entities, then triples.
-func (s *Store) LoadBundle(ctx context.Context, dir string, o SinkOptions) (loaders.Counts, error) {
+func (s *Store) LoadBundle(ctx context.Context, dir string, o SinkOptions) (kg.Counts, error) {
 	b, err := bundle.Read(ctx, dir)
 	if err != nil {
-		return loaders.Counts{}, err
+		return kg.Counts{}, err
 	}
-	c := loaders.Counts{
+	c := kg.Counts{
 		Read:     b.Stats.EntitiesRead + b.Stats.TriplesRead,
 		Loaded:   b.Stats.EntitiesLoaded + b.Stats.TriplesLoaded,
 		Filtered: b.Stats.TriplesDuplicate,

@@ -14,9 +14,9 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 // Tests and benchmarks comparing Neo4j with the embedded graph on codexm.

@@ -1,6 +1,6 @@
 // Package neo4jkg is the knowledge graph on Neo4j: kg.Graph (with kg.Pinger,
 // kg.Inspector and kg.Recorder) over the Bolt protocol, the Bolt loader
-// (a loaders.Sink), and document mentions. Every statement it runs is a file
+// (a kg.Sink), and document mentions. Every statement it runs is a file
 // of package cypher; the graph model is described in docs/neo4j.md:
 //
 //	(:Entity {qid, label, description, aliases, names, degree})

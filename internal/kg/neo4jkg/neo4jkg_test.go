@@ -10,8 +10,8 @@ import (
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 // open connects to the Neo4j named by DMAR_NEO4J_URI; without it the test

@@ -9,12 +9,12 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/ingest"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 // TestPipelineWeaviateVsEmbedded runs the whole DMAR pipeline (defaults:

@@ -12,8 +12,8 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
-	"github.com/dmar-kg/dmar/loaders/bundle"
 )
 
 // Fixture returns the fixed subgraphs of internal/scoring/gnnref/testdata

@@ -13,7 +13,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -44,17 +43,6 @@ func (s *Stats) problem(format string, args ...any) {
 		s.Problems = append(s.Problems, fmt.Sprintf(format, args...))
 	}
 }
-
-var (
-	qidRe = regexp.MustCompile(`^Q[1-9][0-9]*$`)
-	pidRe = regexp.MustCompile(`^P[1-9][0-9]*$`)
-)
-
-// ValidQID reports whether s is a Wikidata item id.
-func ValidQID(s string) bool { return qidRe.MatchString(s) }
-
-// ValidPID reports whether s is a Wikidata property id.
-func ValidPID(s string) bool { return pidRe.MatchString(s) }
 
 type entityLine struct {
 	QID         string   `json:"qid"`
@@ -109,7 +97,7 @@ func readRelations(path string, out *KG) error {
 		return fmt.Errorf("parse %s: %w", path, err)
 	}
 	for pid, r := range m {
-		if !ValidPID(pid) {
+		if !kg.ValidPID(pid) {
 			out.Stats.problem("%s: %q is not a property id", path, pid)
 			continue
 		}
@@ -127,7 +115,7 @@ func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, s
 			st.problem("%s:%d: %v", path, n, err)
 			return
 		}
-		if !ValidQID(l.QID) {
+		if !kg.ValidQID(l.QID) {
 			st.EntitiesBad++
 			st.problem("%s:%d: %q is not a QID", path, n, l.QID)
 			return
@@ -167,7 +155,7 @@ func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
 			return
 		}
 		t := kg.Triple{Head: f[0], PID: f[1], Tail: f[2]}
-		if !ValidQID(t.Head) || !ValidPID(t.PID) || !ValidQID(t.Tail) {
+		if !kg.ValidQID(t.Head) || !kg.ValidPID(t.PID) || !kg.ValidQID(t.Tail) {
 			st.TriplesBad++
 			st.problem("%s:%d: %q is not QID PID QID", path, n, string(line))
 			return
