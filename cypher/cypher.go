@@ -68,15 +68,6 @@ func Load() (Set, []Migration, error) {
 	return load(files, Names)
 }
 
-// MustLoad is Load for program start-up.
-func MustLoad() (Set, []Migration) {
-	s, m, err := Load()
-	if err != nil {
-		panic(err)
-	}
-	return s, m
-}
-
 var migrationRe = regexp.MustCompile(`^([0-9]{3})_([a-z0-9_]+)\.cypher$`)
 
 func load(fsys fs.FS, names []string) (Set, []Migration, error) {

@@ -19,12 +19,6 @@ func Tokens(text string) []string {
 	return ts
 }
 
-// QueryTerms are the distinct non-stopword tokens of a query, in order.
-func QueryTerms(text string) []string {
-	terms, _ := queryTermCounts(text)
-	return terms
-}
-
 // queryTermCounts returns the distinct non-stopword tokens of a query, in
 // order, and how often each occurs: Weaviate multiplies a term's IDF by that
 // count ("nolan nolan" weighs nolan twice).

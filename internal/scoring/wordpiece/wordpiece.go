@@ -165,9 +165,6 @@ func (t *Tokenizer) templateID(f fileFormat, tok string) (int64, bool) {
 	return id, ok
 }
 
-// VocabSize is the number of entries in the vocabulary.
-func (t *Tokenizer) VocabSize() int { return len(t.vocab) }
-
 // Tokens returns the word pieces of text, without [CLS]/[SEP] and without
 // truncation.
 func (t *Tokenizer) Tokens(text string) []string {
