@@ -82,8 +82,9 @@ type SubgraphParams struct {
 	HubDegree int `json:"hub_degree"`
 }
 
-// DefaultSubgraphParams are the spec's defaults (h=1, N_max=64) with a hub cap
-// of 500, the degree above which the kgqa benchmark calls an answer a hub.
+// DefaultSubgraphParams are the method's defaults (h=1, N_max=64; see
+// docs/method.md) with a hub cap of 500, the degree above which the kgqa
+// benchmark calls an answer a hub.
 func DefaultSubgraphParams() SubgraphParams {
 	return SubgraphParams{Hops: 1, MaxNodes: 64, HubDegree: 500}
 }
@@ -98,14 +99,21 @@ type Mention struct {
 
 // Graph is the port the pipeline reads the knowledge graph through.
 //
-// Methods honour ctx; a backend that cannot answer returns an error wrapping
-// ErrUnavailable so that callers can degrade (the adaptive fallback).
+// Methods honour ctx: once it is done they return its error (ctx.Err(),
+// possibly wrapped). A backend that cannot answer because it is down or
+// overloaded returns an error whose chain holds an *errs.Error with code
+// errs.Unavailable (errs.Unavail: the API answers 503 with Retry-After); other
+// failures are plain wrapped errors. Unknown QIDs and roots are not errors.
+// The pipeline degrades on any error from Link or Subgraphs that is not the
+// context's own (the structural path is turned off and the response says so).
 type Graph interface {
 	// Entities returns the known entities among qids, keyed by QID; unknown
 	// QIDs are simply absent.
 	Entities(ctx context.Context, qids []string) (map[string]Entity, error)
-	// Link finds entity mentions in text by the rules of Linker (labels and
-	// aliases, case-insensitive, longest match first, deterministic).
+	// Link finds entity mentions in text by the rules of Spans and Resolve
+	// (labels and aliases matched on NormalizeForm, Linkable forms only,
+	// longest match first, then leftmost, no overlaps, ties broken by label
+	// over alias, higher degree, then QID); mentions come in text order.
 	Link(ctx context.Context, text string) ([]Mention, error)
 	// Subgraphs extracts the ego subgraphs of all roots in one call; roots
 	// unknown to the graph are absent from the result.
