@@ -24,12 +24,18 @@ var (
 	_ retrieval.Writer = (*Index)(nil)
 )
 
-// Params are BM25's parameters.
+// Params are BM25's parameters and hybrid search's fusion parameters.
 type Params struct {
 	K1, B float64
 	// HybridCandidates is how many hits each sub-search of a hybrid search
 	// fetches before fusion (at least the requested limit).
 	HybridCandidates int
+	// RankedFusionK is the constant k of rankedFusion (weighted reciprocal
+	// rank fusion): a hit at 0-based rank r of a list with weight w scores
+	// w/(k+r). Weaviate fixes it at 60 (DefaultRankedFusionK, the value in
+	// DefaultParams); 0 also means 60. Only a different value changes
+	// rankedFusion's scores, and rankings that then differ from Weaviate's.
+	RankedFusionK int
 	// Classic scores title + " " + text as one field with textbook BM25
 	// (Lucene's). Off by default: the index then scores as Weaviate 1.35 does
 	// (see bm25.go), so that rankings do not change in production.
@@ -51,9 +57,13 @@ type Params struct {
 // asks Weaviate for (internal/retrieval/weaviate checks it is the same).
 const WeaviateTieSlack = 8
 
+// DefaultRankedFusionK is Weaviate's reciprocal-rank constant k in
+// rankedFusion, w/(k+rank): 60, not configurable on the server.
+const DefaultRankedFusionK = 60
+
 // DefaultParams match Weaviate's defaults.
 func DefaultParams() Params {
-	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, WeaviateTopK: true}
+	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, RankedFusionK: DefaultRankedFusionK, WeaviateTopK: true}
 }
 
 // Index is safe for concurrent use; Put takes a write lock.
@@ -264,15 +274,23 @@ func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
 		}
 		vec = topK(v, cand, x.docs)
 	}
-	return Fuse(q.Fusion, q.Alpha, lex, vec), nil
+	return Fuse(q.Fusion, q.Alpha, x.params.rankedFusionK(), lex, vec), nil
+}
+
+// rankedFusionK is RankedFusionK, DefaultRankedFusionK when unset.
+func (p Params) rankedFusionK() int {
+	if p.RankedFusionK <= 0 {
+		return DefaultRankedFusionK
+	}
+	return p.RankedFusionK
 }
 
 // Fuse combines a lexical and a vector result list (each best first) the way
 // Weaviate's hybrid search does. relativeScore: each list's scores are
 // min-max normalised to [0,1] (all 1 when equal) and summed with weights
-// 1-alpha and alpha. rankedFusion: each list contributes weight/(60+rank),
-// rank counted from 0.
-func Fuse(f retrieval.Fusion, alpha float64, lex, vec []scoredDoc) []scoredDoc {
+// 1-alpha and alpha. rankedFusion: each list contributes weight/(k+rank),
+// rank counted from 0 (k is Params.RankedFusionK, Weaviate's 60 by default).
+func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scoredDoc {
 	acc := map[int32]float64{}
 	exp := map[int32][]string{}
 	add := func(list []scoredDoc, w float64, name string) {
@@ -286,7 +304,7 @@ func Fuse(f retrieval.Fusion, alpha float64, lex, vec []scoredDoc) []scoredDoc {
 		for rank, s := range list {
 			var v float64
 			if f == retrieval.RankedFusion {
-				v = w / float64(60+rank)
+				v = w / float64(k+rank)
 			} else {
 				n := 1.0
 				if hi > lo {

@@ -196,7 +196,7 @@ func TestFuseRelativeScore(t *testing.T) {
 	lex := []scoredDoc{{doc: 0, score: 10}, {doc: 1, score: 5}, {doc: 2, score: 0}}
 	vec := []scoredDoc{{doc: 2, score: 0.9}, {doc: 0, score: 0.5}}
 	got := map[int32]float64{}
-	for _, s := range Fuse(retrieval.RelativeScore, 0.25, lex, vec) {
+	for _, s := range Fuse(retrieval.RelativeScore, 0.25, DefaultRankedFusionK, lex, vec) {
 		got[s.doc] = s.score
 	}
 	// lex normalised: 1, 0.5, 0; vec normalised: doc2 1, doc0 0.
@@ -207,10 +207,29 @@ func TestFuseRelativeScore(t *testing.T) {
 		}
 	}
 	rf := map[int32]float64{}
-	for _, s := range Fuse(retrieval.RankedFusion, 0.5, lex, vec) {
+	for _, s := range Fuse(retrieval.RankedFusion, 0.5, DefaultRankedFusionK, lex, vec) {
 		rf[s.doc] = s.score
 	}
 	if w := 0.5/60 + 0.5/61; math.Abs(rf[0]-w) > 1e-12 {
 		t.Errorf("rankedFusion[0] = %v, want %v", rf[0], w)
+	}
+	rf10 := map[int32]float64{}
+	for _, s := range Fuse(retrieval.RankedFusion, 0.5, 10, lex, vec) {
+		rf10[s.doc] = s.score
+	}
+	if w := 0.5/10 + 0.5/11; math.Abs(rf10[0]-w) > 1e-12 {
+		t.Errorf("rankedFusion k=10 [0] = %v, want %v", rf10[0], w)
+	}
+}
+
+func TestRankedFusionKDefault(t *testing.T) {
+	if k := DefaultParams().RankedFusionK; k != 60 {
+		t.Fatalf("DefaultParams().RankedFusionK = %d, want Weaviate's 60", k)
+	}
+	if k := (Params{}).rankedFusionK(); k != DefaultRankedFusionK {
+		t.Fatalf("unset RankedFusionK = %d, want %d", k, DefaultRankedFusionK)
+	}
+	if k := (Params{RankedFusionK: 20}).rankedFusionK(); k != 20 {
+		t.Fatalf("RankedFusionK 20 = %d", k)
 	}
 }
