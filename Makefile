@@ -1,6 +1,7 @@
 # The README's two commands:
 #   make demo   set up, then serve DMAR on the embedded default over ../shared/data/codexm-film and answer a query
 #   make test   set up, start the real backends the tests need, run the whole test suite
+# and: make bench  the Go benchmarks and the GNN table (scripts/bench.sh; DMAR_BENCHTIME=1x for a quick pass)
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
