@@ -1,7 +1,7 @@
 """Trains DMAR's gating network with numpy (hand-written gradients) and
 exports it to ONNX.
 
-Gate (DMAR-SPEC.md): [alpha, beta] = softmax(MLP(concat(enc(Q), enc(D)))),
+Gate (docs/method.md): [alpha, beta] = softmax(MLP(concat(enc(Q), enc(D)))),
 MLP 768 -> 32 -> ReLU -> 32 -> ReLU -> 2. The fused score is
 fused = alpha * z_sem + beta * z_ent, with z_sem and z_ent the pipeline's own
 z-scored semantic and structural scores of the stage-1 candidates (exported
