@@ -74,9 +74,14 @@ type Stats struct {
 	Bytes     int64 `json:"bytes"`     // uncompressed bytes of the final pass
 	Passes    int   `json:"passes"`
 	// Truncated is set when the compressed stream itself was cut off.
-	Truncated   bool          `json:"truncated,omitempty"`
-	TruncatedBy string        `json:"truncated_by,omitempty"` // the decompressor's complaint, when it had one
-	Elapsed     time.Duration `json:"elapsed"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	TruncatedBy string `json:"truncated_by,omitempty"` // the decompressor's complaint and where the good data ends
+	// LastEntity and LastEntityAt name, for a cut-off stream, the last
+	// complete entity and the byte offset (in the uncompressed dump) of its
+	// line: everything up to and including it was read.
+	LastEntity   string        `json:"last_entity,omitempty"`
+	LastEntityAt int64         `json:"last_entity_at,omitempty"`
+	Elapsed      time.Duration `json:"elapsed"`
 }
 
 const maxProblems = 10
@@ -114,14 +119,26 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// Load reads the dump at path into sink and closes the sink.
+// Aborter is implemented by sinks that can discard a failed load (the file
+// sinks: neo4jcsv, bundlesink), leaving what an earlier run wrote in place.
+type Aborter interface {
+	Abort() error
+}
+
+// Load reads the dump at path into sink and closes the sink. When the load
+// fails, a sink that implements Aborter is aborted instead of closed, so a
+// failed run never replaces the output of a good one.
 func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, err error) {
 	start := time.Now()
 	defer func() {
+		st.Elapsed = time.Since(start)
+		if a, ok := sink.(Aborter); ok && err != nil {
+			a.Abort()
+			return
+		}
 		if cerr := sink.Close(ctx); cerr != nil && err == nil {
 			err = fmt.Errorf("close sink: %w", cerr)
 		}
-		st.Elapsed = time.Since(start)
 	}()
 	if err := o.validate(); err != nil {
 		return st, err
@@ -321,6 +338,8 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	meter := newMeter(o.Progress, "load wikidata "+pass, in.size, o.ProgressEvery)
 	pending := map[int]*batch{}
 	nextSeq := 0
+	var lastID string // the last entity line that parsed, and its offset
+	var lastOff int64
 	var firstErr error
 	for b := range done {
 		if firstErr != nil {
@@ -348,6 +367,7 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 				}
 				st.Read++
 				n++
+				lastID, lastOff = r.ent.ID, r.off
 				if err := each(r); err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -374,24 +394,31 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 		return firstErr
 	}
 	if readErr != nil {
-		// A compressed stream that fails once the whole file has been read
-		// was cut off (Go's bzip2 reports it as a checksum error); earlier
-		// failures are corruption.
-		if in.kind == "json" || in.consumed.Load() < in.size {
-			return readErr
-		}
-		st.TruncatedBy = readErr.Error()
-		lr.truncated = true
+		// Only a true end of file inside the compressed stream is a cut-off
+		// (lineReader notes it); a checksum failure, corrupt data or trailing
+		// garbage is an error, even once the whole file has been read.
+		return readErr
 	}
 	if in.wait != nil {
 		truncated, err := in.wait()
 		if err != nil {
 			return fmt.Errorf("decompress: %w", err)
 		}
+		if truncated && st.TruncatedBy == "" {
+			st.TruncatedBy = in.complaint
+		}
 		lr.truncated = lr.truncated || truncated
+	} else if lr.truncated {
+		st.TruncatedBy = fmt.Sprintf("%s (Go reader): %v", in.kind, lr.cutBy)
 	}
 	if lr.truncated {
 		st.Truncated = true
+		st.LastEntity, st.LastEntityAt = lastID, lastOff
+		if lastID != "" {
+			st.TruncatedBy += fmt.Sprintf("; the last complete entity, %s, starts at byte %d of the uncompressed dump", lastID, lastOff)
+		} else {
+			st.TruncatedBy += "; no entity was complete before the cut"
+		}
 	}
 	return ctx.Err()
 }

@@ -1,0 +1,240 @@
+package wikidata
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/loaders/bundlesink"
+	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
+)
+
+// gzipBytes compresses b.
+func gzipBytes(b []byte) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	zw.Write(b)
+	zw.Close()
+	return buf.Bytes()
+}
+
+// corruptGzip writes the sample gzipped with one byte in the middle of the
+// compressed data flipped.
+func corruptGzip(t *testing.T, raw []byte, dir string) string {
+	t.Helper()
+	gz := gzipBytes(raw)
+	gz[len(gz)/2] ^= 0x55
+	p := filepath.Join(dir, "corrupt.json.gz")
+	if err := os.WriteFile(p, gz, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// readDir returns every file of dir (hidden ones included) with its bytes.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+func names(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestFailedLoadKeepsPreviousOutput loads the sample into each file sink,
+// then runs loads that fail into the same directory: the good output stays
+// byte-identical and no temporary file is left behind.
+func TestFailedLoadKeepsPreviousOutput(t *testing.T) {
+	path := samplePath(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	corrupt := corruptGzip(t, raw, tmp)
+	sinks := map[string]func(dir string) (kg.Sink, error){
+		"csv": func(dir string) (kg.Sink, error) {
+			return neo4jcsv.New(dir, neo4jcsv.Options{UniqueTriples: true})
+		},
+		"bundle": func(dir string) (kg.Sink, error) { return bundlesink.New(dir), nil },
+	}
+	type failure struct {
+		path string
+		o    Options
+		ctx  func() context.Context
+	}
+	failures := map[string]failure{
+		"missing dump":       {path: filepath.Join(tmp, "no-such-dump.json")},
+		"bad seed":           {path: path, o: Options{Seeds: []string{"not a qid"}}},
+		"missing properties": {path: path, o: Options{PropertiesTSV: filepath.Join(tmp, "no-such.tsv")}},
+		"cancelled": {path: path, ctx: func() context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}},
+		"corrupt gzip go": {path: corrupt, o: Options{Decompress: "go"}},
+	}
+	if hasTool(corrupt) {
+		failures["corrupt gzip external"] = failure{path: corrupt, o: Options{Decompress: "external"}}
+	}
+	for sname, open := range sinks {
+		dir := filepath.Join(tmp, sname)
+		s, err := open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(context.Background(), path, s, Options{Workers: 2}); err != nil {
+			t.Fatal(err)
+		}
+		good := readDir(t, dir)
+		for fname, f := range failures {
+			t.Run(sname+" "+fname, func(t *testing.T) {
+				s, err := open(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx := context.Background()
+				if f.ctx != nil {
+					ctx = f.ctx()
+				}
+				f.o.Workers = 2
+				if _, err := Load(ctx, f.path, s, f.o); err == nil {
+					t.Fatal("the load did not fail")
+				}
+				got := readDir(t, dir)
+				if !reflect.DeepEqual(names(got), names(good)) {
+					t.Fatalf("files %v after the failed load, want %v", names(got), names(good))
+				}
+				for n := range good {
+					if got[n] != good[n] {
+						t.Errorf("%s changed: %d bytes, was %d", n, len(got[n]), len(good[n]))
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestLoadCorruptCompressedIsAnError: a checksum failure, corrupt data or
+// trailing garbage after the compressed stream fails the load, with Go's
+// readers and the external ones; only a true end of file is "cut off".
+func TestLoadCorruptCompressedIsAnError(t *testing.T) {
+	path := samplePath(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gz := gzipBytes(raw)
+	files := map[string][]byte{}
+	mid := append([]byte(nil), gz...)
+	mid[len(mid)/2] ^= 0x55
+	files["gzip corrupt byte.json.gz"] = mid
+	crc := append([]byte(nil), gz...)
+	crc[len(crc)-8] ^= 0x01 // the CRC-32 of the trailer
+	files["gzip bad checksum.json.gz"] = crc
+	files["gzip short garbage.json.gz"] = append(append([]byte(nil), gz...), "garbage!"...)
+	files["gzip long garbage.json.gz"] = append(append([]byte(nil), gz...), "garbage after the stream, quite long\n"...)
+	if _, err := exec.LookPath("bzip2"); err == nil {
+		bz, err := exec.Command("bzip2", "-c", path).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := append([]byte(nil), bz...)
+		c[len(c)/2] ^= 0x55
+		files["bzip2 corrupt byte.json.bz2"] = c
+		files["bzip2 garbage.json.bz2"] = append(append([]byte(nil), bz...), "garbage!"...)
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, mode := range []string{"go", "external"} {
+			t.Run(name+" "+mode, func(t *testing.T) {
+				skipWithoutTool(t, p, mode)
+				st, err := Load(context.Background(), p, &memSink{}, Options{Decompress: mode, Workers: 2})
+				if err == nil {
+					t.Fatalf("loaded without error: truncated %v (%s), %+v", st.Truncated, st.TruncatedBy, st.Counts)
+				}
+				t.Log(err)
+			})
+		}
+	}
+}
+
+// TestLoadCutOffReportsLastEntity: a gzip stream cut off at the end of the
+// file loads what came before and names the last complete entity with its
+// byte offset; a multi-member gzip (pigz, bgzip, cat a.gz b.gz) loads whole.
+func TestLoadCutOffReportsLastEntity(t *testing.T) {
+	path := samplePath(t)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gz := gzipBytes(raw)
+	cut := filepath.Join(dir, "cut.json.gz")
+	os.WriteFile(cut, gz[:len(gz)*2/3], 0o644)
+	want, _ := load(t, path, Options{})
+	for _, mode := range []string{"go", "external"} {
+		t.Run(mode, func(t *testing.T) {
+			skipWithoutTool(t, cut, mode)
+			s, st := load(t, cut, Options{Decompress: mode, Workers: 2})
+			if !st.Truncated || len(s.ents) == 0 {
+				t.Fatalf("not truncated: %+v", st)
+			}
+			last := s.ents[len(s.ents)-1].QID
+			if st.LastEntity != last {
+				t.Fatalf("last entity %q, want %q", st.LastEntity, last)
+			}
+			// The offset starts that entity's line in the uncompressed dump.
+			if st.LastEntityAt <= 0 || raw[st.LastEntityAt-1] != '\n' ||
+				!bytes.HasPrefix(raw[st.LastEntityAt:], []byte(`{"type":"item","id":"`+last+`"`)) {
+				t.Fatalf("last entity at %d: %.60q", st.LastEntityAt, raw[st.LastEntityAt:])
+			}
+			if !strings.Contains(st.TruncatedBy, last) || !strings.Contains(st.TruncatedBy, fmt.Sprint(st.LastEntityAt)) {
+				t.Fatalf("truncated by %q names neither %s nor its offset", st.TruncatedBy, last)
+			}
+		})
+	}
+	// Two gzip members, split at a line: the whole dump.
+	nl := bytes.IndexByte(raw[len(raw)/2:], '\n') + len(raw)/2 + 1
+	multi := filepath.Join(dir, "multi.json.gz")
+	os.WriteFile(multi, append(gzipBytes(raw[:nl]), gzipBytes(raw[nl:])...), 0o644)
+	for _, mode := range []string{"go", "external"} {
+		t.Run("multi "+mode, func(t *testing.T) {
+			skipWithoutTool(t, multi, mode)
+			s, st := load(t, multi, Options{Decompress: mode, Workers: 2})
+			if st.Truncated || !reflect.DeepEqual(s.ents, want.ents) || !reflect.DeepEqual(s.triples, want.triples) {
+				t.Fatalf("multi-member gzip: %+v", st)
+			}
+		})
+	}
+}
