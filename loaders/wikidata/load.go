@@ -18,6 +18,7 @@ package wikidata
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -327,7 +328,7 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 			for b := range jobs {
 				b.out = b.out[:0]
 				for _, l := range b.lines {
-					b.out = append(b.out, parseRef(b.buf[l.start:l.end], l, &o.Filter))
+					b.out = parseRef(b.out, b.buf[l.start:l.end], l, &o.Filter)
 				}
 				done <- b
 			}
@@ -423,27 +424,80 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	return ctx.Err()
 }
 
-func parseRef(line []byte, l lineRef, f *Filter) result {
-	r := result{off: l.off}
+var bom = []byte("\xef\xbb\xbf")
+
+// parseRef appends what one dump line holds to out. A line is normally one
+// entity with a trailing comma, or the framing "[" or "]"; it may also start
+// with "[" (a UTF-8 byte order mark before it on the first line), end with
+// "]", or hold several comma-separated entities (a dump written as a
+// one-line array): each entity gets its own result, with its own offset.
+func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
 	if l.tooLong {
-		r.err = fmt.Errorf("line longer than the limit")
-		return r
+		return append(out, result{off: l.off, err: fmt.Errorf("line longer than the limit")})
 	}
-	raw := StripFraming(line)
-	if raw == nil {
-		r.framing = true
-		return r
+	base := l.off
+	if l.off == 0 && bytes.HasPrefix(line, bom) {
+		line, base = line[len(bom):], int64(len(bom))
 	}
-	e, err := ParseLine(raw, f)
-	if err != nil {
+	s := &scanner{b: line}
+	bad := func(at int, err error) []result {
 		if l.last {
 			err = fmt.Errorf("cut-off last line: %w", err)
 		}
-		r.err = err
-		return r
+		return append(out, result{off: base + int64(at), err: err})
 	}
-	r.ent = e
-	return r
+	if s.peek() == '[' {
+		s.i++
+	}
+	n := 0
+	for {
+		switch s.peek() {
+		case 0:
+			if n == 0 {
+				return append(out, result{off: l.off, framing: true})
+			}
+			return out
+		case ']':
+			s.i++
+			if s.peek() == ',' {
+				s.i++
+			}
+			if s.peek() != 0 {
+				return bad(s.i, s.errf("trailing data after ']'"))
+			}
+			if n == 0 {
+				return append(out, result{off: l.off, framing: true})
+			}
+			return out
+		}
+		start := s.i // the entity's offset in the line
+		e, k, err := parseObject(s, f)
+		if err != nil {
+			// An object that is valid JSON but not a valid entity: skip it
+			// and go on with the line's next one.
+			s.i, s.depth = start, 0
+			if s.skip() != nil || s.peek() != ',' {
+				return bad(start, err)
+			}
+			s.i++
+			out = append(out, result{off: base + int64(start), err: err})
+			n++
+			continue
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']', 0:
+		default:
+			return bad(start, s.errf("trailing data after the entity"))
+		}
+		if err := e.check(k); err != nil {
+			out = append(out, result{off: base + int64(start), err: err})
+		} else {
+			out = append(out, result{off: base + int64(start), ent: e})
+		}
+		n++
+	}
 }
 
 // ReadPropertiesTSV reads "PID<TAB>label" lines (the shared

@@ -238,3 +238,104 @@ func TestLoadCutOffReportsLastEntity(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadFramingEdgeCases: the dump framing variants that real files and
+// hand-made samples use all load every entity; an entity without a type is
+// bad, naming the field.
+func TestLoadFramingEdgeCases(t *testing.T) {
+	path := samplePath(t)
+	want, _ := load(t, path, Options{})
+	var ents []string // the entity JSON objects of the sample, in order
+	for _, l := range sampleLines(t) {
+		ents = append(ents, string(l))
+	}
+	lines := func(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+	standard := lines(append(append([]string{"["}, commaJoin(ents)...), "]")...)
+	cases := map[string]string{
+		"standard":                        standard,
+		"BOM before [":                    "\ufeff" + standard,
+		"[ on the first entity":           lines(append([]string{"[" + commaJoin(ents)[0]}, append(commaJoin(ents)[1:], "]")...)...),
+		"] on the last entity":            lines(append([]string{"["}, append(commaJoin(ents)[:len(ents)-1], ents[len(ents)-1]+"]")...)...),
+		"one-line array":                  "[" + strings.Join(ents, ",") + "]\n",
+		"one-line array, BOM, no newline": "\ufeff[" + strings.Join(ents, ", ") + "]",
+		"two entities a line":             lines(append(append([]string{"["}, pairs(ents)...), "]")...),
+	}
+	dir := t.TempDir()
+	for name, dump := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
+			os.WriteFile(p, []byte(dump), 0o644)
+			s, st := load(t, p, Options{Workers: 2})
+			if st.Read != 49 || st.Loaded != 49 || st.Bad != 0 {
+				t.Fatalf("counts %+v, want 49 read and loaded", st.Counts)
+			}
+			if !reflect.DeepEqual(s.ents, want.ents) || !reflect.DeepEqual(s.triples, want.triples) {
+				t.Fatal("loaded a different graph than the standard framing")
+			}
+		})
+	}
+	t.Run("one-line array with a bad entity", func(t *testing.T) {
+		bad := `{"type":"item","id":"Q7","labels":{"en":{"value":6}}}`
+		bad2 := `{"type":"item","id":"Q7","labels":{"en":{"value":5}}}`
+		in := append(append(append(append([]string{bad}, ents[:5]...), `{"type":"item","id":"Q01"}`), ents[5:9]...), bad2)
+		in = append(in, ents[9:]...)
+		dump := "[" + strings.Join(in, ",") + "]\n"
+		p := filepath.Join(dir, "one-line-bad.json")
+		os.WriteFile(p, []byte(dump), 0o644)
+		s, st := load(t, p, Options{Workers: 2})
+		if st.Read != 52 || st.Loaded != 49 || st.Bad != 3 || !reflect.DeepEqual(s.ents, want.ents) {
+			t.Fatalf("counts %+v", st.Counts)
+		}
+		for i, b := range []string{bad, `{"type":"item","id":"Q01"}`, bad2} {
+			off := strings.Index(dump, b)
+			if !strings.HasPrefix(st.Problems[i], fmt.Sprintf("byte %d: ", off)) {
+				t.Fatalf("problem %q, want byte %d", st.Problems[i], off)
+			}
+		}
+	})
+	t.Run("missing type", func(t *testing.T) {
+		p := filepath.Join(dir, "notype.json")
+		os.WriteFile(p, []byte(lines("[", `{"id":"Q5"},`, ents[0], "]")), 0o644)
+		_, st := load(t, p, Options{})
+		if st.Bad != 1 || st.Loaded != 1 || !strings.Contains(st.Problems[0], `"type"`) {
+			t.Fatalf("counts %+v", st.Counts)
+		}
+	})
+	t.Run("type does not match the id", func(t *testing.T) {
+		p := filepath.Join(dir, "mismatch.json")
+		os.WriteFile(p, []byte(lines("[", `{"type":"property","id":"Q5"},`, ents[0], "]")), 0o644)
+		_, st := load(t, p, Options{})
+		if st.Bad != 1 || st.Loaded != 1 || !strings.Contains(st.Problems[0], `type`) {
+			t.Fatalf("counts %+v", st.Counts)
+		}
+	})
+}
+
+// commaJoin returns the lines of a dump body: each entity with a trailing
+// comma but the last.
+func commaJoin(ents []string) []string {
+	out := make([]string, len(ents))
+	for i, e := range ents {
+		out[i] = e
+		if i < len(ents)-1 {
+			out[i] += ","
+		}
+	}
+	return out
+}
+
+// pairs puts two entities on each line.
+func pairs(ents []string) []string {
+	var out []string
+	for i := 0; i < len(ents); i += 2 {
+		l := ents[i]
+		if i+1 < len(ents) {
+			l += "," + ents[i+1]
+		}
+		if i+2 < len(ents) {
+			l += ","
+		}
+		out = append(out, l)
+	}
+	return out
+}
