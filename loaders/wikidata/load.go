@@ -162,6 +162,7 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 		}
 	}
 	var seen qidset.Set
+	seenP := map[string]bool{}
 	var ents []kg.Entity
 	var trs []kg.Triple
 	var rels []kg.Relation
@@ -170,6 +171,11 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 		e := &r.ent
 		switch {
 		case e.Type == "property" && !o.ItemsOnly && e.ID[0] == 'P':
+			if seenP[e.ID] {
+				st.Filtered++ // the same property twice: the first one stands
+				return nil
+			}
+			seenP[e.ID] = true
 			rels = append(rels, kg.Relation{PID: e.ID, Label: e.Label, Description: e.Description})
 			st.Relations++
 		case e.Type != "item" || e.ID[0] != 'Q':

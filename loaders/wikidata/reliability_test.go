@@ -339,3 +339,19 @@ func pairs(ents []string) []string {
 	}
 	return out
 }
+
+// TestLoadRepeatedPropertyKeepsTheFirst: a property entity repeated in the
+// dump is handled like a repeated item: the first stands, the repeat is
+// filtered, and relations are counted once.
+func TestLoadRepeatedPropertyKeepsTheFirst(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "props.json")
+	os.WriteFile(p, []byte("[\n"+
+		`{"type":"property","id":"P31","labels":{"en":{"value":"instance of"}}},`+"\n"+
+		`{"type":"property","id":"P31","labels":{"en":{"value":"EVIL"}}},`+"\n"+
+		`{"type":"item","id":"Q1","labels":{"en":{"value":"universe"}}}`+"\n]\n"), 0o644)
+	s, st := load(t, p, Options{})
+	if len(s.rels) != 1 || s.rels[0].Label != "instance of" || st.Relations != 1 || st.Filtered != 1 || st.Loaded != 2 {
+		t.Fatalf("rels %+v, stats %+v", s.rels, st)
+	}
+}
