@@ -48,7 +48,8 @@ type Options struct {
 	Seeds []string
 	Hops  int
 	// PropertiesTSV is a "PID<TAB>label" file written as relations before the
-	// dump ("" for none).
+	// dump ("" for none). Load fails, naming it, when it is missing or holds
+	// no labelled PID.
 	PropertiesTSV string
 	Workers       int // parsing goroutines; 0 means GOMAXPROCS
 	// Decompress picks the gzip/bzip2 reader: "go" (Go's own), "external"
@@ -507,24 +508,34 @@ func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
 }
 
 // ReadPropertiesTSV reads "PID<TAB>label" lines (the shared
-// wikidata-properties file); lines without a valid PID are skipped.
+// wikidata-properties file); lines without a valid PID are skipped. A file
+// that is missing, or holds no line with a PID and a label, is an error
+// naming it: a wrong path must not load a graph with no relation labels.
 func ReadPropertiesTSV(path string) ([]kg.Relation, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open properties: %w", err)
+		return nil, fmt.Errorf("relation labels file %s: %w", path, err)
 	}
 	defer f.Close()
 	var out []kg.Relation
+	labelled := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		pid, label, ok := strings.Cut(sc.Text(), "\t")
 		if !ok || !kg.ValidPID(pid) {
 			continue
 		}
-		out = append(out, kg.Relation{PID: pid, Label: strings.TrimSpace(label)})
+		label = strings.TrimSpace(label)
+		if label != "" {
+			labelled++
+		}
+		out = append(out, kg.Relation{PID: pid, Label: label})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read relation labels file %s: %w", path, err)
+	}
+	if labelled == 0 {
+		return nil, fmt.Errorf("relation labels file %s holds no PID<TAB>label line", path)
 	}
 	return out, nil
 }

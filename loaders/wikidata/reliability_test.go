@@ -355,3 +355,36 @@ func TestLoadRepeatedPropertyKeepsTheFirst(t *testing.T) {
 		t.Fatalf("rels %+v, stats %+v", s.rels, st)
 	}
 }
+
+// TestLoadPropertiesFileMissingOrEmpty: a configured relation-labels file
+// that is missing, empty or holds no PID<TAB>label line fails the load,
+// naming the file, instead of silently loading 0 relations.
+func TestLoadPropertiesFileMissingOrEmpty(t *testing.T) {
+	path := samplePath(t)
+	dir := t.TempDir()
+	files := map[string]string{
+		"empty.tsv":     "",
+		"blank.tsv":     "\n\n",
+		"wrong.tsv":     "P31,instance of\nP17,country\n",
+		"no-labels.tsv": "P31\t\nP17\t \n",
+	}
+	for name, text := range files {
+		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+	}
+	files["missing.tsv"] = ""
+	for name := range files {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(dir, name)
+			_, err := Load(context.Background(), path, &memSink{}, Options{PropertiesTSV: p})
+			if err == nil || !strings.Contains(err.Error(), p) {
+				t.Fatalf("err = %v, want one naming %s", err, p)
+			}
+		})
+	}
+	good := filepath.Join(dir, "good.tsv")
+	os.WriteFile(good, []byte("P31\tinstance of\nnot a pid\tx\n"), 0o644)
+	rels, err := ReadPropertiesTSV(good)
+	if err != nil || len(rels) != 1 {
+		t.Fatalf("good file: %v, %v", rels, err)
+	}
+}
