@@ -124,7 +124,10 @@ func openDump(path string, mode string) (*input, error) {
 					return false, err
 				}
 				if strings.Contains(msg, "unexpected end") || strings.Contains(msg, "ends unexpectedly") {
-					in.complaint = tool[0] + ": " + strings.Join(strings.Fields(firstLine(msg)), " ")
+					in.complaint = strings.Join(strings.Fields(firstLine(msg)), " ")
+					if !strings.HasPrefix(in.complaint, tool[0]+":") {
+						in.complaint = tool[0] + ": " + in.complaint
+					}
 					return true, nil
 				}
 				return false, fmt.Errorf("%s: %v: %s", tool[0], err, msg)
