@@ -3,7 +3,12 @@
 // item-valued statements become kg.Triple, properties become kg.Relation.
 //
 // The dump is one entity per line between "[" and "]" lines, each line but
-// the last ending in a comma; real dumps and samples are often cut off. Lines
+// the last ending in a comma; the reader also takes a UTF-8 byte order mark,
+// "[" or "]" on an entity's line, and several entities on one line (a dump
+// written as a one-line array). Real dumps and samples are often cut off: a
+// compressed stream that ends inside the file loads what came before and
+// reports the last complete entity, while a checksum failure, corrupt data
+// or trailing garbage after the stream fails the load. Lines
 // are parsed in parallel by Workers goroutines and handed to the sink in dump
 // order, so the output is the same for any number of workers. Memory is
 // bounded by the batches in flight (a few MB per worker) plus, in seed mode,

@@ -388,3 +388,32 @@ func TestLoadPropertiesFileMissingOrEmpty(t *testing.T) {
 		t.Fatalf("good file: %v, %v", rels, err)
 	}
 }
+
+// FuzzParseRef checks that splitting a line into entities never panics,
+// that every result's offset lies inside the line, and that a line of
+// entities joined by commas (with or without brackets) gives one result each.
+func FuzzParseRef(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"item","id":"Q1"},{"type":"item","id":"Q2"}]`,
+		`{"type":"item","id":"Q1"},`,
+		"\ufeff[",
+		`[{"type":"item","id":"Q1","labels":{"en":{"value":5}}},{"type":"item","id":"Q2"}],`,
+		`],`, `[]`, `,`, `{"id":"Q5"}`,
+	} {
+		f.Add([]byte(s), false)
+	}
+	f.Fuzz(func(t *testing.T, line []byte, last bool) {
+		out := parseRef(nil, line, lineRef{off: 0, last: last}, nil)
+		if len(out) == 0 {
+			t.Fatal("no result")
+		}
+		for _, r := range out {
+			if r.off < 0 || r.off > int64(len(line)) {
+				t.Fatalf("offset %d outside the line of %d bytes", r.off, len(line))
+			}
+			if r.framing && len(out) != 1 {
+				t.Fatal("a framing result beside others")
+			}
+		}
+	})
+}
