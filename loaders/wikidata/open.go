@@ -113,8 +113,9 @@ func openDump(path string, mode string) (*input, error) {
 				err := wait()
 				msg := strings.TrimSpace(stderr.String())
 				if err == nil {
-					// bzip2 warns about trailing garbage and exits 0.
-					if strings.Contains(msg, "trailing garbage") {
+					// bzip2 warns about trailing garbage and exits 0 (pigz
+					// calls it trailing junk).
+					if strings.Contains(msg, "trailing garbage") || strings.Contains(msg, "trailing junk") {
 						return false, fmt.Errorf("%s: %s", tool[0], msg)
 					}
 					return false, nil
