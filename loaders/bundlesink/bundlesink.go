@@ -2,8 +2,9 @@
 // (the format of ../shared/data/codexm that loaders/bundle reads and the
 // embedded graph serves): triples.tsv, entities.jsonl and relations.json. It
 // holds the graph in memory and writes the three files at Close, each
-// through a temporary file renamed into place, so a rerun overwrites and a
-// failed run leaves the previous bundle intact.
+// through a temporary file, renamed into place once all three are written,
+// so a rerun overwrites and a failed run (Abort, or a Close that fails or
+// whose context is done) leaves the previous bundle intact.
 //
 // Output is deterministic: entities sorted by QID with their degree (item
 // statements in + out), triples in first-write order, relations.json with the
@@ -101,12 +102,25 @@ type relationValue struct {
 	Triples     int    `json:"triples"`
 }
 
-// Close writes the bundle.
+// Abort ends a failed load: nothing is written and the bundle an earlier
+// run left in dir stays as it was. The sink is not used after.
+func (s *Sink) Abort() error {
+	s.closed = true
+	s.entities, s.triples, s.seen, s.relations = nil, nil, nil, nil
+	return nil
+}
+
+// Close writes the bundle: the three files go to temporary names first and
+// are renamed into place only once all three are complete (and ctx is not
+// done), so a failure leaves the previous bundle whole.
 func (s *Sink) Close(ctx context.Context) error {
 	if s.closed {
 		return nil
 	}
 	s.closed = true
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(s.dir, 0o755); err != nil {
 		return fmt.Errorf("bundlesink: %w", err)
 	}
@@ -117,7 +131,13 @@ func (s *Sink) Close(ctx context.Context) error {
 		degree[t.Tail]++
 		perPID[t.PID]++
 	}
-	err := writeFile(s.dir, "triples.tsv", func(w *bufio.Writer) error {
+	var parts []*part
+	defer func() {
+		for _, p := range parts {
+			p.discard()
+		}
+	}()
+	p, err := writePart(s.dir, "triples.tsv", func(w *bufio.Writer) error {
 		for _, t := range s.triples {
 			if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", t.Head, t.PID, t.Tail); err != nil {
 				return err
@@ -128,12 +148,13 @@ func (s *Sink) Close(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	parts = append(parts, p)
 	qids := make([]string, 0, len(s.entities))
 	for q := range s.entities {
 		qids = append(qids, q)
 	}
 	sort.Strings(qids)
-	err = writeFile(s.dir, "entities.jsonl", func(w *bufio.Writer) error {
+	p, err = writePart(s.dir, "entities.jsonl", func(w *bufio.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
 		for _, q := range qids {
@@ -151,15 +172,13 @@ func (s *Sink) Close(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	parts = append(parts, p)
 	rels := map[string]relationValue{}
 	for pid, n := range perPID {
 		r := s.relations[pid]
 		rels[pid] = relationValue{Label: r.Label, Description: r.Description, Triples: n}
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return writeFile(s.dir, "relations.json", func(w *bufio.Writer) error {
+	p, err = writePart(s.dir, "relations.json", func(w *bufio.Writer) error {
 		b, err := json.MarshalIndent(rels, "", "  ")
 		if err != nil {
 			return err
@@ -167,31 +186,52 @@ func (s *Sink) Close(ctx context.Context) error {
 		_, err = w.Write(append(b, '\n'))
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	parts = append(parts, p)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, p := range parts {
+		if err := os.Rename(p.tmp, filepath.Join(s.dir, p.name)); err != nil {
+			return fmt.Errorf("bundlesink: %w", err)
+		}
+	}
+	return nil
 }
 
-// writeFile writes dir/name through a temporary file renamed into place.
-func writeFile(dir, name string, fill func(*bufio.Writer) error) error {
+// part is a complete file under a temporary name in the bundle directory.
+type part struct{ tmp, name string }
+
+// discard removes the temporary file (a no-op once renamed).
+func (p *part) discard() { os.Remove(p.tmp) }
+
+// writePart writes dir/name's content to a temporary file beside it.
+func writePart(dir, name string, fill func(*bufio.Writer) error) (*part, error) {
 	f, err := os.CreateTemp(dir, "."+name+"-*.part")
 	if err != nil {
-		return fmt.Errorf("bundlesink: %w", err)
+		return nil, fmt.Errorf("bundlesink: %w", err)
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
+	p := &part{tmp: f.Name(), name: name}
+	fail := func(err error) (*part, error) {
+		f.Close()
+		p.discard()
+		return nil, fmt.Errorf("bundlesink: write %s: %w", name, err)
+	}
 	if err := f.Chmod(0o644); err != nil {
-		return fmt.Errorf("bundlesink: %w", err)
+		return fail(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	if err := fill(w); err != nil {
-		return fmt.Errorf("bundlesink: write %s: %w", name, err)
+		return fail(err)
 	}
 	if err := w.Flush(); err != nil {
-		return fmt.Errorf("bundlesink: write %s: %w", name, err)
+		return fail(err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("bundlesink: write %s: %w", name, err)
+		p.discard()
+		return nil, fmt.Errorf("bundlesink: write %s: %w", name, err)
 	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("bundlesink: %w", err)
-	}
-	return nil
+	return p, nil
 }

@@ -88,3 +88,59 @@ func TestRejectsBadIDs(t *testing.T) {
 }
 
 func tr(h, p, t string) kg.Triple { return kg.Triple{Head: h, PID: p, Tail: t} }
+
+func dirFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// TestFailedRunKeepsPreviousBundle: a Close whose context is done, or an
+// Abort, after a good run leaves that run's three files byte-identical and
+// no temporary file behind (Close used to write triples.tsv and
+// entities.jsonl before it looked at the context).
+func TestFailedRunKeepsPreviousBundle(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := New(dir)
+	s.WriteRelations(ctx, []kg.Relation{{PID: "P57", Label: "director"}})
+	s.WriteEntities(ctx, []kg.Entity{{QID: "Q25188", Label: "Inception"}, {QID: "Q25191", Label: "Christopher Nolan"}})
+	s.WriteTriples(ctx, []kg.Triple{tr("Q25188", "P57", "Q25191")})
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	good := dirFiles(t, dir)
+	if len(good) != 3 {
+		t.Fatalf("files %v", good)
+	}
+	for _, name := range []string{"done context", "abort"} {
+		s := New(dir)
+		s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}})
+		s.WriteTriples(ctx, []kg.Triple{tr("Q1", "P31", "Q2")})
+		var err error
+		if name == "abort" {
+			err = s.Abort()
+		} else {
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if err = s.Close(done); err == nil {
+				t.Fatalf("%s: Close succeeded", name)
+			}
+			err = nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := dirFiles(t, dir); !reflect.DeepEqual(got, good) {
+			t.Fatalf("%s: the bundle changed or temporaries remain: %d files", name, len(got))
+		}
+	}
+}

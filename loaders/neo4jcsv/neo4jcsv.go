@@ -21,13 +21,15 @@
 // node with the QID as label (as bundle.Read does), so the import finds
 // every end. Output is deterministic (entities in write order, then those
 // stub nodes by QID number) and a rerun overwrites the files; they appear
-// only when Close succeeds.
+// only when Close succeeds. A load that fails calls Abort instead: the
+// temporary files go and whatever an earlier run wrote stays as it was.
 package neo4jcsv
 
 import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -111,9 +113,27 @@ func New(dir string, o Options) (*Sink, error) {
 	s.nodes = csv.NewWriter(s.nodesBuf)
 	s.rels = csv.NewWriter(s.relsBuf)
 	if err := s.rels.Write(RelHeader); err != nil {
+		s.Abort()
 		return nil, err
 	}
 	return s, nil
+}
+
+// Abort ends a failed load: it removes the temporary files and leaves Dir's
+// nodes.csv and relationships.csv as they were. The sink is not used after.
+func (s *Sink) Abort() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	for _, f := range []*os.File{s.nodesTmp, s.relsTmp} {
+		f.Close()
+		if err := os.Remove(f.Name()); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // oneLine replaces line breaks with spaces (see the package comment).
@@ -193,7 +213,7 @@ func (s *Sink) WriteRelations(ctx context.Context, rs []kg.Relation) error {
 }
 
 // Close writes nodes.csv with degrees and the stub nodes, then renames both
-// files into place.
+// files into place. With ctx done it renames nothing and returns ctx's error.
 func (s *Sink) Close(ctx context.Context) error {
 	if s.closed {
 		return nil
@@ -236,6 +256,9 @@ func (s *Sink) Close(ctx context.Context) error {
 	}
 	if err := s.relsTmp.Close(); err != nil {
 		return fmt.Errorf("neo4jcsv: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := os.Rename(out.Name(), filepath.Join(s.dir, NodesFile)); err != nil {
 		return fmt.Errorf("neo4jcsv: %w", err)

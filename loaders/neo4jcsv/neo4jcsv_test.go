@@ -115,3 +115,46 @@ func TestSinkRejectsBadIDs(t *testing.T) {
 }
 
 func tr(h, p, t string) kg.Triple { return kg.Triple{Head: h, PID: p, Tail: t} }
+
+// TestFailedRunKeepsPreviousFiles: after a good run, an aborted sink or a
+// Close whose context is done leaves nodes.csv and relationships.csv
+// byte-identical and no temporary file behind.
+func TestFailedRunKeepsPreviousFiles(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, Options{})
+	read := func() map[string]string {
+		out := map[string]string{}
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+			out[e.Name()] = string(b)
+		}
+		return out
+	}
+	good := read()
+	if len(good) != 2 {
+		t.Fatalf("files %v", good)
+	}
+	ctx := context.Background()
+	for _, name := range []string{"abort", "done context"} {
+		s, err := New(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}})
+		if name == "abort" {
+			if err := s.Abort(); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if s.Close(done) == nil {
+				t.Fatal("Close succeeded with a done context")
+			}
+		}
+		if got := read(); !reflect.DeepEqual(got, good) {
+			t.Fatalf("%s: files changed or temporaries remain: %v", name, len(got))
+		}
+	}
+}

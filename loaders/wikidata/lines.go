@@ -37,7 +37,8 @@ type lineReader struct {
 	r         *bufio.Reader
 	off       int64
 	maxLine   int
-	truncated bool // the compressed stream itself was cut off
+	truncated bool  // the compressed stream itself was cut off
+	cutBy     error // the reader's error for the cut
 }
 
 func newLineReader(r io.Reader, maxLine int) *lineReader {
@@ -73,7 +74,7 @@ func (lr *lineReader) next(buf []byte) ([]byte, lineRef, error) {
 			continue
 		case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 			if errors.Is(err, io.ErrUnexpectedEOF) {
-				lr.truncated = true
+				lr.truncated, lr.cutBy = true, err
 			}
 			if n == 0 {
 				return buf, ref, io.EOF

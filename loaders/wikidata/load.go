@@ -3,7 +3,12 @@
 // item-valued statements become kg.Triple, properties become kg.Relation.
 //
 // The dump is one entity per line between "[" and "]" lines, each line but
-// the last ending in a comma; real dumps and samples are often cut off. Lines
+// the last ending in a comma; the reader also takes a UTF-8 byte order mark,
+// "[" or "]" on an entity's line, and several entities on one line (a dump
+// written as a one-line array). Real dumps and samples are often cut off: a
+// compressed stream that ends inside the file loads what came before and
+// reports the last complete entity, while a checksum failure, corrupt data
+// or trailing garbage after the stream fails the load. Lines
 // are parsed in parallel by Workers goroutines and handed to the sink in dump
 // order, so the output is the same for any number of workers. Memory is
 // bounded by the batches in flight (a few MB per worker) plus, in seed mode,
@@ -18,6 +23,7 @@ package wikidata
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -47,7 +53,8 @@ type Options struct {
 	Seeds []string
 	Hops  int
 	// PropertiesTSV is a "PID<TAB>label" file written as relations before the
-	// dump ("" for none).
+	// dump ("" for none). Load fails, naming it, when it is missing or holds
+	// no labelled PID.
 	PropertiesTSV string
 	Workers       int // parsing goroutines; 0 means GOMAXPROCS
 	// Decompress picks the gzip/bzip2 reader: "go" (Go's own), "external"
@@ -74,9 +81,14 @@ type Stats struct {
 	Bytes     int64 `json:"bytes"`     // uncompressed bytes of the final pass
 	Passes    int   `json:"passes"`
 	// Truncated is set when the compressed stream itself was cut off.
-	Truncated   bool          `json:"truncated,omitempty"`
-	TruncatedBy string        `json:"truncated_by,omitempty"` // the decompressor's complaint, when it had one
-	Elapsed     time.Duration `json:"elapsed"`
+	Truncated   bool   `json:"truncated,omitempty"`
+	TruncatedBy string `json:"truncated_by,omitempty"` // the decompressor's complaint and where the good data ends
+	// LastEntity and LastEntityAt name, for a cut-off stream, the last
+	// complete entity and the byte offset (in the uncompressed dump) of its
+	// line: everything up to and including it was read.
+	LastEntity   string        `json:"last_entity,omitempty"`
+	LastEntityAt int64         `json:"last_entity_at,omitempty"`
+	Elapsed      time.Duration `json:"elapsed"`
 }
 
 const maxProblems = 10
@@ -114,14 +126,26 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// Load reads the dump at path into sink and closes the sink.
+// Aborter is implemented by sinks that can discard a failed load (the file
+// sinks: neo4jcsv, bundlesink), leaving what an earlier run wrote in place.
+type Aborter interface {
+	Abort() error
+}
+
+// Load reads the dump at path into sink and closes the sink. When the load
+// fails, a sink that implements Aborter is aborted instead of closed, so a
+// failed run never replaces the output of a good one.
 func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, err error) {
 	start := time.Now()
 	defer func() {
+		st.Elapsed = time.Since(start)
+		if a, ok := sink.(Aborter); ok && err != nil {
+			a.Abort()
+			return
+		}
 		if cerr := sink.Close(ctx); cerr != nil && err == nil {
 			err = fmt.Errorf("close sink: %w", cerr)
 		}
-		st.Elapsed = time.Since(start)
 	}()
 	if err := o.validate(); err != nil {
 		return st, err
@@ -144,6 +168,7 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 		}
 	}
 	var seen qidset.Set
+	seenP := map[string]bool{}
 	var ents []kg.Entity
 	var trs []kg.Triple
 	var rels []kg.Relation
@@ -152,6 +177,11 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 		e := &r.ent
 		switch {
 		case e.Type == "property" && !o.ItemsOnly && e.ID[0] == 'P':
+			if seenP[e.ID] {
+				st.Filtered++ // the same property twice: the first one stands
+				return nil
+			}
+			seenP[e.ID] = true
 			rels = append(rels, kg.Relation{PID: e.ID, Label: e.Label, Description: e.Description})
 			st.Relations++
 		case e.Type != "item" || e.ID[0] != 'Q':
@@ -310,7 +340,7 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 			for b := range jobs {
 				b.out = b.out[:0]
 				for _, l := range b.lines {
-					b.out = append(b.out, parseRef(b.buf[l.start:l.end], l, &o.Filter))
+					b.out = parseRef(b.out, b.buf[l.start:l.end], l, &o.Filter)
 				}
 				done <- b
 			}
@@ -321,6 +351,8 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	meter := newMeter(o.Progress, "load wikidata "+pass, in.size, o.ProgressEvery)
 	pending := map[int]*batch{}
 	nextSeq := 0
+	var lastID string // the last entity line that parsed, and its offset
+	var lastOff int64
 	var firstErr error
 	for b := range done {
 		if firstErr != nil {
@@ -348,6 +380,7 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 				}
 				st.Read++
 				n++
+				lastID, lastOff = r.ent.ID, r.off
 				if err := each(r); err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -374,70 +407,140 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 		return firstErr
 	}
 	if readErr != nil {
-		// A compressed stream that fails once the whole file has been read
-		// was cut off (Go's bzip2 reports it as a checksum error); earlier
-		// failures are corruption.
-		if in.kind == "json" || in.consumed.Load() < in.size {
-			return readErr
-		}
-		st.TruncatedBy = readErr.Error()
-		lr.truncated = true
+		// Only a true end of file inside the compressed stream is a cut-off
+		// (lineReader notes it); a checksum failure, corrupt data or trailing
+		// garbage is an error, even once the whole file has been read.
+		return readErr
 	}
 	if in.wait != nil {
 		truncated, err := in.wait()
 		if err != nil {
 			return fmt.Errorf("decompress: %w", err)
 		}
+		if truncated && st.TruncatedBy == "" {
+			st.TruncatedBy = in.complaint
+		}
 		lr.truncated = lr.truncated || truncated
+	} else if lr.truncated {
+		st.TruncatedBy = fmt.Sprintf("%s (Go reader): %v", in.kind, lr.cutBy)
 	}
 	if lr.truncated {
 		st.Truncated = true
+		st.LastEntity, st.LastEntityAt = lastID, lastOff
+		if lastID != "" {
+			st.TruncatedBy += fmt.Sprintf("; the last complete entity, %s, starts at byte %d of the uncompressed dump", lastID, lastOff)
+		} else {
+			st.TruncatedBy += "; no entity was complete before the cut"
+		}
 	}
 	return ctx.Err()
 }
 
-func parseRef(line []byte, l lineRef, f *Filter) result {
-	r := result{off: l.off}
+var bom = []byte("\xef\xbb\xbf")
+
+// parseRef appends what one dump line holds to out. A line is normally one
+// entity with a trailing comma, or the framing "[" or "]"; it may also start
+// with "[" (a UTF-8 byte order mark before it on the first line), end with
+// "]", or hold several comma-separated entities (a dump written as a
+// one-line array): each entity gets its own result, with its own offset.
+func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
 	if l.tooLong {
-		r.err = fmt.Errorf("line longer than the limit")
-		return r
+		return append(out, result{off: l.off, err: fmt.Errorf("line longer than the limit")})
 	}
-	raw := StripFraming(line)
-	if raw == nil {
-		r.framing = true
-		return r
+	base := l.off
+	if l.off == 0 && bytes.HasPrefix(line, bom) {
+		line, base = line[len(bom):], int64(len(bom))
 	}
-	e, err := ParseLine(raw, f)
-	if err != nil {
+	s := &scanner{b: line}
+	bad := func(at int, err error) []result {
 		if l.last {
 			err = fmt.Errorf("cut-off last line: %w", err)
 		}
-		r.err = err
-		return r
+		return append(out, result{off: base + int64(at), err: err})
 	}
-	r.ent = e
-	return r
+	if s.peek() == '[' {
+		s.i++
+	}
+	n := 0
+	for {
+		switch s.peek() {
+		case 0:
+			if n == 0 {
+				return append(out, result{off: l.off, framing: true})
+			}
+			return out
+		case ']':
+			s.i++
+			if s.peek() == ',' {
+				s.i++
+			}
+			if s.peek() != 0 {
+				return bad(s.i, s.errf("trailing data after ']'"))
+			}
+			if n == 0 {
+				return append(out, result{off: l.off, framing: true})
+			}
+			return out
+		}
+		start := s.i // the entity's offset in the line
+		e, k, err := parseObject(s, f)
+		if err != nil {
+			// An object that is valid JSON but not a valid entity: skip it
+			// and go on with the line's next one.
+			s.i, s.depth = start, 0
+			if s.skip() != nil || s.peek() != ',' {
+				return bad(start, err)
+			}
+			s.i++
+			out = append(out, result{off: base + int64(start), err: err})
+			n++
+			continue
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']', 0:
+		default:
+			return bad(start, s.errf("trailing data after the entity"))
+		}
+		if err := e.check(k); err != nil {
+			out = append(out, result{off: base + int64(start), err: err})
+		} else {
+			out = append(out, result{off: base + int64(start), ent: e})
+		}
+		n++
+	}
 }
 
 // ReadPropertiesTSV reads "PID<TAB>label" lines (the shared
-// wikidata-properties file); lines without a valid PID are skipped.
+// wikidata-properties file); lines without a valid PID are skipped. A file
+// that is missing, or holds no line with a PID and a label, is an error
+// naming it: a wrong path must not load a graph with no relation labels.
 func ReadPropertiesTSV(path string) ([]kg.Relation, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open properties: %w", err)
+		return nil, fmt.Errorf("relation labels file %s: %w", path, err)
 	}
 	defer f.Close()
 	var out []kg.Relation
+	labelled := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		pid, label, ok := strings.Cut(sc.Text(), "\t")
 		if !ok || !kg.ValidPID(pid) {
 			continue
 		}
-		out = append(out, kg.Relation{PID: pid, Label: strings.TrimSpace(label)})
+		label = strings.TrimSpace(label)
+		if label != "" {
+			labelled++
+		}
+		out = append(out, kg.Relation{PID: pid, Label: label})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, fmt.Errorf("read relation labels file %s: %w", path, err)
+	}
+	if labelled == 0 {
+		return nil, fmt.Errorf("relation labels file %s holds no PID<TAB>label line", path)
 	}
 	return out, nil
 }

@@ -26,6 +26,8 @@ type input struct {
 	// ended: truncated when it reported a cut-off input, err on any other
 	// failure. Nil for Go's readers, which report both as read errors.
 	wait func() (truncated bool, err error)
+	// complaint is what the external decompressor said about a cut-off input.
+	complaint string
 }
 
 // countingReader counts the bytes read from the file itself.
@@ -109,12 +111,24 @@ func openDump(path string, mode string) (*input, error) {
 			}
 			in.wait = func() (bool, error) {
 				err := wait()
+				msg := strings.TrimSpace(stderr.String())
+				if err == nil {
+					// bzip2 warns about trailing garbage and exits 0 (pigz
+					// calls it trailing junk).
+					if strings.Contains(msg, "trailing garbage") || strings.Contains(msg, "trailing junk") {
+						return false, fmt.Errorf("%s: %s", tool[0], msg)
+					}
+					return false, nil
+				}
 				var ee *exec.ExitError
 				if !errors.As(err, &ee) {
 					return false, err
 				}
-				msg := strings.TrimSpace(stderr.String())
 				if strings.Contains(msg, "unexpected end") || strings.Contains(msg, "ends unexpectedly") {
+					in.complaint = strings.Join(strings.Fields(firstLine(msg)), " ")
+					if !strings.HasPrefix(in.complaint, tool[0]+":") {
+						in.complaint = tool[0] + ": " + in.complaint
+					}
 					return true, nil
 				}
 				return false, fmt.Errorf("%s: %v: %s", tool[0], err, msg)
@@ -138,11 +152,98 @@ func openDump(path string, mode string) (*input, error) {
 			f.Close()
 			return nil, fmt.Errorf("open gzip dump %s: %w", path, err)
 		}
-		in.r = zr
+		zr.Multistream(false)
+		in.r = &gzipMembers{zr: zr, br: br, in: in}
 	case "bzip2":
-		in.r = bzip2.NewReader(br)
+		src := &eofReader{r: br}
+		in.r = &bzip2Reader{r: bzip2.NewReader(src), src: src}
 	default:
 		in.r = br
 	}
 	return in, nil
 }
+
+// gzipMembers reads a gzip file member after member (pigz and bgzip write
+// several; so does cat a.gz b.gz), like gzip.Reader's multistream mode,
+// except that bytes after a member that do not start another one are an
+// error rather than a header to wait for: gzip.Reader reports short garbage
+// as io.ErrUnexpectedEOF, which is what a cut-off file gives.
+type gzipMembers struct {
+	zr *gzip.Reader
+	br *bufio.Reader
+	in *input
+}
+
+func (g *gzipMembers) Read(p []byte) (int, error) {
+	for {
+		n, err := g.zr.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+		next, _ := g.br.Peek(2)
+		switch {
+		case len(next) == 0:
+			return 0, io.EOF
+		case next[0] != 0x1f || len(next) == 2 && next[1] != 0x8b:
+			at := g.in.consumed.Load() - int64(g.br.Buffered())
+			return 0, fmt.Errorf("trailing garbage after the gzip stream at byte %d of the file", at)
+		}
+		if err := g.zr.Reset(g.br); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		g.zr.Multistream(false)
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// eofReader notes when its reader has returned io.EOF.
+type eofReader struct {
+	r   *bufio.Reader
+	eof bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.eof = e.eof || err == io.EOF
+	return n, err
+}
+
+func (e *eofReader) ReadByte() (byte, error) {
+	c, err := e.r.ReadByte()
+	e.eof = e.eof || err == io.EOF
+	return c, err
+}
+
+// bzip2Reader is Go's bzip2 reader, whose complaint about a cut-off file
+// depends on where the cut falls (an unexpected EOF, or a block checksum
+// mismatch when it decodes the missing bits as zeros): any error once the
+// decoder has asked for bytes past the end of the file is a cut-off
+// (io.ErrUnexpectedEOF); errors before that are corruption.
+type bzip2Reader struct {
+	r   io.Reader
+	src *eofReader
+}
+
+func (b *bzip2Reader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.src.eof && !errors.Is(err, io.ErrUnexpectedEOF) {
+		err = cutOff{err}
+	}
+	return n, err
+}
+
+// cutOff is a decompressor error caused by the end of the file.
+type cutOff struct{ err error }
+
+func (c cutOff) Error() string        { return c.err.Error() + " (at the end of the file)" }
+func (c cutOff) Is(target error) bool { return target == io.ErrUnexpectedEOF }

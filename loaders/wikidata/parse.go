@@ -26,6 +26,9 @@ type Entity struct {
 	Claims []Claim
 }
 
+// keys records which keys an entity object had, for check.
+type seenKeys struct{ id, typ bool }
+
 // Claim is one truthy item-valued statement of an entity.
 type Claim struct{ PID, QID string }
 
@@ -67,15 +70,49 @@ type candidate struct {
 // ParseLine parses one entity line of a dump: a JSON object, without the
 // framing's trailing comma (StripFraming removes it).
 func ParseLine(line []byte, f *Filter) (Entity, error) {
-	langs := f.langs()
 	s := &scanner{b: line}
+	e, k, err := parseObject(s, f)
+	if err != nil {
+		return Entity{}, err
+	}
+	if s.peek() != 0 {
+		return Entity{}, s.errf("trailing data after the entity")
+	}
+	if err := e.check(k); err != nil {
+		return Entity{}, err
+	}
+	return e, nil
+}
+
+// check validates what parseObject read: a top-level entity id, and a type
+// that is the id's.
+func (e *Entity) check(k seenKeys) error {
+	if !k.id || !ValidEntityID(e.ID) {
+		return fmt.Errorf("missing or bad entity id %q", e.ID)
+	}
+	if e.ID[0] == 'Q' && !validItem(e.ID) {
+		return fmt.Errorf("item id %q out of range", e.ID)
+	}
+	if !k.typ {
+		return fmt.Errorf("entity %s: missing field \"type\"", e.ID)
+	}
+	if want := typeOfPrefix[e.ID[0]]; e.Type != want {
+		return fmt.Errorf("entity %s: type %q does not match the id (want %q)", e.ID, e.Type, want)
+	}
+	return nil
+}
+
+// parseObject reads the entity object at s's position, leaving s just past
+// it. The result is not validated (check does that).
+func parseObject(s *scanner, f *Filter) (Entity, seenKeys, error) {
+	langs := f.langs()
 	var (
 		e           Entity
+		k           seenKeys
 		labels      = make([]string, len(langs))
 		descs       = make([]string, len(langs))
 		aliases     = make([][]string, len(langs))
 		claims      map[string][]candidate
-		sawID       bool
 		langIndex   = func(k []byte) int { return indexOf(langs, k) }
 		monolingual func(slot []string) func([]byte) error
 		valueOf     func() (string, bool, error)
@@ -109,11 +146,11 @@ func ParseLine(line []byte, f *Filter) (Entity, error) {
 		switch string(key) {
 		case "id":
 			v, err := s.str()
-			e.ID, sawID = v, true
+			e.ID, k.id = v, true
 			return err
 		case "type":
 			v, err := s.str()
-			e.Type = v
+			e.Type, k.typ = v, true
 			return err
 		case "labels":
 			clear(labels)
@@ -159,25 +196,13 @@ func ParseLine(line []byte, f *Filter) (Entity, error) {
 		}
 	})
 	if err != nil {
-		return Entity{}, err
-	}
-	if s.peek() != 0 {
-		return Entity{}, s.errf("trailing data after the entity")
-	}
-	if !sawID || !ValidEntityID(e.ID) {
-		return Entity{}, fmt.Errorf("missing or bad entity id %q", e.ID)
-	}
-	if e.ID[0] == 'Q' && !validItem(e.ID) {
-		return Entity{}, fmt.Errorf("item id %q out of range", e.ID)
-	}
-	if e.Type == "" {
-		e.Type = typeOfPrefix[e.ID[0]]
+		return Entity{}, k, err
 	}
 	e.Label = first(labels)
 	e.Description = first(descs)
 	e.Aliases = mergeAliases(e.Label, aliases)
 	e.Claims = truthy(claims)
-	return e, nil
+	return e, k, nil
 }
 
 var errNotStatement = errors.New("statement is not an object")

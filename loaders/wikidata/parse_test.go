@@ -186,8 +186,11 @@ func refParse(line []byte, f *Filter) (Entity, error) {
 	if e.ID[0] == 'Q' && !validItem(e.ID) {
 		return Entity{}, errors.New("id out of range")
 	}
-	if e.Type == "" {
-		e.Type = typeOfPrefix[e.ID[0]]
+	if _, ok := m["type"]; !ok {
+		return Entity{}, errors.New("no type")
+	}
+	if e.Type != typeOfPrefix[e.ID[0]] {
+		return Entity{}, errors.New("type does not match id")
 	}
 	e.Label = first(labels)
 	e.Description = first(descs)
@@ -331,8 +334,10 @@ func TestParseLine(t *testing.T) {
 			Label: "Scotland", Description: `country, "north"`, Aliases: []string{"Alba"}, Claims: []Claim{{"P17", "Q145"}}}},
 		{name: "empty maps as arrays", line: `{"type":"property","id":"P31","labels":[],"descriptions":[],"aliases":[],"claims":[]}`,
 			want: Entity{ID: "P31", Type: "property"}},
-		{name: "type from id", line: `{"id":"L7"}`, want: Entity{ID: "L7", Type: "lexeme"}},
-		{name: "surrogate pair", line: `{"id":"Q1","labels":{"en":{"value":"\ud83c\udde7\ud83c\uddea x"}}}`, want: Entity{ID: "Q1", Type: "item", Label: "🇧🇪 x"}},
+		{name: "no type", line: `{"id":"L7"}`, err: `missing field "type"`},
+		{name: "type not the id's", line: `{"type":"item","id":"P7"}`, err: `does not match`},
+		{name: "lexeme", line: `{"type":"lexeme","id":"L7"}`, want: Entity{ID: "L7", Type: "lexeme"}},
+		{name: "surrogate pair", line: `{"type":"item","id":"Q1","labels":{"en":{"value":"\ud83c\udde7\ud83c\uddea x"}}}`, want: Entity{ID: "Q1", Type: "item", Label: "🇧🇪 x"}},
 		{name: "cut off", line: scot[:len(scot)/2], err: "unexpected end"},
 		{name: "cut off in string", line: `{"id":"Q1","labels":{"en":{"value":"Sco`, err: "unexpected end"},
 		{name: "bad escape", line: `{"id":"Q1","labels":{"en":{"value":"\x"}}}`, err: "bad escape"},
@@ -379,10 +384,12 @@ func TestStripFraming(t *testing.T) {
 func FuzzParseLine(f *testing.F) {
 	for _, s := range []string{
 		`{"type":"item","id":"Q1","labels":{"en":{"language":"en","value":"universe"}},"claims":{"P31":[{"mainsnak":{"snaktype":"value","datavalue":{"value":{"id":"Q36906466"}}},"rank":"normal"}]}}`,
-		`{"id":"P31","labels":[],"aliases":{"en":[{"value":"is a"}]},"descriptions":{"en":{"value":"that \"class\""}}}`,
-		`{"id":"Q2","claims":{"P17":[{"mainsnak":{"snaktype":"value","datavalue":{"value":{"id":"Q3"}}},"rank":"preferred"},{"mainsnak":{"snaktype":"value","datavalue":{"value":{"id":"Q4"}}},"rank":"normal"}]}}`,
-		`{"id":"Q1","labels":{"en":{"value":"\ud83c\udde7\u00e9\n"}}}`,
-		`{"id":"Q1","x":[1,-2.5e+3,true,false,null,{"a":[]}]}`,
+		`{"type":"property","id":"P31","labels":[],"aliases":{"en":[{"value":"is a"}]},"descriptions":{"en":{"value":"that \"class\""}}}`,
+		`{"type":"item","id":"Q2","claims":{"P17":[{"mainsnak":{"snaktype":"value","datavalue":{"value":{"id":"Q3"}}},"rank":"preferred"},{"mainsnak":{"snaktype":"value","datavalue":{"value":{"id":"Q4"}}},"rank":"normal"}]}}`,
+		`{"type":"item","id":"Q1","labels":{"en":{"value":"\ud83c\udde7\u00e9\n"}}}`,
+		`{"type":"item","id":"Q1","x":[1,-2.5e+3,true,false,null,{"a":[]}]}`,
+		`{"id":"Q1"}`,
+		`[{"type":"item","id":"Q1"},{"type":"item","id":"Q2"}]`,
 	} {
 		f.Add([]byte(s))
 	}

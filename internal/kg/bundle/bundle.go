@@ -2,13 +2,16 @@
 // ../shared/data/codexm: a directory with triples.tsv (head, property, tail),
 // entities.jsonl ({qid, label, aliases[], ...}) and relations.json
 // ({PID: {label, description}}). Bad records are counted, reported and
-// skipped; good ones are never lost.
+// skipped; good ones are never lost: a repeated record keeps its first
+// occurrence.
 package bundle
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,11 +30,18 @@ type KG struct {
 	Stats     Stats
 }
 
-// Stats counts what a read saw: Read = Loaded + Bad (+ Duplicates for triples).
+// Stats counts what a read saw: Read = Loaded + Bad + Duplicate, for
+// entities and for triples. A repeated record (the same QID on two lines of
+// entities.jsonl, the same triple twice, the same PID twice in
+// relations.json) keeps its first occurrence; repeats are counted and
+// reported in Problems with both line numbers.
 type Stats struct {
 	EntitiesRead, EntitiesLoaded, EntitiesBad int
+	EntitiesDuplicate                         int
 	TriplesRead, TriplesLoaded, TriplesBad    int
 	TriplesDuplicate                          int
+	RelationsLoaded, RelationsBad             int
+	RelationsDuplicate                        int
 	// Problems holds the first few reasons records were skipped.
 	Problems []string
 }
@@ -84,29 +94,65 @@ func Read(ctx context.Context, dir string) (*KG, error) {
 	return out, nil
 }
 
+// readRelations reads relations.json, an object keyed by PID, token by
+// token so that a repeated key is seen (encoding/json would keep the last).
 func readRelations(path string, out *KG) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("read relations: %w", err)
 	}
-	var m map[string]struct {
-		Label       string `json:"label"`
-		Description string `json:"description"`
+	st := &out.Stats
+	lineAt := func(off int64) int { return bytes.Count(b[:off], []byte("\n")) + 1 }
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return fmt.Errorf("parse %s: want a JSON object of properties", path)
 	}
-	if err := json.Unmarshal(b, &m); err != nil {
-		return fmt.Errorf("parse %s: %w", path, err)
-	}
-	for pid, r := range m {
-		if !kg.ValidPID(pid) {
-			out.Stats.problem("%s: %q is not a property id", path, pid)
+	first := map[string]int{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", path, err)
+		}
+		pid, _ := t.(string)
+		line := lineAt(dec.InputOffset())
+		var r struct {
+			Label       string `json:"label"`
+			Description string `json:"description"`
+		}
+		if err := dec.Decode(&r); err != nil {
+			var te *json.UnmarshalTypeError
+			if !errors.As(err, &te) {
+				return fmt.Errorf("parse %s: %w", path, err)
+			}
+			st.RelationsBad++
+			st.problem("%s:%d: %s: %v", path, line, pid, err)
 			continue
 		}
+		if !kg.ValidPID(pid) {
+			st.RelationsBad++
+			st.problem("%s:%d: %q is not a property id", path, line, pid)
+			continue
+		}
+		if at, dup := first[pid]; dup {
+			st.RelationsDuplicate++
+			st.problem("%s:%d: %s repeats line %d; the first stands", path, line, pid, at)
+			continue
+		}
+		first[pid] = line
 		out.Relations[pid] = kg.Relation{PID: pid, Label: r.Label, Description: r.Description}
+		st.RelationsLoaded++
+	}
+	if _, err := dec.Token(); err != nil {
+		return fmt.Errorf("parse %s: %w", path, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("parse %s: data after the object", path)
 	}
 	return nil
 }
 
 func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, st *Stats) error {
+	first := map[string]int{} // QID -> the line that loaded it
 	return eachLine(ctx, path, func(n int, line []byte) {
 		st.EntitiesRead++
 		var l entityLine
@@ -120,6 +166,12 @@ func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, s
 			st.problem("%s:%d: %q is not a QID", path, n, l.QID)
 			return
 		}
+		if at, dup := first[l.QID]; dup {
+			st.EntitiesDuplicate++
+			st.problem("%s:%d: %s repeats line %d; the first stands", path, n, l.QID, at)
+			return
+		}
+		first[l.QID] = n
 		label := strings.TrimSpace(l.Label)
 		if label == "" {
 			label = l.QID
@@ -145,7 +197,7 @@ func cleanAliases(label string, in []string) []string {
 }
 
 func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
-	seen := map[kg.Triple]bool{}
+	first := map[kg.Triple]int{} // triple -> the line that loaded it
 	return eachLine(ctx, path, func(n int, line []byte) {
 		st.TriplesRead++
 		f := strings.Split(strings.TrimRight(string(line), "\r"), "\t")
@@ -160,11 +212,12 @@ func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
 			st.problem("%s:%d: %q is not QID PID QID", path, n, string(line))
 			return
 		}
-		if seen[t] {
+		if at, dup := first[t]; dup {
 			st.TriplesDuplicate++
+			st.problem("%s:%d: %s %s %s repeats line %d", path, n, t.Head, t.PID, t.Tail, at)
 			return
 		}
-		seen[t] = true
+		first[t] = n
 		out.Triples = append(out.Triples, t)
 		st.TriplesLoaded++
 	})

@@ -4,6 +4,7 @@
 package memkg
 
 import (
+	"bufio"
 	"context"
 	"encoding/gob"
 	"fmt"
@@ -31,6 +32,10 @@ type Graph struct {
 	adj   [][]halfEdge
 	dict  kg.Dictionary
 	nTrip int
+	// stats is the bundle read's report, for a graph built from a bundle or
+	// from a snapshot of one.
+	stats    bundle.Stats
+	hasStats bool
 }
 
 type halfEdge struct {
@@ -39,15 +44,22 @@ type halfEdge struct {
 	out   bool // true: i -[pid]-> other
 }
 
-// snapshot is what Save writes.
+// snapshot is what Save writes. It holds no map: gob writes a map's entries
+// in Go's random iteration order, and two saves of one graph must be the
+// same bytes. Version 1 held a Relations map (and no stats): gob skips that
+// field when it decodes one, and Load refuses it by its Version, so callers
+// rebuild it from the bundle.
 type snapshot struct {
-	Version   int
-	Entities  []kg.Entity
-	Relations map[string]kg.Relation
-	Triples   []kg.Triple
+	Version      int
+	Entities     []kg.Entity
+	RelationList []kg.Relation // sorted by PID
+	Triples      []kg.Triple
+	// Stats is what reading the bundle reported (HasStats: there was one).
+	Stats    bundle.Stats
+	HasStats bool
 }
 
-const snapshotVersion = 1
+const snapshotVersion = 2
 
 // New builds a graph from entities, relations and triples. Triples naming an
 // unknown entity are skipped; Degree is recomputed from the triples.
@@ -91,28 +103,63 @@ func New(ents []kg.Entity, rels map[string]kg.Relation, triples []kg.Triple) *Gr
 	return g
 }
 
-// FromBundle builds a graph from a parsed bundle.
-func FromBundle(b *bundle.KG) *Graph { return New(b.Entities, b.Relations, b.Triples) }
+// FromBundle builds a graph from a parsed bundle; the graph keeps the
+// bundle's read statistics (BundleStats), and so does its snapshot.
+func FromBundle(b *bundle.KG) *Graph {
+	g := New(b.Entities, b.Relations, b.Triples)
+	g.stats, g.hasStats = b.Stats, true
+	return g
+}
 
-// Save writes the graph's snapshot to path atomically.
-func (g *Graph) Save(path string) error {
-	s := snapshot{Version: snapshotVersion, Entities: g.ents, Relations: g.relations, Triples: g.Triples()}
-	tmp := path + ".tmp"
+// BundleStats returns what reading the bundle reported (counts, bad and
+// repeated lines), for a graph built by FromBundle or loaded from its
+// snapshot, so that a rerun from the snapshot reports the same. ok is false
+// for a graph built by New.
+func (g *Graph) BundleStats() (st bundle.Stats, ok bool) { return g.stats, g.hasStats }
+
+// Save writes the graph's snapshot to path atomically: to a temporary file
+// beside it, renamed into place once complete (removed on failure). The
+// same graph always gives the same bytes.
+func (g *Graph) Save(path string) (err error) {
+	rels := make([]kg.Relation, 0, len(g.relations))
+	for _, r := range g.relations {
+		rels = append(rels, r)
+	}
+	sort.Slice(rels, func(i, j int) bool { return rels[i].PID < rels[j].PID })
+	s := snapshot{Version: snapshotVersion, Entities: g.ents, RelationList: rels, Triples: g.Triples(), Stats: g.stats, HasStats: g.hasStats}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save graph: %w", err)
 	}
-	f, err := os.Create(tmp)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*.tmp")
 	if err != nil {
 		return fmt.Errorf("save graph: %w", err)
 	}
-	if err := gob.NewEncoder(f).Encode(&s); err != nil {
-		f.Close()
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if err := f.Chmod(0o644); err != nil {
+		return fmt.Errorf("save graph: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	if err := gob.NewEncoder(w).Encode(&s); err != nil {
 		return fmt.Errorf("save graph: encode: %w", err)
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("save graph: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("save graph: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("save graph: %w", err)
 	}
-	return os.Rename(tmp, path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("save graph: %w", err)
+	}
+	return nil
 }
 
 // Load reads a snapshot written by Save.
@@ -123,13 +170,19 @@ func Load(path string) (*Graph, error) {
 	}
 	defer f.Close()
 	var s snapshot
-	if err := gob.NewDecoder(f).Decode(&s); err != nil {
+	if err := gob.NewDecoder(bufio.NewReaderSize(f, 1<<20)).Decode(&s); err != nil {
 		return nil, fmt.Errorf("load graph snapshot %s: %w", path, err)
 	}
 	if s.Version != snapshotVersion {
 		return nil, fmt.Errorf("graph snapshot %s has version %d, want %d (reload the KG)", path, s.Version, snapshotVersion)
 	}
-	return New(s.Entities, s.Relations, s.Triples), nil
+	rels := make(map[string]kg.Relation, len(s.RelationList))
+	for _, r := range s.RelationList {
+		rels[r.PID] = r
+	}
+	g := New(s.Entities, rels, s.Triples)
+	g.stats, g.hasStats = s.Stats, s.HasStats
+	return g, nil
 }
 
 // Triples lists the graph's statements sorted by (head, pid, tail).

@@ -1,0 +1,150 @@
+package bundle
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// copyFilm copies the real codexm-film bundle into a temporary directory.
+func copyFilm(t *testing.T) string {
+	t.Helper()
+	src, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func appendTo(t *testing.T, path, text string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	line := strings.Count(string(b), "\n") + 1
+	if err := os.WriteFile(path, append(b, text...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return line
+}
+
+func entity(b *KG, qid string) (kg.Entity, bool) {
+	for _, e := range b.Entities {
+		if e.QID == qid {
+			return e, true
+		}
+	}
+	return kg.Entity{}, false
+}
+
+// TestRepeatedEntityKeepsTheFirst appends a second line for Q25191 to the
+// film bundle: the first one stands, the repeat is counted and reported
+// with its line numbers.
+func TestRepeatedEntityKeepsTheFirst(t *testing.T) {
+	dir := copyFilm(t)
+	ctx := context.Background()
+	before, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, ok := entity(before, "Q25191")
+	if !ok {
+		t.Fatal("Q25191 not in the film bundle")
+	}
+	line := appendTo(t, filepath.Join(dir, "entities.jsonl"), `{"qid":"Q25191","label":"EVIL OVERRIDE"}`+"\n")
+	after, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := entity(after, "Q25191")
+	if got.Label != orig.Label || len(got.Aliases) != len(orig.Aliases) {
+		t.Fatalf("Q25191 = %+v, want the first line's %+v", got, orig)
+	}
+	st := after.Stats
+	if st.EntitiesDuplicate != 1 || st.EntitiesLoaded != before.Stats.EntitiesLoaded || st.EntitiesRead != st.EntitiesLoaded+st.EntitiesBad+st.EntitiesDuplicate {
+		t.Fatalf("stats %+v (before %+v)", st, before.Stats)
+	}
+	var found bool
+	for _, p := range st.Problems {
+		if strings.Contains(p, "entities.jsonl:"+itoa(line)+":") && strings.Contains(p, "Q25191") && strings.Contains(p, "line 30") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no problem names line %d and the first line 30: %q", line, st.Problems)
+	}
+	ms := kg.NewDictionary(after.Entities).Link("Christopher Nolan directed a film.")
+	var linked bool
+	for _, m := range ms {
+		linked = linked || m.QID == "Q25191"
+	}
+	if !linked {
+		t.Fatalf("\"Christopher Nolan\" no longer links to Q25191: %+v", ms)
+	}
+}
+
+// TestRepeatedRelationKeepsTheFirst: a property repeated in relations.json
+// (encoding/json keeps the last silently) keeps its first label, and the
+// repeat is counted and reported with its line.
+func TestRepeatedRelationKeepsTheFirst(t *testing.T) {
+	dir := copyFilm(t)
+	p := filepath.Join(dir, "relations.json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.TrimRight(string(b), "\n }")
+	s += "\n },\n \"P17\": {\n  \"label\": \"EVIL\"\n }\n}\n"
+	os.WriteFile(p, []byte(s), 0o644)
+	line := strings.Count(s[:strings.LastIndex(s, `"P17"`)], "\n") + 1
+	out, err := Read(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Relations["P17"].Label != "country" {
+		t.Fatalf("P17 = %+v, want the first entry's label", out.Relations["P17"])
+	}
+	if out.Stats.RelationsDuplicate != 1 || len(out.Stats.Problems) == 0 || !strings.Contains(out.Stats.Problems[0], "relations.json:"+itoa(line)+":") {
+		t.Fatalf("stats %+v, want one duplicate reported at line %d", out.Stats, line)
+	}
+}
+
+// TestRepeatedTripleReported: a repeated triple is counted (as before) and
+// now reported with both line numbers.
+func TestRepeatedTripleReported(t *testing.T) {
+	dir := copyFilm(t)
+	p := filepath.Join(dir, "triples.tsv")
+	b, _ := os.ReadFile(p)
+	first, _, _ := strings.Cut(string(b), "\n")
+	line := appendTo(t, p, first+"\n")
+	out, err := Read(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Stats.TriplesDuplicate != 1 || len(out.Stats.Problems) != 1 ||
+		!strings.Contains(out.Stats.Problems[0], "triples.tsv:"+itoa(line)+":") || !strings.Contains(out.Stats.Problems[0], "line 1") {
+		t.Fatalf("stats %+v", out.Stats)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
