@@ -11,8 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/server"
 )
 
 func init() {
@@ -60,7 +60,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer m.Close()
-	req, err := api.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
+	req, err := server.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
 	if err != nil {
 		return err
 	}
