@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Load test of dmar serve on loopback, bounded in time: builds dmar and
-# cmd/dmarload, serves DATA (default ../shared/data/codexm-film; codexm once
-# its index is built), runs the concurrency levels and stops the server.
+# Load test of dmar serve on loopback, bounded in time: builds dmar, serves
+# DATA (default ../shared/data/codexm-film; codexm once its index is built),
+# runs the concurrency levels with `dmar bench load` and stops the server.
 #   scripts/loadtest.sh [OUT_DIR]   (env: DATA, LEVELS=1,2,4,8,16,32, DURATION=15s,
 #                                    QUESTIONS=JSONL with a question field, PORT=18090)
 set -euo pipefail
@@ -11,7 +11,6 @@ data=${DATA:-../shared/data/codexm-film}
 port=${PORT:-18090}
 mkdir -p bin "$out"
 go build -o bin/dmar ./cmd/dmar
-go build -o bin/dmarload ./cmd/dmarload
 bin/dmar serve --data "$data" --addr "127.0.0.1:$port" --log-level warn >"$out/serve.log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true' EXIT
@@ -21,6 +20,6 @@ for _ in $(seq 1 600); do
 	sleep 1
 done
 echo "load test: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), data $data" | tee "$out/env.txt"
-args=(--url "http://127.0.0.1:$port" --pid "$pid" --levels "${LEVELS:-1,2,4,8,16,32}" --duration "${DURATION:-15s}" --out "$out")
+args=(--addr "127.0.0.1:$port" --pid "$pid" --levels "${LEVELS:-1,2,4,8,16,32}" --duration "${DURATION:-15s}" --out "$out")
 [ -n "${QUESTIONS:-}" ] && args+=(--questions "$QUESTIONS")
-bin/dmarload "${args[@]}" | tee "$out/table.txt"
+bin/dmar bench load "${args[@]}" | tee "$out/table.txt"

@@ -7,16 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
-	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/server"
 )
 
 func init() {
-	register("query", "answer one question from the shell (a table, or --json for the API's JSON)", runQuery)
+	register("query", "answer one question from the shell (a table, or --json for the API's JSON); --server URL asks a running dmar serve", runQuery)
 }
 
 // optionList collects repeated -o name=value flags.
@@ -31,6 +34,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.SetOutput(stderr)
 	a.register(fs)
 	asJSON := fs.Bool("json", false, "print the same JSON as POST /v1/retrieve")
+	serverURL := fs.String("server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
 	var opts optionList
 	fs.Var(&opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
 	if err := a.parse(fs, args); err != nil {
@@ -53,6 +57,13 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		body[name] = raw
 	}
 	reqJSON, _ := json.Marshal(body)
+	if *serverURL != "" {
+		res, err := queryServer(ctx, *serverURL, reqJSON)
+		if err != nil {
+			return err
+		}
+		return printResult(stdout, res, *asJSON)
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a.quiet = a.quiet || *asJSON
 	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
@@ -60,7 +71,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer m.Close()
-	req, err := api.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
+	req, err := server.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
 	if err != nil {
 		return err
 	}
@@ -68,16 +79,38 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
+	return printResult(stdout, server.ToRetrieveResponse(res), *asJSON)
+}
+
+// queryServer sends the request body as built, unchanged, so that the
+// server validates it exactly as a local query would be.
+func queryServer(ctx context.Context, base string, reqJSON []byte) (*api.RetrieveResponse, error) {
+	var opts []api.Option
+	if k := os.Getenv("DMAR_API_KEY"); k != "" {
+		opts = append(opts, api.WithAPIKey(k))
+	}
+	c, err := api.NewClient(base, &http.Client{Timeout: 5 * time.Minute}, opts...)
+	if err != nil {
+		return nil, usageError{"--server: " + err.Error()}
+	}
+	var res api.RetrieveResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/retrieve", json.RawMessage(reqJSON), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+func printResult(w io.Writer, res *api.RetrieveResponse, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	printTable(stdout, res)
+	printTable(w, res)
 	return nil
 }
 
-func printTable(w io.Writer, r *pipeline.Result) {
+func printTable(w io.Writer, r *api.RetrieveResponse) {
 	fmt.Fprintf(w, "Query:        %s\n", r.Query)
 	var ents []string
 	for _, e := range r.QueryEntities {

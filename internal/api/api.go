@@ -1,29 +1,211 @@
-// Package api holds the REST API's request and response types and the strict
-// request decoding shared by the server and the CLI.
+// Package api is dmar's REST API as a Go client sees it: the JSON request and
+// response types of every route and a Client that calls a running server.
+// It is a leaf: it imports only the standard library, so that any program
+// can use it without the pipeline, its models or its backends. The server
+// (internal/server) converts its values to these types in one place.
 package api
 
-import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
-	"strings"
-
-	"github.com/dmar-kg/dmar/internal/errs"
-	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/pipeline"
-)
-
 // RetrieveRequest is the body of POST /v1/retrieve: the query and any of the
-// pipeline's options, flat (absent options keep their defaults).
+// pipeline's options, flat. A nil option is left out of the body and keeps
+// the server's default; Ptr makes a pointer from a literal.
 type RetrieveRequest struct {
 	Query string `json:"query"`
-	pipeline.Options
+
+	N *int `json:"n,omitempty"` // stage-1 candidates
+	M *int `json:"m,omitempty"` // anchors
+	P *int `json:"p,omitempty"` // stage-2 candidates
+	K *int `json:"k,omitempty"` // results
+
+	Hops      *int `json:"hops,omitempty"`
+	MaxNodes  *int `json:"max_nodes,omitempty"`
+	HubDegree *int `json:"hub_degree,omitempty"`
+
+	Lambda  *float64 `json:"lambda,omitempty"`
+	Shapley *string  `json:"shapley,omitempty"` // exact | montecarlo
+	Samples *int     `json:"samples,omitempty"`
+	Seed    *uint64  `json:"seed,omitempty"`
+
+	Stage1      *string  `json:"stage1,omitempty"` // bm25 | hybrid
+	Stage1Alpha *float64 `json:"stage1_alpha,omitempty"`
+	Stage2      *string  `json:"stage2,omitempty"` // hybrid | vector
+	Stage2Alpha *float64 `json:"stage2_alpha,omitempty"`
+	Fusion      *string  `json:"fusion,omitempty"` // relativeScore | rankedFusion
+
+	Reformulator *string  `json:"reformulator,omitempty"` // builtin | chat | none
+	Gate         *string  `json:"gate,omitempty"`         // learned | fixed
+	FixedAlpha   *float64 `json:"fixed_alpha,omitempty"`
+	Structure    *string  `json:"structure,omitempty"` // gnn | ged | off
+
+	SnippetChars       *int    `json:"snippet_chars,omitempty"`
+	MaxAnchorSubgraphs *int    `json:"max_anchor_subgraphs,omitempty"`
+	Filter             *Filter `json:"filter,omitempty"`
+	Persist            *bool   `json:"persist,omitempty"`
 }
 
-// RetrieveResponse is the body of a successful POST /v1/retrieve.
-type RetrieveResponse = pipeline.Result
+// Ptr returns a pointer to v, for the options of a RetrieveRequest.
+func Ptr[T any](v T) *T { return &v }
+
+// Options are the options a retrieval ran with, every one set (the server's
+// defaults where the request left one out).
+type Options struct {
+	N int `json:"n"`
+	M int `json:"m"`
+	P int `json:"p"`
+	K int `json:"k"`
+
+	Hops      int `json:"hops"`
+	MaxNodes  int `json:"max_nodes"`
+	HubDegree int `json:"hub_degree"`
+
+	Lambda  float64 `json:"lambda"`
+	Shapley string  `json:"shapley"`
+	Samples int     `json:"samples"`
+	Seed    uint64  `json:"seed"`
+
+	Stage1      string  `json:"stage1"`
+	Stage1Alpha float64 `json:"stage1_alpha"`
+	Stage2      string  `json:"stage2"`
+	Stage2Alpha float64 `json:"stage2_alpha"`
+	Fusion      string  `json:"fusion"`
+
+	Reformulator string  `json:"reformulator"`
+	Gate         string  `json:"gate"`
+	FixedAlpha   float64 `json:"fixed_alpha"`
+	Structure    string  `json:"structure"`
+
+	SnippetChars       int    `json:"snippet_chars"`
+	MaxAnchorSubgraphs int    `json:"max_anchor_subgraphs"`
+	Filter             Filter `json:"filter"`
+	Persist            bool   `json:"persist"`
+}
+
+// Filter restricts the documents a retrieval may return.
+type Filter struct {
+	IDs         []string `json:"ids,omitempty"`          // only these documents
+	AnyEntities []string `json:"any_entities,omitempty"` // documents linked to at least one of these QIDs
+}
+
+// RetrieveResponse is the body of a successful POST /v1/retrieve: the
+// evidence and why.
+type RetrieveResponse struct {
+	Query             string             `json:"query"`
+	Results           []Doc              `json:"results"`
+	Anchors           []Anchor           `json:"anchors"`
+	QueryEntities     []QueryEntity      `json:"query_entities"`
+	QuerySubgraphs    []Subgraph         `json:"query_subgraphs"`
+	ReformulatedQuery string             `json:"reformulated_query"`
+	Reformulator      string             `json:"reformulator"` // the one that produced it
+	Fallbacks         []Fallback         `json:"fallbacks"`
+	TimingsMS         map[string]float64 `json:"timings_ms"`
+	Options           Options            `json:"options"`
+	Neo4j             *Statement         `json:"neo4j,omitempty"`
+	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
+}
+
+// Doc is a scored document with its score breakdown.
+type Doc struct {
+	ID        string    `json:"id"`
+	Title     string    `json:"title"`
+	Text      string    `json:"text"`
+	Rank      int       `json:"rank"` // 1-based
+	Score     float64   `json:"score"`
+	Breakdown Breakdown `json:"breakdown"`
+	Entities  []string  `json:"entities,omitempty"`
+}
+
+// Breakdown explains a score: fused = gate.semantic*z_semantic + gate.structural*z_structural.
+type Breakdown struct {
+	Semantic    float64 `json:"semantic"`
+	Structural  float64 `json:"structural"`
+	ZSemantic   float64 `json:"z_semantic"`
+	ZStructural float64 `json:"z_structural"`
+	Gate        Weights `json:"gate"`
+	Stage       string  `json:"stage"` // "first" (anchor scoring) or "second" (final reranking)
+	SearchScore float64 `json:"search_score"`
+	Explain     string  `json:"explain,omitempty"`
+	InFirst     bool    `json:"in_first_stage,omitempty"`
+	Anchor      bool    `json:"anchor,omitempty"`
+}
+
+// Weights are the gate's fusion weights.
+type Weights struct {
+	Semantic   float64 `json:"semantic"`
+	Structural float64 `json:"structural"`
+}
+
+// Anchor is a selected anchor document with its structural explanation.
+type Anchor struct {
+	Doc
+	Snippet   string     `json:"snippet"`
+	Phi       []Phi      `json:"phi"` // Shapley value of each query subgraph
+	PhiExact  bool       `json:"phi_exact"`
+	Subgraphs []Subgraph `json:"subgraphs"` // the anchor's subgraphs closest to the query's
+}
+
+// Phi is one query subgraph's Shapley value.
+type Phi struct {
+	QID   string  `json:"qid"`
+	Label string  `json:"label"`
+	Phi   float64 `json:"phi"`
+}
+
+// QueryEntity is an entity linked in a text: its QID, label and where it
+// was mentioned (byte offsets into the text).
+type QueryEntity struct {
+	QID     string `json:"qid"`
+	Label   string `json:"label"`
+	Surface string `json:"surface"`
+	Start   int    `json:"start"`
+	End     int    `json:"end"`
+}
+
+// Fallback says that a degradation or fallback fired, and why.
+type Fallback struct {
+	Name   string `json:"name"`
+	Reason string `json:"reason"`
+}
+
+// Statement is a graph query that shows the anchors' subgraphs (Neo4j Browser).
+type Statement struct {
+	Cypher string         `json:"cypher"`
+	Params map[string]any `json:"params"`
+}
+
+// Subgraph is the ego graph of one entity; the body of
+// GET /v1/entities/{qid}/subgraph.
+type Subgraph struct {
+	Root      string `json:"root"`
+	Nodes     []Node `json:"nodes"`
+	Edges     []Edge `json:"edges"`
+	Truncated bool   `json:"truncated,omitempty"` // the node cap dropped reachable nodes
+}
+
+// SubgraphResponse is the body of GET /v1/entities/{qid}/subgraph.
+type SubgraphResponse = Subgraph
+
+// Node is a subgraph node.
+type Node struct {
+	QID   string `json:"qid"`
+	Label string `json:"label"`
+	Hop   int    `json:"hop"`           // BFS distance from the root
+	Hub   bool   `json:"hub,omitempty"` // degree above the hub cap: kept, not expanded
+}
+
+// Edge is a typed, directed edge of a subgraph.
+type Edge struct {
+	From  string `json:"from"`
+	To    string `json:"to"`
+	PID   string `json:"pid"`
+	Label string `json:"label,omitempty"`
+}
+
+// SubgraphParams are the query parameters of GET /v1/entities/{qid}/subgraph;
+// zero leaves a parameter to the server's default.
+type SubgraphParams struct {
+	Hops      int // 1..3
+	Limit     int // the node cap, 1..512
+	HubDegree int
+}
 
 // LinkRequest is the body of POST /v1/link.
 type LinkRequest struct {
@@ -32,92 +214,47 @@ type LinkRequest struct {
 
 // LinkResponse lists the entities linked in the text.
 type LinkResponse struct {
-	Mentions []pipeline.QueryEntity `json:"mentions"`
+	Mentions []QueryEntity `json:"mentions"`
 }
 
-// SubgraphResponse is the body of GET /v1/entities/{qid}/subgraph.
-type SubgraphResponse = kg.Subgraph
+// Health is the body of GET /healthz.
+type Health struct {
+	Status string `json:"status"` // "ok"
+}
 
-// ErrorBody is every error's body.
+// Readiness is the body of GET /readyz: "ready" or "not ready", and each
+// backend check's "ok" or error.
+type Readiness struct {
+	Status string            `json:"status"`
+	Checks map[string]string `json:"checks"`
+}
+
+// Error codes: the code of an ErrorDetail, one per HTTP status.
+const (
+	CodeInvalid       = "invalid_argument"  // 400
+	CodeUnauthorized  = "unauthorized"      // 401
+	CodeNotFound      = "not_found"         // 404
+	CodeTooLarge      = "payload_too_large" // 413
+	CodeUnprocessable = "unprocessable"     // 422
+	CodeRateLimited   = "rate_limited"      // 429
+	CodeInternal      = "internal"          // 500
+	CodeUnavailable   = "unavailable"       // 503
+)
+
+// ErrorBody is every error's body: {"error": {"code", "message", "field"}}.
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
 }
 
 // ErrorDetail names what went wrong.
 type ErrorDetail struct {
-	Code    errs.Code `json:"code"`
-	Message string    `json:"message"`
-	Field   string    `json:"field,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Field   string `json:"field,omitempty"` // the request field that was wrong, when there is one
 }
 
 // MaxBodyBytes bounds request bodies.
 const MaxBodyBytes = 64 << 10
 
-// DecodeRetrieve reads a retrieve request strictly: unknown fields, wrong
-// types, trailing data and oversized bodies are errors naming the problem.
-func DecodeRetrieve(r io.Reader, defaults pipeline.Options) (RetrieveRequest, error) {
-	req := RetrieveRequest{Options: defaults}
-	err := decodeStrict(r, &req)
-	return req, err
-}
-
-// DecodeLink reads a link request strictly.
-func DecodeLink(r io.Reader) (LinkRequest, error) {
-	var req LinkRequest
-	if err := decodeStrict(r, &req); err != nil {
-		return req, err
-	}
-	if strings.TrimSpace(req.Text) == "" {
-		return req, errs.Field("text", "must not be empty")
-	}
-	if n := len([]rune(req.Text)); n > pipeline.MaxQueryChars {
-		return req, &errs.Error{Code: errs.TooLarge, Field: "text", Message: fmt.Sprintf("text: %d characters, the limit is %d", n, pipeline.MaxQueryChars)}
-	}
-	return req, nil
-}
-
-func decodeStrict(r io.Reader, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r, MaxBodyBytes+1))
-	if err != nil {
-		return errs.Wrap(errs.Invalid, err, "could not read the request body")
-	}
-	if len(body) > MaxBodyBytes {
-		return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", MaxBodyBytes)}
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return errs.E(errs.Invalid, "request body is empty; send a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(err)
-	}
-	// Not dec.More(): it reports false for a stray '}' or ']' after the object.
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
-		return errs.E(errs.Invalid, "request body has data after the JSON object")
-	}
-	return nil
-}
-
-// jsonError turns encoding/json's errors into messages that name the field.
-func jsonError(err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		return errs.E(errs.Invalid, "malformed JSON at byte %d: %v", syn.Offset, syn)
-	case errors.As(err, &typ):
-		// Promoted fields of the embedded Options come back as "Options.k".
-		field := strings.TrimPrefix(typ.Field, "Options.")
-		if field == "" {
-			field = "body"
-		}
-		return errs.Field(field, "must be %s, got JSON %s", typ.Type.String(), typ.Value)
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return errs.Field(name, "unknown option")
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errs.E(errs.Invalid, "malformed JSON: unexpected end of input")
-	}
-	return errs.E(errs.Invalid, "malformed JSON: %v", err)
-}
+// MaxQueryChars bounds a query's (and a link text's) length in characters.
+const MaxQueryChars = 2000

@@ -3,7 +3,8 @@ package eval
 import (
 	"math"
 	"math/rand/v2"
-	"sort"
+
+	"github.com/dmar-kg/dmar/internal/stats"
 )
 
 // CI is a difference of means with its bootstrap confidence interval.
@@ -44,11 +45,5 @@ func PairedBootstrap(a, b []float64, resamples int, seed uint64) CI {
 		}
 		means[r] = t / float64(n)
 	}
-	return CI{Diff: Mean(d), Lo: Percentile(means, 2.5), Hi: Percentile(means, 97.5), N: n}
-}
-
-func sortedCopy(xs []float64) []float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s
+	return CI{Diff: stats.Mean(d), Lo: stats.Percentile(means, 2.5), Hi: stats.Percentile(means, 97.5), N: n}
 }

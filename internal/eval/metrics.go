@@ -187,28 +187,3 @@ func F1(pred string, answers []string) float64 {
 	}
 	return best
 }
-
-// Percentile is the p-th percentile of xs by linear interpolation between
-// closest ranks (numpy's default); NaN for no values.
-func Percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := sortedCopy(xs)
-	pos := p / 100 * float64(len(s)-1)
-	lo := int(math.Floor(pos))
-	hi := int(math.Ceil(pos))
-	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
-}
-
-// Mean is the arithmetic mean; NaN for no values.
-func Mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	t := 0.0
-	for _, x := range xs {
-		t += x
-	}
-	return t / float64(len(xs))
-}

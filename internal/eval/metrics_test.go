@@ -97,14 +97,3 @@ func TestAnswerRecall(t *testing.T) {
 		}
 	}
 }
-
-func TestPercentile(t *testing.T) {
-	xs := []float64{4, 1, 3, 2}
-	near(t, "p50", Percentile(xs, 50), 2.5, 1e-12)
-	near(t, "p0", Percentile(xs, 0), 1, 0)
-	near(t, "p100", Percentile(xs, 100), 4, 0)
-	near(t, "p95", Percentile(xs, 95), 3.85, 1e-12)
-	if !math.IsNaN(Percentile(nil, 50)) {
-		t.Error("percentile of nothing should be NaN")
-	}
-}

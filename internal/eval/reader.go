@@ -1,15 +1,14 @@
 package eval
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/dmar-kg/dmar/internal/chat"
 )
 
 // Reader answers a question from retrieved passages with an OpenAI-compatible
@@ -47,60 +46,26 @@ func ReaderPrompt(question string, passages []string, claim bool) string {
 	return b.String()
 }
 
-var thinkRe = regexp.MustCompile(`(?s)<think>.*?</think>`)
-
-// Answer asks the endpoint once, at temperature 0.
+// Answer asks the endpoint once, at temperature 0, time-limited (60 s by
+// default), and returns the first line of the reply.
 func (r *Reader) Answer(ctx context.Context, question string, passages []string, claim bool) (string, error) {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	sys := ReaderSystemPrompt
 	if claim {
 		sys = LabelSystemPrompt
 	}
-	body, _ := json.Marshal(map[string]any{
-		"model": r.Model, "temperature": 0,
-		"messages": []map[string]string{{"role": "system", "content": sys}, {"role": "user", "content": ReaderPrompt(question, passages, claim)}},
-	})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(r.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	cl := chat.Client{BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey, Timeout: timeout, HTTP: r.Client}
+	out, err := cl.Complete(ctx, []chat.Message{{Role: "system", Content: sys}, {Role: "user", Content: ReaderPrompt(question, passages, claim)}})
+	if errors.Is(err, chat.ErrUnexpectedResponse) {
+		return "", fmt.Errorf("reader: %w", chat.ErrUnexpectedResponse)
+	}
 	if err != nil {
 		return "", fmt.Errorf("reader: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	if r.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+r.APIKey)
-	}
-	c := r.Client
-	if c == nil {
-		c = http.DefaultClient
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return "", fmt.Errorf("reader: %w", err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return "", fmt.Errorf("reader: read response: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("reader: endpoint answered %s", resp.Status)
-	}
-	var out struct {
-		Choices []struct {
-			Message struct {
-				Content string `json:"content"`
-			} `json:"message"`
-		} `json:"choices"`
-	}
-	if err := json.Unmarshal(raw, &out); err != nil || len(out.Choices) == 0 {
-		return "", fmt.Errorf("reader: unexpected response from the endpoint")
-	}
-	a := strings.TrimSpace(thinkRe.ReplaceAllString(out.Choices[0].Message.Content, ""))
-	a, _, _ = strings.Cut(a, "\n")
+	a, _, _ := strings.Cut(chat.StripThinking(out), "\n")
 	return strings.TrimSpace(a), nil
 }
 

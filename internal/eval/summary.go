@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/dmar-kg/dmar/internal/stats"
 )
 
 // Summary is everything a run measured (results.json).
@@ -69,7 +71,7 @@ type Latency struct {
 }
 
 func latencyOf(xs []float64) Latency {
-	return Latency{P50: Percentile(xs, 50), P95: Percentile(xs, 95), Mean: Mean(xs), N: len(xs)}
+	return Latency{P50: stats.Percentile(xs, 50), P95: stats.Percentile(xs, 95), Mean: stats.Mean(xs), N: len(xs)}
 }
 
 // metricOrder sorts metric names for tables: the families in a fixed order,

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -18,14 +17,6 @@ const RequestIDHeader = "X-Request-ID"
 // saneID is what an incoming request id may look like; anything else (too
 // long, spaces, quotes, control bytes) is replaced by a fresh id.
 var saneID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
-
-type ctxKey struct{}
-
-// RequestID returns the request id stored in ctx by the server, or "".
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(ctxKey{}).(string)
-	return id
-}
 
 func newID() string {
 	var b [12]byte
@@ -44,7 +35,6 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	c.Header(RequestIDHeader, id)
 	c.Set("request_id", id)
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), ctxKey{}, id))
 	c.Next()
 	route := c.FullPath()
 	if route == "" {

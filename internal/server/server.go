@@ -17,7 +17,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -123,12 +122,12 @@ func (s *Server) fail(c *gin.Context, err error) {
 		}
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
-	c.AbortWithStatusJSON(status, api.ErrorBody{Error: api.ErrorDetail{Code: e.Code, Message: e.Message, Field: e.Field}})
+	c.AbortWithStatusJSON(status, toErrorBody(e))
 }
 
 func (s *Server) retrieve(c *gin.Context) {
 	p := s.cfg.Pipeline
-	req, err := api.DecodeRetrieve(c.Request.Body, p.Defaults())
+	req, err := DecodeRetrieve(c.Request.Body, p.Defaults())
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -138,11 +137,11 @@ func (s *Server) retrieve(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, res)
+	c.JSON(http.StatusOK, ToRetrieveResponse(res))
 }
 
 func (s *Server) link(c *gin.Context) {
-	req, err := api.DecodeLink(c.Request.Body)
+	req, err := DecodeLink(c.Request.Body)
 	if err != nil {
 		s.fail(c, err)
 		return
@@ -158,11 +157,7 @@ func (s *Server) link(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	out := api.LinkResponse{Mentions: []pipeline.QueryEntity{}}
-	for _, m := range ms {
-		out.Mentions = append(out.Mentions, pipeline.QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End})
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, toLinkResponse(ms, ents))
 }
 
 func (s *Server) subgraph(c *gin.Context) {
@@ -198,7 +193,7 @@ func (s *Server) subgraph(c *gin.Context) {
 		s.fail(c, errs.E(errs.NotFound, "entity %s is not in the knowledge graph", qid))
 		return
 	}
-	c.JSON(http.StatusOK, sg)
+	c.JSON(http.StatusOK, ToSubgraph(sg))
 }
 
 func (s *Server) ready(c *gin.Context) {

@@ -15,7 +15,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/ingest"
-	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -189,7 +188,7 @@ func TestLinkAndSubgraph(t *testing.T) {
 		t.Errorf("link = %v, want [Q25188 Q25191]", got)
 	}
 	w = do(t, h, "GET", "/v1/entities/Q25191/subgraph?limit=5", "")
-	var sg kg.Subgraph
+	var sg api.Subgraph
 	if w.Code != 200 || json.Unmarshal(w.Body.Bytes(), &sg) != nil {
 		t.Fatalf("subgraph: %d %s", w.Code, w.Body)
 	}
@@ -261,11 +260,11 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	// Payloads: every schema's properties are exactly the Go type's JSON fields.
 	types := map[string]any{
-		"RetrieveRequest": api.RetrieveRequest{}, "RetrieveResponse": pipeline.Result{}, "Options": pipeline.Options{},
-		"Doc": pipeline.Doc{}, "Anchor": pipeline.Anchor{}, "Breakdown": pipeline.Breakdown{}, "Weights": pipeline.Weights{},
-		"Phi": pipeline.Phi{}, "QueryEntity": pipeline.QueryEntity{}, "Fallback": pipeline.Fallback{}, "Statement": pipeline.Statement{},
-		"Subgraph": kg.Subgraph{}, "Node": kg.Node{}, "Edge": kg.Edge{}, "LinkRequest": api.LinkRequest{},
-		"LinkResponse": api.LinkResponse{}, "ErrorBody": api.ErrorBody{}, "ErrorDetail": api.ErrorDetail{},
+		"RetrieveRequest": api.RetrieveRequest{}, "RetrieveResponse": api.RetrieveResponse{}, "Options": api.Options{},
+		"Doc": api.Doc{}, "Anchor": api.Anchor{}, "Breakdown": api.Breakdown{}, "Weights": api.Weights{},
+		"Phi": api.Phi{}, "QueryEntity": api.QueryEntity{}, "Fallback": api.Fallback{}, "Statement": api.Statement{},
+		"Subgraph": api.Subgraph{}, "Node": api.Node{}, "Edge": api.Edge{}, "LinkRequest": api.LinkRequest{},
+		"LinkResponse": api.LinkResponse{}, "ErrorBody": api.ErrorBody{}, "ErrorDetail": api.ErrorDetail{}, "Filter": api.Filter{},
 	}
 	for name, v := range types {
 		s, ok := doc.Components.Schemas[name]

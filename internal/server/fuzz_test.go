@@ -1,4 +1,4 @@
-package api_test
+package server_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/server"
 )
 
 var retrieveSeeds = []string{
@@ -31,7 +32,7 @@ func FuzzDecodeRetrieve(f *testing.F) {
 	}
 	defaults := pipeline.Defaults()
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := api.DecodeRetrieve(bytes.NewReader(body), defaults)
+		req, err := server.DecodeRetrieve(bytes.NewReader(body), defaults)
 		if err != nil {
 			e, ok := errs.As(err)
 			if !ok || (e.Code != errs.Invalid && e.Code != errs.TooLarge) {
@@ -49,7 +50,7 @@ func FuzzDecodeRetrieve(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted request does not encode: %v", err)
 		}
-		back, err := api.DecodeRetrieve(bytes.NewReader(again), defaults)
+		back, err := server.DecodeRetrieve(bytes.NewReader(again), defaults)
 		if err != nil {
 			t.Fatalf("re-decoding %s: %v", again, err)
 		}
@@ -60,7 +61,7 @@ func FuzzDecodeRetrieve(f *testing.F) {
 }
 
 // normal makes nil and empty filter lists equal (omitempty drops both).
-func normal(r api.RetrieveRequest) api.RetrieveRequest {
+func normal(r server.RetrieveInput) server.RetrieveInput {
 	if len(r.Filter.IDs) == 0 {
 		r.Filter.IDs = nil
 	}
@@ -76,7 +77,7 @@ func FuzzDecodeLink(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := api.DecodeLink(bytes.NewReader(body))
+		req, err := server.DecodeLink(bytes.NewReader(body))
 		if err != nil {
 			if c := errs.CodeOf(err); c != errs.Invalid && c != errs.TooLarge {
 				t.Fatalf("rejection %v has code %s", err, c)

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+// This file is the one place where pipeline and kg values become the API's
+// wire types. Every conversion keeps nil slices nil and empty ones empty, so
+// the JSON is byte for byte what encoding the pipeline's values gives (a
+// test holds it so).
+
+// ToRetrieveResponse converts a retrieval's result.
+func ToRetrieveResponse(r *pipeline.Result) *api.RetrieveResponse {
+	if r == nil {
+		return nil
+	}
+	out := &api.RetrieveResponse{
+		Query:             r.Query,
+		Results:           convert(r.Results, toDoc),
+		Anchors:           convert(r.Anchors, toAnchor),
+		QueryEntities:     convert(r.QueryEntities, toQueryEntity),
+		QuerySubgraphs:    convert(r.QuerySubgraphs, ToSubgraph),
+		ReformulatedQuery: r.ReformulatedQuery,
+		Reformulator:      r.Reformulator,
+		Fallbacks:         convert(r.Fallbacks, func(f pipeline.Fallback) api.Fallback { return api.Fallback{Name: f.Name, Reason: f.Reason} }),
+		TimingsMS:         r.TimingsMS,
+		Options:           ToOptions(r.Options),
+		RetrievalID:       r.RetrievalID,
+	}
+	if r.Neo4j != nil {
+		out.Neo4j = &api.Statement{Cypher: r.Neo4j.Cypher, Params: r.Neo4j.Params}
+	}
+	return out
+}
+
+// ToOptions converts the options a retrieval ran with.
+func ToOptions(o pipeline.Options) api.Options {
+	return api.Options{
+		N: o.N, M: o.M, P: o.P, K: o.K,
+		Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree,
+		Lambda: o.Lambda, Shapley: o.Shapley, Samples: o.Samples, Seed: o.Seed,
+		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Fusion: string(o.Fusion),
+		Reformulator: o.Reformulator, Gate: o.Gate, FixedAlpha: o.FixedAlpha, Structure: o.Structure,
+		SnippetChars: o.SnippetChars, MaxAnchorSubgraphs: o.MaxAnchorSubgraphs,
+		Filter:  api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
+		Persist: o.Persist,
+	}
+}
+
+func toDoc(d pipeline.Doc) api.Doc {
+	b := d.Breakdown
+	return api.Doc{ID: d.ID, Title: d.Title, Text: d.Text, Rank: d.Rank, Score: d.Score, Entities: d.Entities,
+		Breakdown: api.Breakdown{Semantic: b.Semantic, Structural: b.Structural, ZSemantic: b.ZSemantic, ZStructural: b.ZStructural,
+			Gate: api.Weights{Semantic: b.Gate.Semantic, Structural: b.Gate.Structural}, Stage: b.Stage, SearchScore: b.SearchScore,
+			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor}}
+}
+
+func toAnchor(a pipeline.Anchor) api.Anchor {
+	return api.Anchor{Doc: toDoc(a.Doc), Snippet: a.Snippet, PhiExact: a.PhiExact, Subgraphs: convert(a.Subgraphs, ToSubgraph),
+		Phi: convert(a.Phi, func(p pipeline.Phi) api.Phi { return api.Phi{QID: p.QID, Label: p.Label, Phi: p.Phi} })}
+}
+
+func toQueryEntity(e pipeline.QueryEntity) api.QueryEntity {
+	return api.QueryEntity{QID: e.QID, Label: e.Label, Surface: e.Surface, Start: e.Start, End: e.End}
+}
+
+// ToSubgraph converts an ego subgraph.
+func ToSubgraph(g kg.Subgraph) api.Subgraph {
+	return api.Subgraph{Root: g.Root, Truncated: g.Truncated,
+		Nodes: convert(g.Nodes, func(n kg.Node) api.Node { return api.Node{QID: n.QID, Label: n.Label, Hop: n.Hop, Hub: n.Hub} }),
+		Edges: convert(g.Edges, func(e kg.Edge) api.Edge { return api.Edge{From: e.From, To: e.To, PID: e.PID, Label: e.Label} })}
+}
+
+// toLinkResponse converts linked mentions (never null: an empty list).
+func toLinkResponse(ms []kg.Mention, ents map[string]kg.Entity) api.LinkResponse {
+	out := api.LinkResponse{Mentions: []api.QueryEntity{}}
+	for _, m := range ms {
+		out.Mentions = append(out.Mentions, api.QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End})
+	}
+	return out
+}
+
+// toErrorBody converts a client-visible error.
+func toErrorBody(e *errs.Error) api.ErrorBody {
+	return api.ErrorBody{Error: api.ErrorDetail{Code: string(e.Code), Message: e.Message, Field: e.Field}}
+}
+
+// convert maps f over xs, keeping nil nil and empty empty.
+func convert[T, U any](xs []T, f func(T) U) []U {
+	if xs == nil {
+		return nil
+	}
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
+	}
+	return out
+}
