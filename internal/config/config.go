@@ -10,11 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -290,13 +288,11 @@ func (c *Config) Validate() Problems {
 		} else if _, err := os.Stat(filepath.Join(dir, "triples.tsv")); err != nil {
 			ps.add(fieldOf(c.KG, "kg", "data"), "%s has no triples.tsv (want a KG bundle folder)", dir)
 		}
-	} else if msg := checkURL(c.Graph, "neo4j", "bolt", "neo4j+s", "bolt+s"); msg != "" {
-		ps.add("graph", "%q: %s; want embedded or neo4j://HOST:PORT", c.Graph, msg)
+	} else if _, err := ParseGraph(c.Graph); err != nil {
+		ps.add("graph", "%v", err)
 	}
-	if c.Index != "embedded" && c.Index != "" {
-		if msg := checkURL(c.Index, "weaviate", "weaviates", "http", "https"); msg != "" {
-			ps.add("index", "%q: %s; want embedded or weaviate://HOST:PORT/Class", c.Index, msg)
-		}
+	if _, err := ParseIndex(c.Index); err != nil {
+		ps.add("index", "%v", err)
 	}
 	if (c.Index == "embedded" || c.Index == "") && c.Corpus == "" && c.Data == "" {
 		ps.add("corpus", "no corpus: set data or corpus")
@@ -388,27 +384,6 @@ func fieldOf(v, ifSet, otherwise string) string {
 	return otherwise
 }
 
-func checkURL(raw string, schemes ...string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "not a URL"
-	}
-	ok := false
-	for _, s := range schemes {
-		ok = ok || u.Scheme == s
-	}
-	if !ok {
-		return fmt.Sprintf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", "))
-	}
-	if u.Host == "" {
-		return "no host"
-	}
-	if u.User != nil {
-		return "credentials in the URL are not accepted; use the secret variables"
-	}
-	return ""
-}
-
 // Redacted renders c as YAML with secrets shown as [redacted].
 func (c Config) Redacted() string {
 	type view struct {
@@ -428,18 +403,4 @@ func (c Config) Redacted() string {
 		return err.Error()
 	}
 	return string(b)
-}
-
-// EnvNames lists the environment variables dmar reads, sorted.
-func EnvNames() []string {
-	var c Config
-	out := []string{"DMAR_CONFIG", "DMAR_NEO4J_PASSWORD", "DMAR_NEO4J_PASSWORD_FILE", "DMAR_WEAVIATE_API_KEY",
-		"DMAR_WEAVIATE_API_KEY_FILE", "DMAR_CHAT_API_KEY", "DMAR_CHAT_API_KEY_FILE"}
-	for _, s := range Settings(&c) {
-		if s.Env != "" {
-			out = append(out, s.Env)
-		}
-	}
-	sort.Strings(out)
-	return out
 }
