@@ -5,14 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
-	"github.com/dmar-kg/dmar/internal/pipeline"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"time"
+
+	"github.com/dmar-kg/dmar/internal/pipeline"
 
 	"github.com/dmar-kg/dmar/internal/server"
 )
@@ -23,9 +23,7 @@ func init() {
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := appFlags{serve: true}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	a.register(fs)
+	fs := a.flags("serve", stderr)
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -62,7 +60,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		defer stop()
 	}
-	log.Info("dmar serving", "addr", "http://"+ln.Addr().String(), "graph", a.graph, "index", a.index, "data", a.data,
+	log.Info("dmar serving", "addr", "http://"+ln.Addr().String(), "graph", a.cfg.Graph, "index", a.cfg.Index, "data", a.cfg.Data,
 		"api_keys", len(keys), "cors_origins", sc.CORSOrigins, "request_timeout", sc.RequestTimeout.String(),
 		"backend_timeout", sc.BackendTimeout.String(), "pprof", sc.Pprof)
 	fmt.Fprintf(stdout, "dmar: serving on http://%s\n", ln.Addr())
@@ -133,16 +131,12 @@ func flagErr(err error) error {
 // state (about 5-9 s for CoDEx-M's 17,050 entities on 2 cores). Graphs
 // larger than the cache, and Neo4j, warm up with traffic instead.
 func warmCache(ctx context.Context, p *pipeline.Pipeline, log *slog.Logger) {
-	g, ok := p.Graph().(*memkg.Graph)
-	if !ok {
+	roots := entityRoots(p.Graph())
+	if roots == nil {
 		return
 	}
 	start := time.Now()
-	roots := make([]string, 0, len(g.AllEntities()))
-	for _, e := range g.AllEntities() {
-		roots = append(roots, e.QID)
-	}
-	n, err := p.Warm(ctx, roots, p.Defaults())
+	n, err := p.Warm(ctx, roots(), p.Defaults())
 	if err != nil {
 		log.Warn("cache warm-up failed; requests warm it instead", "err", err)
 		return
