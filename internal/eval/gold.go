@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,4 +91,26 @@ func WriteCorpus(state string, ds *Dataset) (string, error) {
 		return "", fmt.Errorf("eval corpus: %w", err)
 	}
 	return p, os.Rename(tmp, p)
+}
+
+// CheckGold looks up the gold documents of ds in x. With skip, questions
+// with a gold document not in x are dropped (an error when none remain);
+// else a warning names how many gold ids are missing. It returns the number
+// of gold ids still missing from the evaluated questions, for the report.
+func CheckGold(ctx context.Context, x retrieval.Index, ds *Dataset, skip bool, stderr io.Writer) (int, error) {
+	missing, absent, err := MissingGold(ctx, x, ds)
+	if err != nil {
+		return 0, err
+	}
+	if missing > 0 && skip {
+		dropped := DropMissingGold(ds, absent)
+		fmt.Fprintf(stderr, "eval: dropped %d questions whose gold documents are not in the index; %d remain\n", dropped, len(ds.Questions))
+		if len(ds.Questions) == 0 {
+			return 0, fmt.Errorf("eval: no question has all its gold documents in the index")
+		}
+		return 0, nil
+	} else if missing > 0 {
+		fmt.Fprintf(stderr, "eval: warning: %d gold document ids are not in the index (--skip-missing-gold drops their questions)\n", missing)
+	}
+	return missing, nil
 }
