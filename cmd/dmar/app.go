@@ -68,12 +68,7 @@ func defaultConfig() config.Config {
 func (a *appFlags) register(fs *flag.FlagSet) {
 	a.cfg = defaultConfig()
 	fs.StringVar(&a.configFile, "config", "", "YAML configuration file (env DMAR_CONFIG); flags > DMAR_* env > file > defaults")
-	for _, s := range config.Settings(&a.cfg) {
-		if s.Flag == "" || (s.Serve && !a.serve) {
-			continue
-		}
-		fs.Var(s.Value, s.Flag, fmt.Sprintf("%s (env %s, %s in the file)", s.Usage, s.Env, s.Key))
-	}
+	config.Register(fs, &a.cfg, a.serve)
 }
 
 // parse parses the flags, then resolves the configuration in order of
@@ -85,35 +80,8 @@ func (a *appFlags) parse(fs *flag.FlagSet, args []string) error {
 	return a.resolve(fs, os.Getenv)
 }
 
-// resolve rebuilds a.cfg from defaults, file and environment, then sets the
-// flags given on the command line again so that they win.
 func (a *appFlags) resolve(fs *flag.FlagSet, getenv func(string) string) error {
-	given := map[string]string{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = f.Value.String() })
-	a.cfg = defaultConfig()
-	var ps config.Problems
-	file := a.configFile
-	if file == "" {
-		file = getenv("DMAR_CONFIG")
-	}
-	if file != "" {
-		ps = append(ps, config.File(&a.cfg, file)...)
-	}
-	ps = append(ps, config.Env(&a.cfg, getenv)...)
-	settings := map[string]bool{}
-	for _, s := range config.Settings(&a.cfg) {
-		settings[s.Flag] = s.Flag != ""
-	}
-	for name, v := range given {
-		if name == "config" || !settings[name] {
-			continue // a subcommand's own flag, not a setting
-		}
-		if err := fs.Set(name, v); err != nil {
-			ps = append(ps, config.Problem{Field: "--" + name, Msg: err.Error()})
-		}
-	}
-	ps = append(ps, a.cfg.Validate()...)
-	return ps.Err()
+	return config.Resolve(&a.cfg, defaultConfig(), fs, a.configFile, getenv)
 }
 
 func (a *appFlags) bundleDir() string {

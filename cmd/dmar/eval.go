@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -77,19 +76,9 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *readerURL != "" {
 		cfg.Reader = &eval.Reader{BaseURL: *readerURL, Model: *readerModel, APIKey: rd.APIKey.Reveal(), Timeout: time.Minute}
 	}
-	missing, absent, err := eval.MissingGold(ctx, p.Index(), ds)
+	missing, err := eval.CheckGold(ctx, p.Index(), ds, *skipMissing, stderr)
 	if err != nil {
 		return err
-	}
-	if missing > 0 && *skipMissing {
-		dropped := eval.DropMissingGold(ds, absent)
-		fmt.Fprintf(stderr, "eval: dropped %d questions whose gold documents are not in the index; %d remain\n", dropped, len(ds.Questions))
-		if len(ds.Questions) == 0 {
-			return fmt.Errorf("eval: no question has all its gold documents in the index")
-		}
-		missing = 0
-	} else if missing > 0 {
-		fmt.Fprintf(stderr, "eval: warning: %d gold document ids are not in the index (--skip-missing-gold drops their questions)\n", missing)
 	}
 	start := time.Now()
 	recs, err := eval.Run(ctx, cfg, ds, sys)
@@ -108,14 +97,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		s.Generator = fmt.Sprintf("%s at %s, top %d documents, temperature 0", *readerModel, *readerURL, *readerK)
 	}
 	s.Extra = map[string]any{"command": "dmar eval " + strings.Join(args, " "), "elapsed_s": time.Since(start).Seconds()}
-	if err := eval.Write(*out, s, recs); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	eval.Markdown(&buf, s, nil)
-	head, _, _ := strings.Cut(buf.String(), "\n## Difference")
-	fmt.Fprintf(stdout, "%s\nwrote %s (report.md, results.json, per_question.jsonl, plots)\n", head, *out)
-	return nil
+	return eval.WriteReport(*out, s, recs, stdout)
 }
 
 func (a *appFlags) graphName() string {
