@@ -54,10 +54,11 @@ type Weaviate struct {
 
 // Models are the ONNX model files.
 type Models struct {
-	EncoderDir string `yaml:"encoder_dir"`
-	GNN        string `yaml:"gnn"`  // empty: the GED heuristic
-	Gate       string `yaml:"gate"` // empty: fixed weights
-	DocTokens  int    `yaml:"doc_tokens"`
+	EncoderDir   string `yaml:"encoder_dir"`
+	EncoderBatch int    `yaml:"encoder_batch"` // texts per encoder call
+	GNN          string `yaml:"gnn"`           // empty: the GED heuristic
+	Gate         string `yaml:"gate"`          // empty: fixed weights
+	DocTokens    int    `yaml:"doc_tokens"`
 }
 
 // ORT configures ONNX Runtime.
@@ -106,6 +107,19 @@ type APIKey struct {
 	Burst  int     `yaml:"burst"` // default: max(1, ceil(rate))
 }
 
+// CacheDir is where scripts/setup.sh installs the runtime and models and
+// where state is kept: $DMAR_CACHE, else ~/.cache/dmar.
+func CacheDir(getenv func(string) string) string {
+	if d := getenv("DMAR_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "dmar-cache")
+	}
+	return filepath.Join(home, ".cache", "dmar")
+}
+
 // Default is the configuration that serves the embedded backend over data,
 // keeping state and models under cache.
 func Default(cache, data string) Config {
@@ -114,8 +128,8 @@ func Default(cache, data string) Config {
 		State:  filepath.Join(cache, "state"),
 		Graph:  "embedded",
 		Index:  "embedded",
-		Models: Models{EncoderDir: filepath.Join(cache, "models", "all-MiniLM-L6-v2"), GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
-		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "lib", "libonnxruntime.so"), Device: "cpu"},
+		Models: Models{EncoderDir: filepath.Join(cache, "models", "all-MiniLM-L6-v2"), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
+		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info"},
@@ -226,6 +240,11 @@ func File(c *Config, path string) Problems {
 // errEOF is what yaml.v3 returns for an empty document.
 var errEOF = func() error { return yaml.NewDecoder(strings.NewReader("")).Decode(new(Config)) }()
 
+// Aliases are the older names of settings, read when the setting's own
+// variable is unset: DMAR_GNN_MODEL and DMAR_GATE_MODEL (the names the
+// model loaders read before the configuration had DMAR_GNN and DMAR_GATE).
+var Aliases = map[string]string{"DMAR_GNN": "DMAR_GNN_MODEL", "DMAR_GATE": "DMAR_GATE_MODEL"}
+
 // Env applies the DMAR_* variables (through getenv) over c, then reads the
 // secrets: VAR, else VAR_FILE, else the *_file setting.
 func Env(c *Config, getenv func(string) string) Problems {
@@ -234,9 +253,13 @@ func Env(c *Config, getenv func(string) string) Problems {
 		if s.Env == "" {
 			continue
 		}
-		if v := getenv(s.Env); v != "" {
+		name := s.Env
+		if getenv(name) == "" && Aliases[name] != "" && getenv(Aliases[name]) != "" {
+			name = Aliases[name]
+		}
+		if v := getenv(name); v != "" {
 			if err := s.Value.Set(v); err != nil {
-				ps.add(s.Env, "%v", err)
+				ps.add(name, "%v", err)
 			}
 		}
 	}
@@ -302,6 +325,9 @@ func (c *Config) Validate() Problems {
 	}
 	if c.Models.EncoderDir == "" {
 		ps.add("models.encoder_dir", "must not be empty")
+	}
+	if c.Models.EncoderBatch < 1 {
+		ps.add("models.encoder_batch", "must be 1 or more, got %d", c.Models.EncoderBatch)
 	}
 	if c.Models.DocTokens < 1 || c.Models.DocTokens > 256 {
 		ps.add("models.doc_tokens", "must be between 1 and 256, got %d", c.Models.DocTokens)

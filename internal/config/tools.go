@@ -25,7 +25,7 @@ func SPARQLEndpoint(getenv func(string) string) string { return getenv("DMAR_SPA
 // bolt://127.0.0.1:7687. No other command reads DMAR_NEO4J_URI (the graph
 // setting is DMAR_GRAPH).
 func LegacyNeo4jURI(getenv func(string) string) string {
-	if u := getenv("DMAR_NEO4J_URI"); u != "" {
+	if u := Neo4jURI(getenv); u != "" {
 		return u
 	}
 	return "bolt://127.0.0.1:7687"
@@ -44,3 +44,10 @@ func Neo4jEnv(getenv func(string) string) (Neo4j, Problems) {
 	}
 	return c.Neo4j, ps
 }
+
+// SharedData is DMAR_SHARED_DATA, the shared real data sets (internal/datapath).
+func SharedData(getenv func(string) string) string { return getenv("DMAR_SHARED_DATA") }
+
+// Neo4jURI is DMAR_NEO4J_URI, the Neo4j of the integration tests and of the
+// deprecated dmar load neo4j ("" when unset).
+func Neo4jURI(getenv func(string) string) string { return getenv("DMAR_NEO4J_URI") }
