@@ -58,10 +58,7 @@ func defaultConfig() config.Config {
 	if d, err := datapath.Dataset("codexm-film"); err == nil {
 		data = d
 	}
-	c := config.Default(onnx.CacheDir(), data)
-	c.ORT.Lib = onnx.DefaultLibPath()
-	c.Models.EncoderDir = onnx.DefaultEncoderDir()
-	return c
+	return config.Default(config.CacheDir(os.Getenv), data)
 }
 
 // register adds --config and a flag for every setting that has one.
@@ -120,11 +117,13 @@ func (a *appFlags) neo4jConfig() neo4jkg.Config {
 type models = onnx.Models
 
 func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
-	o, mc := a.cfg.ORT, a.cfg.Models
-	return onnx.OpenModels(onnx.ModelsConfig{
-		Runtime:    onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32},
-		EncoderDir: mc.EncoderDir, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate,
-	}, log)
+	mc := a.cfg.Models
+	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ortConfig(a.cfg.ORT),
+		EncoderDir: mc.EncoderDir, EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate}, log)
+}
+
+func ortConfig(o config.ORT) onnx.Config {
+	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32}
 }
 
 // pipelineFor wires a pipeline over the configured backends.

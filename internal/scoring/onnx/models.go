@@ -10,9 +10,10 @@ import (
 
 // ModelsConfig says which models to open, and on which runtime.
 type ModelsConfig struct {
-	Runtime    Config
-	EncoderDir string // the sentence encoder folder
-	DocTokens  int    // documents are embedded from their first DocTokens word pieces
+	Runtime      Config
+	EncoderDir   string // the sentence encoder folder
+	EncoderBatch int    // texts per encoder call (0: DefaultBatchSize)
+	DocTokens    int    // documents are embedded from their first DocTokens word pieces
 	// GNN and Gate are model files; GNNModelFile and GateModelFile are
 	// looked up from the working directory up (the repository root), and
 	// empty turns the model off.
@@ -48,7 +49,11 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (run scripts/setup.sh, or set DMAR_ORT_LIB)", err)
 	}
-	enc, err := NewEncoder(rt, c.EncoderDir)
+	var opts []EncoderOption
+	if c.EncoderBatch != 0 {
+		opts = append(opts, WithBatchSize(c.EncoderBatch))
+	}
+	enc, err := NewEncoder(rt, c.EncoderDir, opts...)
 	if err != nil {
 		return nil, err
 	}
