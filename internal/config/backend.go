@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strings"
 )
 
@@ -70,4 +71,20 @@ func checkURL(raw string, schemes ...string) string {
 		return "credentials in the URL are not accepted; use the secret variables"
 	}
 	return ""
+}
+
+// BundleDir is the KG bundle folder: kg, else data.
+func (c *Config) BundleDir() string {
+	if c.KG != "" {
+		return c.KG
+	}
+	return c.Data
+}
+
+// CorpusFile is the corpus JSONL file: corpus, else data/corpus.jsonl.
+func (c *Config) CorpusFile() string {
+	if c.Corpus != "" {
+		return c.Corpus
+	}
+	return filepath.Join(c.Data, "corpus.jsonl")
 }

@@ -302,11 +302,7 @@ var (
 func (c *Config) Validate() Problems {
 	var ps Problems
 	if c.Graph == "embedded" || c.Graph == "" {
-		dir := c.KG
-		if dir == "" {
-			dir = c.Data
-		}
-		if dir == "" {
+		if dir := c.BundleDir(); dir == "" {
 			ps.add("data", "no KG bundle: set data (or kg) to a folder with triples.tsv, entities.jsonl and relations.json")
 		} else if _, err := os.Stat(filepath.Join(dir, "triples.tsv")); err != nil {
 			ps.add(fieldOf(c.KG, "kg", "data"), "%s has no triples.tsv (want a KG bundle folder)", dir)
