@@ -7,7 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
@@ -81,20 +80,6 @@ func (a *appFlags) resolve(fs *flag.FlagSet, getenv func(string) string) error {
 	return config.Resolve(&a.cfg, defaultConfig(), fs, a.configFile, getenv)
 }
 
-func (a *appFlags) bundleDir() string {
-	if a.cfg.KG != "" {
-		return a.cfg.KG
-	}
-	return a.cfg.Data
-}
-
-func (a *appFlags) corpusFile() string {
-	if a.cfg.Corpus != "" {
-		return a.cfg.Corpus
-	}
-	return filepath.Join(a.cfg.Data, "corpus.jsonl")
-}
-
 func (a *appFlags) progressOut(w io.Writer) io.Writer {
 	if a.quiet || a.cfg.Quiet {
 		return nil
@@ -104,7 +89,7 @@ func (a *appFlags) progressOut(w io.Writer) io.Writer {
 
 // inputs are the embedded backend's inputs and snapshots.
 func (a *appFlags) inputs(stderr io.Writer) state.Inputs {
-	return state.Inputs{Bundle: a.bundleDir(), Corpus: a.corpusFile(), Dir: a.cfg.State, Log: a.progressOut(stderr)}
+	return state.Inputs{Bundle: a.cfg.BundleDir(), Corpus: a.cfg.CorpusFile(), Dir: a.cfg.State, Log: a.progressOut(stderr)}
 }
 
 func (a *appFlags) neo4jConfig() neo4jkg.Config {

@@ -86,7 +86,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	s := eval.Summarize(ds, sys, recs, *kmax, *resamples, *seed)
-	s.Dataset.Corpus, s.Dataset.Graph, s.Dataset.Index, s.Dataset.MissingGold = a.corpusFile(), a.graphName(), a.cfg.Index, missing
+	s.Dataset.Corpus, s.Dataset.Graph, s.Dataset.Index, s.Dataset.MissingGold = a.cfg.CorpusFile(), a.graphName(), a.cfg.Index, missing
 	if w, ok := p.Index().(retrieval.Writer); ok && s.Dataset.CorpusDocs == 0 {
 		if n, err := w.Count(ctx); err == nil {
 			s.Dataset.CorpusDocs = n
@@ -102,7 +102,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func (a *appFlags) graphName() string {
 	if a.cfg.GraphBackend().Embedded() {
-		return "embedded (" + a.bundleDir() + ")"
+		return "embedded (" + a.cfg.BundleDir() + ")"
 	}
 	return a.cfg.Graph
 }

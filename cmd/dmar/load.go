@@ -41,12 +41,8 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	return loadKG(ctx, &a, l, stdout, stderr)
-}
-
-func loadKG(ctx context.Context, a *appFlags, l loadKGFlags, stdout, stderr io.Writer) error {
 	if !a.cfg.GraphBackend().Embedded() {
-		return loadBundleIntoNeo4j(ctx, a, l, stdout, stderr)
+		return loadBundleIntoNeo4j(ctx, &a, l, stdout, stderr)
 	}
 	if l.after || l.wipe || l.checkpoint != "" {
 		return usageError{"load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)"}
@@ -90,11 +86,11 @@ func loadBundleIntoNeo4j(ctx context.Context, a *appFlags, l loadKGFlags, stdout
 		fmt.Fprintf(stdout, "neo4j %s: %d entities, %d statements, %d documents (%.1fs)\n", a.cfg.Graph, c.Entities, c.Statements, c.Documents, time.Since(start).Seconds())
 		return nil
 	}
-	c, err := st.LoadBundle(ctx, a.bundleDir(), neo4jkg.SinkOptions{Batch: l.batch, Checkpoint: l.checkpoint, Progress: a.progressOut(stderr)})
+	c, err := st.LoadBundle(ctx, a.cfg.BundleDir(), neo4jkg.SinkOptions{Batch: l.batch, Checkpoint: l.checkpoint, Progress: a.progressOut(stderr)})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "load kg: %s into %s: read %d, loaded %d, duplicates %d, skipped as bad %d\n", a.bundleDir(), a.cfg.Graph, c.Read, c.Loaded, c.Filtered, c.Bad)
+	fmt.Fprintf(stdout, "load kg: %s into %s: read %d, loaded %d, duplicates %d, skipped as bad %d\n", a.cfg.BundleDir(), a.cfg.Graph, c.Read, c.Loaded, c.Filtered, c.Bad)
 	for _, p := range c.Problems {
 		fmt.Fprintln(stdout, "  skipped:", p)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,13 +93,11 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 			o.Properties[p] = true
 		}
 	}
-	switch *relations {
+	switch d, err := datapath.Dataset("wikidata-properties"); *relations {
 	case "none":
 	case "":
-		if d, err := datapath.Dataset("wikidata-properties"); err == nil {
-			if p := filepath.Join(d, "properties_with_labels.tsv"); fileExists(p) {
-				o.PropertiesTSV = p
-			}
+		if p := filepath.Join(d, "properties_with_labels.tsv"); err == nil && fileExists(p) {
+			o.PropertiesTSV = p
 		}
 	default:
 		o.PropertiesTSV = *relations
@@ -116,21 +113,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("load wikidata: %w", err)
 	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(struct {
-			wikidata.Stats
-			MBPerSec       float64 `json:"mb_per_s"`
-			EntitiesPerSec float64 `json:"entities_per_s"`
-		}{st, float64(st.Bytes) / 1e6 / st.Elapsed.Seconds(), float64(st.Read) / st.Elapsed.Seconds()})
-	}
-	sinks.PrintCounts(stdout, st.Counts)
-	fmt.Fprintf(stdout, "%d triples, %d relations, %.1f MB in %s (%d passes): %.1f MB/s, %.0f entities/s\n",
-		st.Triples, st.Relations, float64(st.Bytes)/1e6, st.Elapsed.Round(time.Millisecond), st.Passes,
-		float64(st.Bytes)/1e6/st.Elapsed.Seconds(), float64(st.Read)/st.Elapsed.Seconds())
-	if st.Truncated {
-		fmt.Fprintln(stdout, "note: the compressed stream was cut off; everything before the cut was loaded", st.TruncatedBy)
-	}
-	return nil
+	return st.Report(stdout, *asJSON)
 }
 
 func fileExists(p string) bool {
