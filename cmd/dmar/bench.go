@@ -1,57 +1,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"sort"
-	"text/tabwriter"
-	"time"
 
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
-	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/bench"
 )
 
 func init() {
 	register("bench latency", "p50/p95 latency of DMAR (exact and Monte Carlo) beside plain hybrid search, over a question file", runBenchLatency)
 }
 
-// readQuestions reads the "question" field of a JSONL file (kgqa format).
-func readQuestions(path string, limit int) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("questions: %w", err)
-	}
-	defer f.Close()
-	var qs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var q struct {
-			Question string `json:"question"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil || q.Question == "" {
-			return nil, fmt.Errorf("%s:%d: want a JSON object with a question", path, n)
-		}
-		qs = append(qs, q.Question)
-		if limit > 0 && len(qs) == limit {
-			break
-		}
-	}
-	return qs, sc.Err()
-}
-
 func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
-	fs := flag.NewFlagSet("bench latency", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	a.register(fs)
+	fs := a.flags("bench latency", stderr)
 	qpath := fs.String("questions", "", "JSONL file with a question field per line (e.g. ../shared/data/kgqa/dev.jsonl)")
 	limit := fs.Int("limit", 0, "use only the first N questions")
 	if err := a.parse(fs, args); err != nil {
@@ -60,7 +23,7 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	if *qpath == "" {
 		return usageError{"bench latency: --questions is required"}
 	}
-	qs, err := readQuestions(*qpath, *limit)
+	qs, err := bench.ReadQuestions(*qpath, *limit)
 	if err != nil {
 		return err
 	}
@@ -70,99 +33,6 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer m.Close()
-	opts := pipeline.Defaults() // n=100, m=3, p=20, k=5, exact
-	// Steady state: with the embedded graph, every entity's subgraph and GNN
-	// embedding is cached first (as a long-running server's cache would be).
-	if g, ok := p.Graph().(*memkg.Graph); ok {
-		t := time.Now()
-		var roots []string
-		for _, e := range g.AllEntities() {
-			roots = append(roots, e.QID)
-		}
-		n, err := p.Warm(ctx, roots, opts)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "cache warm-up: %d subgraphs extracted and encoded in %s\n", n, time.Since(t).Round(time.Millisecond))
-	}
-	opts.N, opts.M, opts.P, opts.K = 100, 3, 20, 5
-	mc := opts
-	mc.Shapley, mc.Samples = "montecarlo", 50
-
-	type series struct {
-		name                       string
-		total, structural, shapley []float64
-	}
-	hybrid := &series{name: "hybrid search (encode + hybrid, k=5)"}
-	exact := &series{name: "DMAR exact (n=100 m=3 p=20 k=5)"}
-	monte := &series{name: "DMAR Monte Carlo T=50"}
-	// Warm-up: one request of each kind, so that lazy index building and the
-	// first model runs are not timed.
-	if _, err := p.Retrieve(ctx, qs[0], opts); err != nil {
-		return err
-	}
-	for i, q := range qs {
-		t := time.Now()
-		v, err := p.Encoder().Encode(ctx, []string{q})
-		if err != nil {
-			return err
-		}
-		if _, err := p.Index().Search(ctx, retrieval.Query{Mode: retrieval.Hybrid, Text: q, Vector: v[0], Alpha: opts.Stage2Alpha, Fusion: opts.Fusion, Limit: 5}); err != nil {
-			return err
-		}
-		hybrid.total = append(hybrid.total, ms(time.Since(t)))
-		for _, s := range []struct {
-			o   pipeline.Options
-			dst *series
-		}{{opts, exact}, {mc, monte}} {
-			res, err := p.Retrieve(ctx, q, s.o)
-			if err != nil {
-				return fmt.Errorf("question %d: %w", i+1, err)
-			}
-			s.dst.total = append(s.dst.total, res.TimingsMS["total"])
-			s.dst.structural = append(s.dst.structural, res.TimingsMS["structural"])
-			s.dst.shapley = append(s.dst.shapley, res.TimingsMS["shapley"])
-		}
-		if (i+1)%25 == 0 {
-			fmt.Fprintf(stderr, "bench: %d/%d questions\n", i+1, len(qs))
-		}
-	}
-	fmt.Fprintf(stdout, "DMAR latency over %d questions of %s (index: %s, graph: %s)\n\n", len(qs), *qpath, a.index, a.graph)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "system\tp50 ms\tp95 ms\tstructural p50 ms\tstructural p95 ms\tShapley p50 ms\tShapley p95 ms")
-	for _, s := range []*series{hybrid, exact, monte} {
-		st := "-\t-\t-\t-"
-		if len(s.structural) > 0 {
-			st = fmt.Sprintf("%.2f\t%.2f\t%.3f\t%.3f", pct(s.structural, 50), pct(s.structural, 95), pct(s.shapley, 50), pct(s.shapley, 95))
-		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\n", s.name, pct(s.total, 50), pct(s.total, 95), st)
-	}
-	tw.Flush()
-	fmt.Fprintf(stdout, "\nDMAR exact p50 / hybrid p50 = %.2fx (target <= 3x)\n", pct(exact.total, 50)/pct(hybrid.total, 50))
-	if e := pct(exact.structural, 50); e > 0 {
-		fmt.Fprintf(stdout, "structural stage p50 (subgraph games + Shapley), Monte Carlo T=50 / exact = %.1fx\n", pct(monte.structural, 50)/e)
-	}
-	if e := pct(exact.shapley, 50); e > 0 {
-		fmt.Fprintf(stdout, "Shapley computation p50, Monte Carlo T=50 / exact = %.1fx (target >= 20x)\n", pct(monte.shapley, 50)/e)
-	}
-	return nil
-}
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// pct is the p-th percentile (nearest rank).
-func pct(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(s) {
-		i = len(s) - 1
-	}
-	return s[i]
+	b := bench.Latency{Pipeline: p, Questions: qs, QuestionsPath: *qpath, Index: a.cfg.Index, Graph: a.cfg.Graph, WarmRoots: entityRoots(p.Graph())}
+	return b.Run(ctx, stdout, stderr)
 }

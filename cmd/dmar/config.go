@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,9 +20,7 @@ func init() {
 
 func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := appFlags{serve: true}
-	fs := flag.NewFlagSet("config check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	a.register(fs)
+	fs := a.flags("config check", stderr)
 	show := fs.Bool("show", false, "print the resolved configuration (secrets redacted)")
 	if err := a.parse(fs, args); err != nil {
 		return err

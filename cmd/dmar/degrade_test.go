@@ -17,7 +17,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
 // Degradation and recovery with real process kills. Each test starts its
@@ -202,7 +202,7 @@ func TestNeo4jKilledAndRestarted(t *testing.T) {
 		t.Skip(err)
 	}
 	// A home kept in the cache: the graph is loaded on the first run only.
-	home := filepath.Join(onnx.CacheDir(), "neo4j", "e2e-home")
+	home := filepath.Join(onnxtest.CacheDir(), "neo4j", "e2e-home")
 	neo := service{name: "neo4j", pidfile: filepath.Join(home, "run", "neo4j.pid"), env: []string{
 		"DMAR_NEO4J_HOME=" + home, "DMAR_NEO4J_BOLT_PORT=17687", "DMAR_NEO4J_HTTP_PORT=17474",
 		"DMAR_NEO4J_HEAP=512m", "DMAR_NEO4J_PAGECACHE=64m", "DMAR_NEO4J_PASSWORD="}}
@@ -276,7 +276,7 @@ func TestWeaviateKilledAndRestarted(t *testing.T) {
 		t.Skip(err)
 	}
 	const port, grpc = "18080", "18081"
-	wv := service{name: "weaviate", pidfile: filepath.Join(onnx.CacheDir(), "weaviate", "run", "weaviate-"+port+".pid"), env: []string{
+	wv := service{name: "weaviate", pidfile: filepath.Join(onnxtest.CacheDir(), "weaviate", "run", "weaviate-"+port+".pid"), env: []string{
 		"DMAR_WEAVIATE_DATA=" + filepath.Join(t.TempDir(), "weaviate"), "DMAR_WEAVIATE_PORT=" + port, "DMAR_WEAVIATE_GRPC_PORT=" + grpc,
 		"DMAR_WEAVIATE_GOSSIP_PORT=17946", "DMAR_WEAVIATE_DATA_PORT=17947", "DMAR_WEAVIATE_RAFT_PORT=18300", "DMAR_WEAVIATE_RAFT_RPC_PORT=18301"}}
 	wv.script(t, "start")

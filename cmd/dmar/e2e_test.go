@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
@@ -41,8 +40,8 @@ func TestMain(m *testing.M) {
 // dmarBinary builds cmd/dmar once per test run.
 func dmarBinary(t *testing.T) string {
 	t.Helper()
-	onnxtest.NeedFile(t, onnx.ConfigFromEnv().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnx.DefaultEncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "dmar-e2e-")
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 )
 
@@ -18,9 +19,13 @@ func init() {
 
 // runEmbed prints {"text":..., "embedding":[...]} per input, in input order.
 func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg := onnx.ConfigFromEnv()
-	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// Defaults and DMAR_* variables as every command reads them; no file.
+	c := defaultConfig()
+	if err := config.Env(&c, os.Getenv).Err(); err != nil {
+		return err
+	}
+	cfg := ortConfig(c.ORT)
+	fs := newFlagSet("embed", stderr)
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: dmar embed [flags] TEXT...   (no TEXT: one text per stdin line)")
 		fs.PrintDefaults()
@@ -28,8 +33,8 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&cfg.LibPath, "ort-lib", cfg.LibPath, "ONNX Runtime library (env DMAR_ORT_LIB)")
 	fs.StringVar(&cfg.Device, "device", cfg.Device, "cpu or cuda (env DMAR_DEVICE)")
 	fs.IntVar(&cfg.IntraOpThreads, "threads", cfg.IntraOpThreads, "intra-op threads, 0 = ONNX Runtime's choice (env DMAR_ORT_THREADS)")
-	dir := fs.String("encoder-dir", onnx.DefaultEncoderDir(), "encoder folder built by scripts/setup.sh (env DMAR_ENCODER_DIR)")
-	batch := fs.Int("batch", onnx.DefaultBatchSize, "texts per model call")
+	dir := fs.String("encoder-dir", c.Models.EncoderDir, "encoder folder built by scripts/setup.sh (env DMAR_ENCODER_DIR)")
+	batch := fs.Int("batch", c.Models.EncoderBatch, "texts per model call (env DMAR_ENCODER_BATCH)")
 	if err := fs.Parse(args); err != nil {
 		if err == flag.ErrHelp {
 			return err

@@ -9,13 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
 func TestEmbedPrintsOneJSONObjectPerText(t *testing.T) {
-	onnxtest.NeedFile(t, onnx.ConfigFromEnv().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnx.DefaultEncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	var out, errOut bytes.Buffer
 	texts := []string{"hello", "Knowledge graphs & retrieval", "hello"}
 	if err := Run(context.Background(), append([]string{"embed", "--batch", "2"}, texts...), &out, &errOut); err != nil {

@@ -1,21 +1,15 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -27,9 +21,8 @@ func init() {
 
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	a.register(fs)
+	fs := a.flags("eval", stderr)
+	rd := config.ReaderEnv(os.Getenv)
 	dataset := fs.String("dataset", "", "FORMAT:PATH with FORMAT one of "+strings.Join(eval.Formats, ", ")+" (e.g. kgqa:../shared/data/kgqa/dev.jsonl, hotpotqa:../shared/data/hotpotqa-100)")
 	systems := fs.String("systems", strings.Join(eval.SystemNames, ","), "comma-separated systems: "+strings.Join(eval.SystemNames, ", "))
 	out := fs.String("out", "", "output folder for report.md, results.json, per_question.jsonl and plots")
@@ -38,8 +31,8 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	alpha := fs.Float64("hybrid-alpha", 0.5, "weight of the vector side of the hybrid baseline (Weaviate's alpha)")
 	resamples := fs.Int("bootstrap", 1000, "bootstrap resamples for the confidence intervals")
 	seed := fs.Uint64("seed", 1, "seed of the bootstrap and of Monte Carlo Shapley")
-	readerURL := fs.String("reader-url", os.Getenv("DMAR_READER_BASE_URL"), "OpenAI-compatible base URL of a generator for EM/F1 (env DMAR_READER_BASE_URL); unset: no end-to-end metrics")
-	readerModel := fs.String("reader-model", os.Getenv("DMAR_READER_MODEL"), "generator model name (env DMAR_READER_MODEL)")
+	readerURL := fs.String("reader-url", rd.BaseURL, "OpenAI-compatible base URL of a generator for EM/F1 (env DMAR_READER_BASE_URL); unset: no end-to-end metrics")
+	readerModel := fs.String("reader-model", rd.Model, "generator model name (env DMAR_READER_MODEL)")
 	readerK := fs.Int("reader-k", 5, "documents the generator reads")
 	skipMissing := fs.Bool("skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
 	if err := a.parse(fs, args); err != nil {
@@ -58,14 +51,12 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return usageError{"eval: " + err.Error()}
 	}
-	if ds.Corpus != nil && a.corpusPath == "" {
+	if ds.Corpus != nil && a.cfg.Corpus == "" {
 		// A benchmark's own paragraphs go through the same load path as any
 		// corpus: written once as corpus JSONL, keyed by content.
-		p, err := writeEvalCorpus(a.state, ds)
-		if err != nil {
+		if a.cfg.Corpus, err = eval.WriteCorpus(a.cfg.State, ds); err != nil {
 			return err
 		}
-		a.corpusPath = p
 	}
 	base := pipeline.Defaults()
 	base.Seed = *seed
@@ -83,33 +74,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 	cfg := eval.Config{Pipeline: p, Index: p.Index(), Encoder: p.Encoder(), KMax: *kmax, ReaderK: *readerK, Progress: a.progressOut(stderr)}
 	if *readerURL != "" {
-		cfg.Reader = &eval.Reader{BaseURL: *readerURL, Model: *readerModel, APIKey: os.Getenv("DMAR_READER_API_KEY"), Timeout: time.Minute}
+		cfg.Reader = &eval.Reader{BaseURL: *readerURL, Model: *readerModel, APIKey: rd.APIKey.Reveal(), Timeout: time.Minute}
 	}
-	missing, absent, err := missingGold(ctx, p.Index(), ds)
+	missing, err := eval.CheckGold(ctx, p.Index(), ds, *skipMissing, stderr)
 	if err != nil {
 		return err
-	}
-	if missing > 0 && *skipMissing {
-		kept := ds.Questions[:0]
-		for _, q := range ds.Questions {
-			ok := true
-			for _, g := range q.Gold {
-				ok = ok && !absent[g]
-			}
-			if ok {
-				kept = append(kept, q)
-			}
-		}
-		dropped := len(ds.Questions) - len(kept)
-		ds.Questions = kept
-		ds.Notes = append(ds.Notes, fmt.Sprintf("--skip-missing-gold: %d questions were dropped because some gold document is not in the index; %d remain.", dropped, len(kept)))
-		fmt.Fprintf(stderr, "eval: dropped %d questions whose gold documents are not in the index; %d remain\n", dropped, len(kept))
-		if len(kept) == 0 {
-			return fmt.Errorf("eval: no question has all its gold documents in the index")
-		}
-		missing = 0
-	} else if missing > 0 {
-		fmt.Fprintf(stderr, "eval: warning: %d gold document ids are not in the index (--skip-missing-gold drops their questions)\n", missing)
 	}
 	start := time.Now()
 	recs, err := eval.Run(ctx, cfg, ds, sys)
@@ -117,101 +86,23 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	s := eval.Summarize(ds, sys, recs, *kmax, *resamples, *seed)
-	s.Dataset.Corpus, s.Dataset.Graph, s.Dataset.Index, s.Dataset.MissingGold = a.corpusFile(), a.graphName(), a.index, missing
+	s.Dataset.Corpus, s.Dataset.Graph, s.Dataset.Index, s.Dataset.MissingGold = a.cfg.CorpusFile(), a.graphName(), a.cfg.Index, missing
 	if w, ok := p.Index().(retrieval.Writer); ok && s.Dataset.CorpusDocs == 0 {
 		if n, err := w.Count(ctx); err == nil {
 			s.Dataset.CorpusDocs = n
 		}
 	}
-	s.Models = a.modelsInUse(m)
+	s.Models = m.InUse()
 	if cfg.Reader != nil {
 		s.Generator = fmt.Sprintf("%s at %s, top %d documents, temperature 0", *readerModel, *readerURL, *readerK)
 	}
 	s.Extra = map[string]any{"command": "dmar eval " + strings.Join(args, " "), "elapsed_s": time.Since(start).Seconds()}
-	if err := eval.Write(*out, s, recs); err != nil {
-		return err
-	}
-	var buf bytes.Buffer
-	eval.Markdown(&buf, s, nil)
-	head, _, _ := strings.Cut(buf.String(), "\n## Difference")
-	fmt.Fprintf(stdout, "%s\nwrote %s (report.md, results.json, per_question.jsonl, plots)\n", head, *out)
-	return nil
+	return eval.WriteReport(*out, s, recs, stdout)
 }
 
 func (a *appFlags) graphName() string {
-	if a.graph == "embedded" || a.graph == "" {
-		return "embedded (" + a.bundleDir() + ")"
+	if a.cfg.GraphBackend().Embedded() {
+		return "embedded (" + a.cfg.BundleDir() + ")"
 	}
-	return a.graph
-}
-
-// modelsInUse says which encoder, GNN and gate the pipeline actually had.
-func (a *appFlags) modelsInUse(m *models) []string {
-	out := []string{"encoder " + m.enc.Version()}
-	if m.gnn != nil {
-		out = append(out, "GNN "+m.gnn.Version())
-	} else {
-		out = append(out, fmt.Sprintf("no GNN (%q not loaded): structure \"gnn\" ran the GED heuristic (fallback gnn_unavailable)", a.gnnPath))
-	}
-	if m.gate != nil {
-		out = append(out, "gate "+m.gate.Version()+" ("+a.gatePath+")")
-	} else {
-		out = append(out, fmt.Sprintf("no gate (%q not loaded): fixed weights 0.5/0.5 (fallback gate_unavailable)", a.gatePath))
-	}
-	return out
-}
-
-// writeEvalCorpus writes a benchmark's documents as corpus JSONL under the
-// state folder, named by content so that an unchanged corpus is reused.
-func writeEvalCorpus(state string, ds *eval.Dataset) (string, error) {
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	for _, d := range ds.Corpus {
-		if err := enc.Encode(map[string]string{"id": d.ID, "title": d.Title, "text": d.Text}); err != nil {
-			return "", fmt.Errorf("eval corpus: %w", err)
-		}
-	}
-	w.Flush()
-	h := sha256.Sum256(buf.Bytes())
-	name := strings.SplitN(ds.Format, "-", 2)[0]
-	p := filepath.Join(state, "eval-corpus", name+"-"+hex.EncodeToString(h[:8])+".jsonl")
-	if _, err := os.Stat(p); err == nil {
-		return p, nil
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return "", fmt.Errorf("eval corpus: %w", err)
-	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
-		return "", fmt.Errorf("eval corpus: %w", err)
-	}
-	return p, os.Rename(tmp, p)
-}
-
-// missingGold counts gold ids the index does not hold, and returns them.
-func missingGold(ctx context.Context, x retrieval.Index, ds *eval.Dataset) (int, map[string]bool, error) {
-	seen := map[string]bool{}
-	var ids []string
-	for _, q := range ds.Questions {
-		for _, g := range q.Gold {
-			if !seen[g] {
-				seen[g] = true
-				ids = append(ids, g)
-			}
-		}
-	}
-	docs, err := x.Documents(ctx, ids)
-	if err != nil {
-		return 0, nil, fmt.Errorf("eval: look up gold documents: %w", err)
-	}
-	absent := map[string]bool{}
-	for _, id := range ids {
-		absent[id] = true
-	}
-	for _, d := range docs {
-		delete(absent, d.ID)
-	}
-	return len(absent), absent, nil
+	return a.cfg.Graph
 }

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
@@ -60,8 +59,8 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 		}
 		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j weaviate and export both")
 	}
-	onnxtest.NeedFile(t, onnx.ConfigFromEnv().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnx.DefaultEncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	film, err := datapath.Dataset("codexm-film")
 	if err != nil {
 		t.Skip("shared data not found:", err)

@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
@@ -36,8 +35,8 @@ func TestEvalUsageErrors(t *testing.T) {
 // The whole command on a four-paragraph corpus over the codexm-film graph:
 // every system runs and the outputs appear, the PNGs decode.
 func TestEvalWritesReport(t *testing.T) {
-	onnxtest.NeedFile(t, onnx.ConfigFromEnv().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnx.DefaultEncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	film, err := datapath.Dataset("codexm-film")
 	if err != nil {
 		t.Skip("shared data not found:", err)
@@ -95,8 +94,8 @@ func TestEvalWritesReport(t *testing.T) {
 }
 
 func TestEvalSkipMissingGold(t *testing.T) {
-	onnxtest.NeedFile(t, onnx.ConfigFromEnv().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnx.DefaultEncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	film, err := datapath.Dataset("codexm-film")
 	if err != nil {
 		t.Skip("shared data not found:", err)

@@ -2,38 +2,23 @@ package main
 
 import (
 	"context"
-	"flag"
-	"fmt"
-	"github.com/dmar-kg/dmar/internal/npy"
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 
 	"github.com/dmar-kg/dmar/internal/eval"
-	"github.com/dmar-kg/dmar/internal/progress"
 )
 
 func init() {
 	register("gate features", "export the gate's training data: per question and stage-1 candidate, the encoder vectors, z-scores and gold label (.npy)", runGateFeatures)
 }
 
-// runGateFeatures runs phases 1-2 of the configured pipeline (default
-// options) for every question of a labelled dataset (eval.Open: kgqa
-// gold_doc_ids, HotpotQA/MuSiQue supporting paragraphs) and writes, under --out:
-//
-//	qvec.npy  [Q,384] float32  enc(Q), the query encoder's vector
-//	dvec.npy  [R,384] float32  enc(D) of each candidate, as stored in the index
-//	feat.npy  [R,4]   float32  z_sem, z_ent, sem, ent
-//	rows.npy  [R,2]   int32    question index, label (1 = gold document)
-//	ngold.npy [Q]     int32    gold documents of the question (for recall)
-//
-// Questions whose pipeline run fails are counted, logged and skipped.
+// runGateFeatures writes eval.GateFeatures of the configured pipeline for
+// every question of a labelled dataset (eval.Open: kgqa gold_doc_ids,
+// HotpotQA/MuSiQue supporting paragraphs) under --out.
 func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
-	fs := flag.NewFlagSet("gate features", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	a.register(fs)
+	fs := a.flags("gate features", stderr)
 	dataset := fs.String("dataset", "", "labelled questions as FORMAT:PATH, as dmar eval takes them (kgqa, hotpotqa, musique, jsonl; required)")
 	out := fs.String("out", "", "output directory (required)")
 	limit := fs.Int("limit", 0, "only the first N questions (0 = all)")
@@ -50,14 +35,13 @@ func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Write
 	if ds.Setting == "per-question" {
 		return usageError{"gate features: per-question pools (hotpotqa-distractor) are not supported; use hotpotqa"}
 	}
-	if ds.Corpus != nil && a.corpusPath == "" {
+	if ds.Corpus != nil && a.cfg.Corpus == "" {
 		// A benchmark's own paragraphs: the same corpus file dmar eval
 		// writes, so the index snapshot is shared.
-		if a.corpusPath, err = writeEvalCorpus(a.state, ds); err != nil {
+		if a.cfg.Corpus, err = eval.WriteCorpus(a.cfg.State, ds); err != nil {
 			return err
 		}
 	}
-	qs := ds.Questions
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
@@ -67,83 +51,5 @@ func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer m.Close()
-	opts := p.Defaults()
-	var qvec, dvec, feat []float32
-	var rows, ngold []int32
-	skipped := 0
-	meter := progress.New(stderr, "gate features", "questions", len(qs))
-	for _, q := range qs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		cands, _, err := p.Candidates(ctx, q.Question, opts)
-		if err == nil && len(cands) == 0 {
-			err = fmt.Errorf("no candidates")
-		}
-		var docsVec [][]float32
-		if err == nil {
-			ids := make([]string, len(cands))
-			for i, c := range cands {
-				ids[i] = c.ID
-			}
-			docs, derr := p.Index().Documents(ctx, ids)
-			if derr == nil && len(docs) != len(ids) {
-				derr = fmt.Errorf("%d vectors for %d candidates", len(docs), len(ids))
-			}
-			err = derr
-			for _, d := range docs {
-				docsVec = append(docsVec, d.Vector)
-			}
-		}
-		var qv [][]float32
-		if err == nil {
-			qv, err = p.Encoder().Encode(ctx, []string{q.Question})
-		}
-		meter.Add(1)
-		if err != nil {
-			skipped++
-			fmt.Fprintf(stderr, "gate features: skipped %s: %v\n", q.ID, err)
-			continue
-		}
-		qi := int32(len(ngold))
-		qvec = append(qvec, qv[0]...)
-		gold := map[string]bool{}
-		for _, g := range q.Gold {
-			gold[g] = true
-		}
-		ngold = append(ngold, int32(len(gold)))
-		for i, c := range cands {
-			label := int32(0)
-			if gold[c.ID] {
-				label = 1
-			}
-			b := c.Breakdown
-			dvec = append(dvec, docsVec[i]...)
-			feat = append(feat, float32(b.ZSemantic), float32(b.ZStructural), float32(b.Semantic), float32(b.Structural))
-			rows = append(rows, qi, label)
-		}
-	}
-	meter.Done()
-	nq, r := len(ngold), len(rows)/2
-	if nq == 0 {
-		return fmt.Errorf("gate features: no question could be scored (%d skipped)", skipped)
-	}
-	dim := len(qvec) / nq
-	for _, f := range []struct {
-		name  string
-		data  any
-		shape []int
-	}{
-		{"qvec.npy", qvec, []int{nq, dim}},
-		{"dvec.npy", dvec, []int{r, dim}},
-		{"feat.npy", feat, []int{r, 4}},
-		{"rows.npy", rows, []int{r, 2}},
-		{"ngold.npy", ngold, []int{nq}},
-	} {
-		if err := npy.Write(filepath.Join(*out, f.name), f.data, f.shape...); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(stdout, "gate features: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, *out)
-	return nil
+	return eval.GateFeatures(ctx, p, ds.Questions, *out, stdout, stderr)
 }

@@ -2,21 +2,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
-	"github.com/dmar-kg/dmar/loaders/bundlesink"
-	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
+	"github.com/dmar-kg/dmar/loaders/sinks"
 	"github.com/dmar-kg/dmar/loaders/sparql"
 	"github.com/dmar-kg/dmar/loaders/wikidata"
 )
@@ -26,63 +25,25 @@ func init() {
 	register("load sparql", "load the neighbourhood of seed entities from a Wikidata-compatible SPARQL endpoint", runLoadSPARQL)
 }
 
-// sinkOpeners maps the scheme of --to (csv:DIR, bundle:DIR, neo4j://…,
-// bolt://…) to a sink: the one place a sink is chosen.
-var sinkOpeners = map[string]func(ctx context.Context, target string) (kg.Sink, error){
-	"csv": func(_ context.Context, dir string) (kg.Sink, error) {
-		// Both loaders hand each triple over once, so no dedup set is needed.
-		return neo4jcsv.New(dir, neo4jcsv.Options{UniqueTriples: true})
-	},
-	"bundle": func(_ context.Context, dir string) (kg.Sink, error) {
-		return bundlesink.New(dir), nil
-	},
-	"neo4j": openBolt,
-	"bolt":  openBolt,
-}
-
-// boltSink is neo4jkg's Bolt loader plus the connection it owns.
-type boltSink struct {
-	*neo4jkg.Sink
-	store *neo4jkg.Store
-}
-
-func (b boltSink) Close(ctx context.Context) error {
-	err := b.Sink.Close(ctx)
-	return errors.Join(err, b.store.Close(context.Background()))
-}
-
-// openBolt loads online into the Neo4j at uri (user and password from
-// DMAR_NEO4J_USER/DMAR_NEO4J_PASSWORD) in batches of MERGEs; for a full dump
-// use csv:DIR and neo4j-admin import instead.
-func openBolt(ctx context.Context, uri string) (kg.Sink, error) {
-	cfg := neo4jkg.ConfigFromEnv()
-	cfg.URI = uri
-	st, err := neo4jkg.Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	s, err := st.NewSink(neo4jkg.SinkOptions{})
-	if err != nil {
-		st.Close(context.Background())
-		return nil, err
-	}
-	return boltSink{Sink: s, store: st}, nil
-}
-
+// openSink opens the sink of --to: a Neo4j URL (config.ParseGraph's
+// schemes, credentials from DMAR_NEO4J_*), else csv:DIR or bundle:DIR.
 func openSink(ctx context.Context, to string) (kg.Sink, error) {
-	scheme, rest, ok := strings.Cut(to, ":")
-	if !ok || rest == "" {
-		return nil, usageError{fmt.Sprintf("--to %q: want csv:DIR, bundle:DIR or neo4j://HOST:PORT", to)}
+	scheme, _, _ := strings.Cut(to, ":")
+	if slices.Contains(config.GraphSchemes, scheme) {
+		if _, err := config.ParseGraph(to); err != nil {
+			return nil, usageError{"--to " + err.Error()}
+		}
+		n, ps := config.Neo4jEnv(os.Getenv)
+		if err := ps.Err(); err != nil {
+			return nil, err
+		}
+		return sinks.OpenBolt(ctx, neo4jkg.Config{URI: to, User: n.User, Password: n.Password.Reveal(), Database: n.Database})
 	}
-	open, found := sinkOpeners[scheme]
-	if !found {
-		return nil, usageError{fmt.Sprintf("--to %q: unknown sink %q (csv:DIR, bundle:DIR, neo4j://HOST:PORT)", to, scheme)}
+	s, err := sinks.OpenFile("--to", to)
+	if errors.Is(err, sinks.ErrTarget) {
+		return nil, usageError{err.Error()}
 	}
-	target := rest
-	if scheme == "neo4j" || scheme == "bolt" {
-		target = to // the full URI
-	}
-	return open(ctx, target)
+	return s, err
 }
 
 func splitList(s string) []string {
@@ -95,16 +56,8 @@ func splitList(s string) []string {
 	return out
 }
 
-func printCounts(w io.Writer, c kg.Counts) {
-	fmt.Fprintf(w, "read %d, loaded %d, filtered %d, bad %d\n", c.Read, c.Loaded, c.Filtered, c.Bad)
-	for _, p := range c.Problems {
-		fmt.Fprintln(w, "  bad:", p)
-	}
-}
-
 func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("load wikidata", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("load wikidata", stderr)
 	dump := fs.String("dump", "", "Wikidata JSON dump: latest-all.json, .json.gz or .json.bz2 (required)")
 	to := fs.String("to", "", "where to: csv:DIR (neo4j-admin import files), bundle:DIR (dmar KG bundle) or neo4j://HOST:PORT (online Bolt MERGEs) (required)")
 	lang := fs.String("lang", "en", "languages for labels, aliases and descriptions, in order of preference (comma-separated)")
@@ -140,13 +93,11 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 			o.Properties[p] = true
 		}
 	}
-	switch *relations {
+	switch d, err := datapath.Dataset("wikidata-properties"); *relations {
 	case "none":
 	case "":
-		if d, err := datapath.Dataset("wikidata-properties"); err == nil {
-			if p := filepath.Join(d, "properties_with_labels.tsv"); fileExists(p) {
-				o.PropertiesTSV = p
-			}
+		if p := filepath.Join(d, "properties_with_labels.tsv"); err == nil && fileExists(p) {
+			o.PropertiesTSV = p
 		}
 	default:
 		o.PropertiesTSV = *relations
@@ -162,21 +113,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("load wikidata: %w", err)
 	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(struct {
-			wikidata.Stats
-			MBPerSec       float64 `json:"mb_per_s"`
-			EntitiesPerSec float64 `json:"entities_per_s"`
-		}{st, float64(st.Bytes) / 1e6 / st.Elapsed.Seconds(), float64(st.Read) / st.Elapsed.Seconds()})
-	}
-	printCounts(stdout, st.Counts)
-	fmt.Fprintf(stdout, "%d triples, %d relations, %.1f MB in %s (%d passes): %.1f MB/s, %.0f entities/s\n",
-		st.Triples, st.Relations, float64(st.Bytes)/1e6, st.Elapsed.Round(time.Millisecond), st.Passes,
-		float64(st.Bytes)/1e6/st.Elapsed.Seconds(), float64(st.Read)/st.Elapsed.Seconds())
-	if st.Truncated {
-		fmt.Fprintln(stdout, "note: the compressed stream was cut off; everything before the cut was loaded", st.TruncatedBy)
-	}
-	return nil
+	return st.Report(stdout, *asJSON)
 }
 
 func fileExists(p string) bool {
@@ -185,9 +122,8 @@ func fileExists(p string) bool {
 }
 
 func runLoadSPARQL(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("load sparql", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	ep := fs.String("endpoint", os.Getenv("DMAR_SPARQL_URL"), "SPARQL endpoint URL (default $DMAR_SPARQL_URL)")
+	fs := newFlagSet("load sparql", stderr)
+	ep := fs.String("endpoint", config.SPARQLEndpoint(os.Getenv), "SPARQL endpoint URL (default $DMAR_SPARQL_URL)")
 	seeds := fs.String("seeds", "", "seed QIDs, comma-separated (required)")
 	hops := fs.Int("hops", 1, "neighbourhood radius")
 	lang := fs.String("lang", "en", "language of labels, aliases and descriptions")
@@ -217,7 +153,7 @@ func runLoadSPARQL(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return fmt.Errorf("load sparql: %w", err)
 	}
-	printCounts(stdout, st.Counts)
+	sinks.PrintCounts(stdout, st.Counts)
 	fmt.Fprintf(stdout, "%d entities, %d triples, %d relations from %d queries in %s\n",
 		st.Entities, st.Triples, st.Relations, st.Queries, time.Since(start).Round(time.Millisecond))
 	return nil

@@ -10,11 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"time"
 
@@ -56,10 +54,11 @@ type Weaviate struct {
 
 // Models are the ONNX model files.
 type Models struct {
-	EncoderDir string `yaml:"encoder_dir"`
-	GNN        string `yaml:"gnn"`  // empty: the GED heuristic
-	Gate       string `yaml:"gate"` // empty: fixed weights
-	DocTokens  int    `yaml:"doc_tokens"`
+	EncoderDir   string `yaml:"encoder_dir"`
+	EncoderBatch int    `yaml:"encoder_batch"` // texts per encoder call
+	GNN          string `yaml:"gnn"`           // empty: the GED heuristic
+	Gate         string `yaml:"gate"`          // empty: fixed weights
+	DocTokens    int    `yaml:"doc_tokens"`
 }
 
 // ORT configures ONNX Runtime.
@@ -108,6 +107,19 @@ type APIKey struct {
 	Burst  int     `yaml:"burst"` // default: max(1, ceil(rate))
 }
 
+// CacheDir is where scripts/setup.sh installs the runtime and models and
+// where state is kept: $DMAR_CACHE, else ~/.cache/dmar.
+func CacheDir(getenv func(string) string) string {
+	if d := getenv("DMAR_CACHE"); d != "" {
+		return d
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return filepath.Join(os.TempDir(), "dmar-cache")
+	}
+	return filepath.Join(home, ".cache", "dmar")
+}
+
 // Default is the configuration that serves the embedded backend over data,
 // keeping state and models under cache.
 func Default(cache, data string) Config {
@@ -116,8 +128,8 @@ func Default(cache, data string) Config {
 		State:  filepath.Join(cache, "state"),
 		Graph:  "embedded",
 		Index:  "embedded",
-		Models: Models{EncoderDir: filepath.Join(cache, "models", "all-MiniLM-L6-v2"), GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
-		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "lib", "libonnxruntime.so"), Device: "cpu"},
+		Models: Models{EncoderDir: filepath.Join(cache, "models", "all-MiniLM-L6-v2"), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
+		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info"},
@@ -228,6 +240,11 @@ func File(c *Config, path string) Problems {
 // errEOF is what yaml.v3 returns for an empty document.
 var errEOF = func() error { return yaml.NewDecoder(strings.NewReader("")).Decode(new(Config)) }()
 
+// Aliases are the older names of settings, read when the setting's own
+// variable is unset: DMAR_GNN_MODEL and DMAR_GATE_MODEL (the names the
+// model loaders read before the configuration had DMAR_GNN and DMAR_GATE).
+var Aliases = map[string]string{"DMAR_GNN": "DMAR_GNN_MODEL", "DMAR_GATE": "DMAR_GATE_MODEL"}
+
 // Env applies the DMAR_* variables (through getenv) over c, then reads the
 // secrets: VAR, else VAR_FILE, else the *_file setting.
 func Env(c *Config, getenv func(string) string) Problems {
@@ -236,9 +253,13 @@ func Env(c *Config, getenv func(string) string) Problems {
 		if s.Env == "" {
 			continue
 		}
-		if v := getenv(s.Env); v != "" {
+		name := s.Env
+		if getenv(name) == "" && Aliases[name] != "" && getenv(Aliases[name]) != "" {
+			name = Aliases[name]
+		}
+		if v := getenv(name); v != "" {
 			if err := s.Value.Set(v); err != nil {
-				ps.add(s.Env, "%v", err)
+				ps.add(name, "%v", err)
 			}
 		}
 	}
@@ -281,22 +302,16 @@ var (
 func (c *Config) Validate() Problems {
 	var ps Problems
 	if c.Graph == "embedded" || c.Graph == "" {
-		dir := c.KG
-		if dir == "" {
-			dir = c.Data
-		}
-		if dir == "" {
+		if dir := c.BundleDir(); dir == "" {
 			ps.add("data", "no KG bundle: set data (or kg) to a folder with triples.tsv, entities.jsonl and relations.json")
 		} else if _, err := os.Stat(filepath.Join(dir, "triples.tsv")); err != nil {
 			ps.add(fieldOf(c.KG, "kg", "data"), "%s has no triples.tsv (want a KG bundle folder)", dir)
 		}
-	} else if msg := checkURL(c.Graph, "neo4j", "bolt", "neo4j+s", "bolt+s"); msg != "" {
-		ps.add("graph", "%q: %s; want embedded or neo4j://HOST:PORT", c.Graph, msg)
+	} else if _, err := ParseGraph(c.Graph); err != nil {
+		ps.add("graph", "%v", err)
 	}
-	if c.Index != "embedded" && c.Index != "" {
-		if msg := checkURL(c.Index, "weaviate", "weaviates", "http", "https"); msg != "" {
-			ps.add("index", "%q: %s; want embedded or weaviate://HOST:PORT/Class", c.Index, msg)
-		}
+	if _, err := ParseIndex(c.Index); err != nil {
+		ps.add("index", "%v", err)
 	}
 	if (c.Index == "embedded" || c.Index == "") && c.Corpus == "" && c.Data == "" {
 		ps.add("corpus", "no corpus: set data or corpus")
@@ -306,6 +321,9 @@ func (c *Config) Validate() Problems {
 	}
 	if c.Models.EncoderDir == "" {
 		ps.add("models.encoder_dir", "must not be empty")
+	}
+	if c.Models.EncoderBatch < 1 {
+		ps.add("models.encoder_batch", "must be 1 or more, got %d", c.Models.EncoderBatch)
 	}
 	if c.Models.DocTokens < 1 || c.Models.DocTokens > 256 {
 		ps.add("models.doc_tokens", "must be between 1 and 256, got %d", c.Models.DocTokens)
@@ -388,27 +406,6 @@ func fieldOf(v, ifSet, otherwise string) string {
 	return otherwise
 }
 
-func checkURL(raw string, schemes ...string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return "not a URL"
-	}
-	ok := false
-	for _, s := range schemes {
-		ok = ok || u.Scheme == s
-	}
-	if !ok {
-		return fmt.Sprintf("scheme %q is not one of %s", u.Scheme, strings.Join(schemes, ", "))
-	}
-	if u.Host == "" {
-		return "no host"
-	}
-	if u.User != nil {
-		return "credentials in the URL are not accepted; use the secret variables"
-	}
-	return ""
-}
-
 // Redacted renders c as YAML with secrets shown as [redacted].
 func (c Config) Redacted() string {
 	type view struct {
@@ -428,18 +425,4 @@ func (c Config) Redacted() string {
 		return err.Error()
 	}
 	return string(b)
-}
-
-// EnvNames lists the environment variables dmar reads, sorted.
-func EnvNames() []string {
-	var c Config
-	out := []string{"DMAR_CONFIG", "DMAR_NEO4J_PASSWORD", "DMAR_NEO4J_PASSWORD_FILE", "DMAR_WEAVIATE_API_KEY",
-		"DMAR_WEAVIATE_API_KEY_FILE", "DMAR_CHAT_API_KEY", "DMAR_CHAT_API_KEY_FILE"}
-	for _, s := range Settings(&c) {
-		if s.Env != "" {
-			out = append(out, s.Env)
-		}
-	}
-	sort.Strings(out)
-	return out
 }

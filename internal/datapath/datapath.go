@@ -4,15 +4,18 @@ package datapath
 
 import (
 	"errors"
+
 	"os"
 	"path/filepath"
+
+	"github.com/dmar-kg/dmar/internal/config"
 )
 
 // Root returns the shared data directory: $DMAR_SHARED_DATA if set, else
 // ../shared/data relative to the repository root found above the working
 // directory (the directory holding go.mod).
 func Root() (string, error) {
-	if d := os.Getenv("DMAR_SHARED_DATA"); d != "" {
+	if d := config.SharedData(os.Getenv); d != "" {
 		return d, nil
 	}
 	dir, err := os.Getwd()

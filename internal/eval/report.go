@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,19 @@ import (
 	"sort"
 	"strings"
 )
+
+// WriteReport is Write, then the report's head (up to the differences) on w
+// with the line that names dir.
+func WriteReport(dir string, s *Summary, recs []Record, w io.Writer) error {
+	if err := Write(dir, s, recs); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	Markdown(&buf, s, nil)
+	head, _, _ := strings.Cut(buf.String(), "\n## Difference")
+	fmt.Fprintf(w, "%s\nwrote %s (report.md, results.json, per_question.jsonl, plots)\n", head, dir)
+	return nil
+}
 
 // Write puts report.md, results.json, per_question.jsonl and the plots in dir.
 func Write(dir string, s *Summary, recs []Record) error {

@@ -25,7 +25,7 @@ import (
 // rawDriver is a second connection for checking what the store wrote.
 func rawDriver(t *testing.T) neo4j.DriverWithContext {
 	t.Helper()
-	c := neo4jkg.ConfigFromEnv()
+	c := envConfig()
 	auth := neo4j.NoAuth()
 	if c.Password != "" {
 		auth = neo4j.BasicAuth("neo4j", c.Password, "")

@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"strings"
 	"time"
 
@@ -42,17 +41,6 @@ type Config struct {
 	// RetryTime bounds the driver's retries of one transaction (default 5s):
 	// past it the call fails as unavailable rather than hang a request.
 	RetryTime time.Duration
-}
-
-// ConfigFromEnv reads DMAR_NEO4J_URI, DMAR_NEO4J_USER, DMAR_NEO4J_PASSWORD and
-// DMAR_NEO4J_DATABASE. URI is empty when DMAR_NEO4J_URI is unset.
-func ConfigFromEnv() Config {
-	return Config{
-		URI:      os.Getenv("DMAR_NEO4J_URI"),
-		User:     os.Getenv("DMAR_NEO4J_USER"),
-		Password: os.Getenv("DMAR_NEO4J_PASSWORD"),
-		Database: os.Getenv("DMAR_NEO4J_DATABASE"),
-	}
 }
 
 // Store is a Neo4j-backed knowledge graph, safe for concurrent use.

@@ -14,11 +14,18 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 )
 
+// envConfig is the Neo4j of the integration tests: DMAR_NEO4J_URI ("" when
+// unset), DMAR_NEO4J_USER, DMAR_NEO4J_PASSWORD and DMAR_NEO4J_DATABASE.
+func envConfig() neo4jkg.Config {
+	return neo4jkg.Config{URI: os.Getenv("DMAR_NEO4J_URI"), User: os.Getenv("DMAR_NEO4J_USER"),
+		Password: os.Getenv("DMAR_NEO4J_PASSWORD"), Database: os.Getenv("DMAR_NEO4J_DATABASE")}
+}
+
 // open connects to the Neo4j named by DMAR_NEO4J_URI; without it the test
 // fails in CI and is skipped elsewhere.
 func open(t testing.TB) *neo4jkg.Store {
 	t.Helper()
-	c := neo4jkg.ConfigFromEnv()
+	c := envConfig()
 	if c.URI == "" {
 		if os.Getenv("CI") == "true" {
 			t.Fatal("DMAR_NEO4J_URI is not set in CI: .ci/run must start Neo4j (scripts/services.sh start neo4j)")

@@ -61,7 +61,7 @@ func (p *proxy) stop() {
 // TestOutageIsUnavailable: Neo4j going away under an open Store turns every
 // call into an errs.Unavailable error (503 + Retry-After), not a hang.
 func TestOutageIsUnavailable(t *testing.T) {
-	cfg := neo4jkg.ConfigFromEnv()
+	cfg := envConfig()
 	open(t) // skips or fails as the other integration tests do
 	host := strings.TrimPrefix(strings.TrimPrefix(cfg.URI, "bolt://"), "neo4j://")
 	p := startProxy(t, host)

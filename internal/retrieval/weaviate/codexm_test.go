@@ -18,6 +18,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 
@@ -126,7 +127,7 @@ type vectorCache struct {
 // attachVectors sets the real question vectors whenever the encoder is
 // installed, and the documents' when they are cached or encode is set.
 func (c *codexm) attachVectors(ctx context.Context, tb testing.TB, encode bool) error {
-	dir := onnx.DefaultEncoderDir()
+	dir := onnxtest.EncoderDir()
 	var m struct {
 		Name string `json:"name"`
 	}
@@ -137,14 +138,14 @@ func (c *codexm) attachVectors(ctx context.Context, tb testing.TB, encode bool) 
 	if err := json.Unmarshal(b, &m); err != nil {
 		return fmt.Errorf("encoder manifest: %w", err)
 	}
-	cache := filepath.Join(onnx.CacheDir(), "parity")
+	cache := filepath.Join(onnxtest.CacheDir(), "parity")
 	model := filepath.Base(m.Name)
 	var enc *onnx.Encoder
 	encoder := func() (*onnx.Encoder, error) {
 		if enc != nil {
 			return enc, nil
 		}
-		rt, err := onnx.Open(onnx.ConfigFromEnv())
+		rt, err := onnx.Open(onnxtest.Config())
 		if err != nil {
 			return nil, err
 		}

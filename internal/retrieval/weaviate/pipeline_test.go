@@ -15,6 +15,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
 // TestPipelineWeaviateVsEmbedded runs the whole DMAR pipeline (defaults:
@@ -53,11 +54,11 @@ func TestPipelineWeaviateVsEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	wv := loadParityClass(t, "codexm-film-linked", docs, false)
-	rt, err := onnx.Open(onnx.ConfigFromEnv())
+	rt, err := onnx.Open(onnxtest.Config())
 	if err != nil {
 		t.Skipf("ONNX Runtime: %v", err)
 	}
-	enc, err := onnx.NewEncoder(rt, onnx.DefaultEncoderDir())
+	enc, err := onnx.NewEncoder(rt, onnxtest.EncoderDir())
 	if err != nil {
 		t.Skipf("encoder: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -19,17 +18,8 @@ import (
 
 var _ scoring.Encoder = (*Encoder)(nil)
 
-// DefaultEncoderDir is $DMAR_ENCODER_DIR, else the folder setup builds
-// ($DMAR_CACHE/models/all-MiniLM-L6-v2).
-func DefaultEncoderDir() string {
-	if d := os.Getenv("DMAR_ENCODER_DIR"); d != "" {
-		return d
-	}
-	return filepath.Join(CacheDir(), "models", "all-MiniLM-L6-v2")
-}
-
 // DefaultBatchSize is how many texts go to the model per call unless
-// DMAR_ENCODER_BATCH says otherwise.
+// WithBatchSize says otherwise.
 const DefaultBatchSize = 32
 
 // Encoder is a sentence-transformers model (all-MiniLM-L6-v2) run by ONNX
@@ -64,16 +54,9 @@ type manifest struct {
 
 // NewEncoder loads the encoder folder dir (model.onnx, manifest.json,
 // tokenizer.json, sentence_bert_config.json). The batch size defaults to
-// $DMAR_ENCODER_BATCH, else DefaultBatchSize.
+// DefaultBatchSize.
 func NewEncoder(rt *Runtime, dir string, opts ...EncoderOption) (*Encoder, error) {
 	e := &Encoder{batch: DefaultBatchSize}
-	if s := os.Getenv("DMAR_ENCODER_BATCH"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			return nil, fmt.Errorf("encoder: DMAR_ENCODER_BATCH=%q: not a number", s)
-		}
-		e.batch = n
-	}
 	for _, o := range opts {
 		o(e)
 	}

@@ -14,7 +14,7 @@ import (
 
 func testEncoder(tb testing.TB, opts ...onnx.EncoderOption) *onnx.Encoder {
 	tb.Helper()
-	dir := onnx.DefaultEncoderDir()
+	dir := onnxtest.EncoderDir()
 	onnxtest.NeedFile(tb, filepath.Join(dir, "manifest.json"), "the sentence encoder")
 	rt := onnxtest.Runtime(tb)
 	e, err := onnx.NewEncoder(rt, dir, opts...)
@@ -103,11 +103,13 @@ func TestNewEncoderErrors(t *testing.T) {
 	if _, err := onnx.NewEncoder(rt, t.TempDir()); err == nil || !strings.Contains(err.Error(), "scripts/setup.sh") {
 		t.Errorf("NewEncoder on an empty folder = %v, want an error pointing at setup", err)
 	}
-	if _, err := onnx.NewEncoder(rt, onnx.DefaultEncoderDir(), onnx.WithBatchSize(0)); err == nil {
+	if _, err := onnx.NewEncoder(rt, onnxtest.EncoderDir(), onnx.WithBatchSize(0)); err == nil {
 		t.Error("NewEncoder with batch size 0 succeeded")
 	}
-	t.Setenv("DMAR_ENCODER_BATCH", "lots")
-	if _, err := onnx.NewEncoder(rt, onnx.DefaultEncoderDir()); err == nil || !strings.Contains(err.Error(), "DMAR_ENCODER_BATCH") {
-		t.Errorf("NewEncoder with DMAR_ENCODER_BATCH=lots = %v, want an error naming the variable", err)
+	// DMAR_ENCODER_BATCH is the configuration's (models.encoder_batch); a
+	// malformed value is named there.
+	env := map[string]string{"DMAR_ENCODER_BATCH": "lots"}
+	if _, err := onnxtest.Settings(func(k string) string { return env[k] }); err == nil || !strings.Contains(err.Error(), "DMAR_ENCODER_BATCH") {
+		t.Errorf("DMAR_ENCODER_BATCH=lots: %v, want an error naming the variable", err)
 	}
 }

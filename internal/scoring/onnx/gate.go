@@ -29,14 +29,9 @@ const MaxGateBatch = 1024
 // GateModelFile is the committed gate's path inside the repository.
 const GateModelFile = "models/gate/gate.onnx"
 
-// DefaultGatePath is $DMAR_GATE_MODEL, else models/gate/gate.onnx in the
-// first directory at or above the working directory that has it.
-func DefaultGatePath() string {
-	if p := os.Getenv("DMAR_GATE_MODEL"); p != "" {
-		return p
-	}
-	return findUp(GateModelFile)
-}
+// DefaultGatePath is models/gate/gate.onnx in the first directory at or
+// above the working directory that has it.
+func DefaultGatePath() string { return findUp(GateModelFile) }
 
 // findUp returns rel under the first directory at or above the working
 // directory that has it, else rel.

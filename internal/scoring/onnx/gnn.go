@@ -34,15 +34,10 @@ const MaxGNNBatch = 32
 // GNNModelFile is the committed model's path inside the repository.
 const GNNModelFile = "models/gnn/gnn.onnx"
 
-// DefaultGNNPath is $DMAR_GNN_MODEL, else models/gnn/gnn.onnx in the first
-// directory at or above the working directory that has it (the repository
-// root when dmar runs from a checkout).
-func DefaultGNNPath() string {
-	if p := os.Getenv("DMAR_GNN_MODEL"); p != "" {
-		return p
-	}
-	return findUp(GNNModelFile)
-}
+// DefaultGNNPath is models/gnn/gnn.onnx in the first directory at or above
+// the working directory that has it (the repository root when dmar runs
+// from a checkout).
+func DefaultGNNPath() string { return findUp(GNNModelFile) }
 
 // GraphEncoder is the Siamese GNN run by ONNX Runtime: subgraphs are
 // featurised by graphfeat (the training featurisation), padded per call to
@@ -58,10 +53,6 @@ type GraphEncoder struct {
 
 // GNNOption adjusts NewGraphEncoder.
 type GNNOption func(*GraphEncoder)
-
-// WithMaxNodes sets how many nodes of each subgraph (in BFS order) the GNN
-// reads; the default is graphfeat.DefaultN (64, the model's training size).
-func WithMaxNodes(n int) GNNOption { return func(g *GraphEncoder) { g.maxNodes = n } }
 
 // NewGraphEncoder loads the GNN model at path (DefaultGNNPath() for the
 // committed one).

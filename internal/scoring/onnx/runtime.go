@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -31,6 +30,8 @@ const (
 var CUDAProviderLibs = []string{"libonnxruntime_providers_shared.so", "libonnxruntime_providers_cuda.so"}
 
 // Config says which ONNX Runtime library to load and where models run.
+// dmar resolves it from its configuration (internal/config); this package
+// reads no environment.
 type Config struct {
 	// LibPath is the path of libonnxruntime.so.1 (ORT >= 1.24).
 	LibPath string
@@ -47,63 +48,6 @@ type Config struct {
 	// parity tests hold; on, models run faster with results that differ from
 	// the CPU path in the fourth decimal.
 	CUDATF32 bool
-
-	badTF32 string // a DMAR_CUDA_TF32 that is not a boolean, for Validate
-}
-
-// CacheDir is where setup installs things: $DMAR_CACHE, else ~/.cache/dmar.
-func CacheDir() string {
-	if d := os.Getenv("DMAR_CACHE"); d != "" {
-		return d
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return filepath.Join(os.TempDir(), "dmar-cache")
-	}
-	return filepath.Join(home, ".cache", "dmar")
-}
-
-// DefaultLibPath is $DMAR_ORT_LIB, else the library setup installs
-// ($DMAR_CACHE/onnxruntime/libonnxruntime.so.1).
-func DefaultLibPath() string {
-	if p := os.Getenv("DMAR_ORT_LIB"); p != "" {
-		return p
-	}
-	return filepath.Join(CacheDir(), "onnxruntime", "libonnxruntime.so.1")
-}
-
-// ConfigFromEnv returns the defaults, read from the environment:
-// DMAR_ORT_LIB (library path), DMAR_DEVICE (cpu|cuda, default cpu),
-// DMAR_ORT_THREADS (intra-op threads, default 0 = ORT's choice) and
-// DMAR_CUDA_DEVICE (default 0) and DMAR_CUDA_TF32 (1|true: allow TF32,
-// default off). Malformed values are reported by Validate.
-func ConfigFromEnv() Config {
-	c := Config{LibPath: DefaultLibPath(), Device: CPU}
-	if d := os.Getenv("DMAR_DEVICE"); d != "" {
-		c.Device = d
-	}
-	if s := os.Getenv("DMAR_ORT_THREADS"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			n = -1 // Validate names the variable
-		}
-		c.IntraOpThreads = n
-	}
-	if s := os.Getenv("DMAR_CUDA_DEVICE"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil {
-			n = -1
-		}
-		c.CUDADeviceID = n
-	}
-	if s := os.Getenv("DMAR_CUDA_TF32"); s != "" {
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			c.badTF32 = s
-		}
-		c.CUDATF32 = b
-	}
-	return c
 }
 
 // Validate checks the configuration without loading anything.
@@ -115,8 +59,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("onnx: device %q: want %q or %q (DMAR_DEVICE)", c.Device, CPU, CUDA)
 	case c.IntraOpThreads < 0:
 		return fmt.Errorf("onnx: intra-op threads must be a number >= 0 (DMAR_ORT_THREADS), got %d", c.IntraOpThreads)
-	case c.badTF32 != "":
-		return fmt.Errorf("onnx: DMAR_CUDA_TF32 must be true or false (or 1 or 0), got %q", c.badTF32)
 	case c.CUDADeviceID < 0:
 		return fmt.Errorf("onnx: CUDA device id must be a number >= 0 (DMAR_CUDA_DEVICE), got %d", c.CUDADeviceID)
 	}
@@ -366,19 +308,6 @@ func (s *Session) Close() error {
 	err := s.s.Destroy()
 	s.s = nil
 	return err
-}
-
-// DefaultThreads splits the machine's cores among n sessions that run at
-// once, for Config.IntraOpThreads.
-func DefaultThreads(n int) int {
-	if n < 1 {
-		n = 1
-	}
-	t := runtime.NumCPU() / n
-	if t < 1 {
-		t = 1
-	}
-	return t
 }
 
 func fileExists(p string) bool {

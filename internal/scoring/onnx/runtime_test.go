@@ -14,6 +14,8 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
+// The runtime settings as dmar's configuration reads them from the
+// environment (onnx itself reads none), and Validate's verdict on them.
 func TestConfigFromEnv(t *testing.T) {
 	tests := []struct {
 		name string
@@ -28,6 +30,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{"bad device", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_DEVICE": "tpu"},
 			onnx.Config{LibPath: "/x", Device: "tpu"}, `device "tpu"`},
 		{"bad threads", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_ORT_THREADS": "many"},
+			onnx.Config{LibPath: "/x", Device: "cpu"}, "DMAR_ORT_THREADS"},
+		{"negative threads", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_ORT_THREADS": "-1"},
 			onnx.Config{LibPath: "/x", Device: "cpu", IntraOpThreads: -1}, "DMAR_ORT_THREADS"},
 		{"bad gpu", map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_CUDA_DEVICE": "-2"},
 			onnx.Config{LibPath: "/x", Device: "cpu", CUDADeviceID: -2}, "DMAR_CUDA_DEVICE"},
@@ -38,14 +42,14 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, k := range []string{"DMAR_CACHE", "DMAR_ORT_LIB", "DMAR_DEVICE", "DMAR_ORT_THREADS", "DMAR_CUDA_DEVICE", "DMAR_CUDA_TF32"} {
-				t.Setenv(k, tt.env[k])
-			}
-			got := onnx.ConfigFromEnv()
+			c, err := onnxtest.Settings(func(k string) string { return tt.env[k] })
+			got := onnxtest.ORT(c)
 			if got != tt.want {
-				t.Fatalf("ConfigFromEnv() = %+v, want %+v", got, tt.want)
+				t.Fatalf("settings from %v = %+v, want %+v", tt.env, got, tt.want)
 			}
-			err := got.Validate()
+			if err == nil {
+				err = got.Validate()
+			}
 			switch {
 			case tt.bad == "" && err != nil:
 				t.Fatalf("Validate: %v", err)
@@ -60,11 +64,10 @@ func TestConfigFromEnv(t *testing.T) {
 // enough to see which provider files the error names.
 // A DMAR_CUDA_TF32 that is not a boolean is named, not read as false.
 func TestConfigFromEnvBadTF32(t *testing.T) {
-	t.Setenv("DMAR_ORT_LIB", "/x")
-	t.Setenv("DMAR_CUDA_TF32", "maybe")
-	err := onnx.ConfigFromEnv().Validate()
-	if err == nil || !strings.Contains(err.Error(), `DMAR_CUDA_TF32 must be true or false (or 1 or 0), got "maybe"`) {
-		t.Fatalf("Validate() = %v, want an error naming DMAR_CUDA_TF32 and its value", err)
+	env := map[string]string{"DMAR_ORT_LIB": "/x", "DMAR_CUDA_TF32": "maybe"}
+	_, err := onnxtest.Settings(func(k string) string { return env[k] })
+	if err == nil || !strings.Contains(err.Error(), "DMAR_CUDA_TF32") || !strings.Contains(err.Error(), `"maybe" is not true or false`) {
+		t.Fatalf("settings = %v, want an error naming DMAR_CUDA_TF32 and its value", err)
 	}
 }
 

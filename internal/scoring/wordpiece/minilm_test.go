@@ -9,7 +9,6 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/scoring/wordpiece"
 )
@@ -18,7 +17,7 @@ import (
 // tokenizer gives for tricky and real inputs, truncated at the model's
 // limit; see models/encoder/reference_embeddings.py.
 func TestMatchesReferenceTokenizer(t *testing.T) {
-	path := filepath.Join(onnx.DefaultEncoderDir(), "tokenizer.json")
+	path := filepath.Join(onnxtest.EncoderDir(), "tokenizer.json")
 	onnxtest.NeedFile(t, path, "the encoder's tokenizer.json")
 	tok, err := wordpiece.Load(path)
 	if err != nil {

@@ -1,20 +1,48 @@
 // Package onnxtest gives tests an ONNX Runtime, or skips them when setup has
 // not installed one. Under CI=true a missing library fails the test instead,
-// so CI cannot pass by skipping.
+// so CI cannot pass by skipping. Paths and runtime settings come from dmar's
+// configuration (internal/config: defaults, then DMAR_* variables).
 package onnxtest
 
 import (
 	"os"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 )
 
-// Runtime opens the runtime configured by the environment (see
-// onnx.ConfigFromEnv).
+// Settings is dmar's configuration as the environment sets it (defaults,
+// then DMAR_* variables read through getenv), and its problems.
+func Settings(getenv func(string) string) (config.Config, error) {
+	c := config.Default(config.CacheDir(getenv), "")
+	return c, config.Env(&c, getenv).Err()
+}
+
+// ORT is the runtime part of c as onnx takes it.
+func ORT(c config.Config) onnx.Config {
+	o := c.ORT
+	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32}
+}
+
+func settings() config.Config {
+	c, _ := Settings(os.Getenv) // a malformed variable shows when the runtime opens
+	return c
+}
+
+// Config is the runtime configuration of the environment.
+func Config() onnx.Config { return ORT(settings()) }
+
+// EncoderDir is the sentence encoder folder of the environment.
+func EncoderDir() string { return settings().Models.EncoderDir }
+
+// CacheDir is dmar's cache folder ($DMAR_CACHE, else ~/.cache/dmar).
+func CacheDir() string { return config.CacheDir(os.Getenv) }
+
+// Runtime opens the runtime configured by the environment.
 func Runtime(tb testing.TB) *onnx.Runtime {
 	tb.Helper()
-	cfg := onnx.ConfigFromEnv()
+	cfg := Config()
 	NeedFile(tb, cfg.LibPath, "the ONNX Runtime library")
 	rt, err := onnx.Open(cfg)
 	if err != nil {

@@ -1,0 +1,119 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dmar-kg/dmar/internal/npy"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/progress"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// CandidateSource runs phases 1-2 of DMAR (pipeline.Pipeline satisfies it).
+type CandidateSource interface {
+	Candidates(ctx context.Context, query string, opts pipeline.Options) ([]pipeline.Doc, *pipeline.Result, error)
+	Defaults() pipeline.Options
+	Index() retrieval.Index
+	Encoder() scoring.Encoder
+}
+
+// GateFeatures runs phases 1-2 of p (default options) for every question of
+// a labelled dataset and writes the gate's training data under out:
+//
+//	qvec.npy  [Q,384] float32  enc(Q), the query encoder's vector
+//	dvec.npy  [R,384] float32  enc(D) of each candidate, as stored in the index
+//	feat.npy  [R,4]   float32  z_sem, z_ent, sem, ent
+//	rows.npy  [R,2]   int32    question index, label (1 = gold document)
+//	ngold.npy [Q]     int32    gold documents of the question (for recall)
+//
+// Questions whose pipeline run fails are counted, logged on stderr and
+// skipped; the summary line goes to stdout.
+func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out string, stdout, stderr io.Writer) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	opts := p.Defaults()
+	var qvec, dvec, feat []float32
+	var rows, ngold []int32
+	skipped := 0
+	meter := progress.New(stderr, "gate features", "questions", len(qs))
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		cands, _, err := p.Candidates(ctx, q.Question, opts)
+		if err == nil && len(cands) == 0 {
+			err = fmt.Errorf("no candidates")
+		}
+		var docsVec [][]float32
+		if err == nil {
+			ids := make([]string, len(cands))
+			for i, c := range cands {
+				ids[i] = c.ID
+			}
+			docs, derr := p.Index().Documents(ctx, ids)
+			if derr == nil && len(docs) != len(ids) {
+				derr = fmt.Errorf("%d vectors for %d candidates", len(docs), len(ids))
+			}
+			err = derr
+			for _, d := range docs {
+				docsVec = append(docsVec, d.Vector)
+			}
+		}
+		var qv [][]float32
+		if err == nil {
+			qv, err = p.Encoder().Encode(ctx, []string{q.Question})
+		}
+		meter.Add(1)
+		if err != nil {
+			skipped++
+			fmt.Fprintf(stderr, "gate features: skipped %s: %v\n", q.ID, err)
+			continue
+		}
+		qi := int32(len(ngold))
+		qvec = append(qvec, qv[0]...)
+		gold := map[string]bool{}
+		for _, g := range q.Gold {
+			gold[g] = true
+		}
+		ngold = append(ngold, int32(len(gold)))
+		for i, c := range cands {
+			label := int32(0)
+			if gold[c.ID] {
+				label = 1
+			}
+			b := c.Breakdown
+			dvec = append(dvec, docsVec[i]...)
+			feat = append(feat, float32(b.ZSemantic), float32(b.ZStructural), float32(b.Semantic), float32(b.Structural))
+			rows = append(rows, qi, label)
+		}
+	}
+	meter.Done()
+	nq, r := len(ngold), len(rows)/2
+	if nq == 0 {
+		return fmt.Errorf("gate features: no question could be scored (%d skipped)", skipped)
+	}
+	dim := len(qvec) / nq
+	for _, f := range []struct {
+		name  string
+		data  any
+		shape []int
+	}{
+		{"qvec.npy", qvec, []int{nq, dim}},
+		{"dvec.npy", dvec, []int{r, dim}},
+		{"feat.npy", feat, []int{r, 4}},
+		{"rows.npy", rows, []int{r, 2}},
+		{"ngold.npy", ngold, []int{nq}},
+	} {
+		if err := npy.Write(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "gate features: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
+	return nil
+}

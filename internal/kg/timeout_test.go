@@ -1,0 +1,74 @@
+package kg_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+type slowGraph struct{}
+
+func (slowGraph) Entities(ctx context.Context, _ []string) (map[string]kg.Entity, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+func (slowGraph) Link(context.Context, string) ([]kg.Mention, error) { return nil, nil }
+func (slowGraph) Subgraphs(context.Context, []string, kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return nil, nil
+}
+
+type fullGraph struct{ slowGraph }
+
+func (fullGraph) SubgraphStatement([]string, kg.SubgraphParams) (string, map[string]any) {
+	return "MATCH", nil
+}
+func (fullGraph) RecordRetrieval(ctx context.Context, _ kg.RetrievalRecord) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+func (fullGraph) Ping(context.Context) error { return nil }
+
+type countErrs map[string]int
+
+func (c countErrs) BackendError(backend, op string) { c[backend+"/"+op]++ }
+
+// The timed graph is an Inspector, a Recorder and a Pinger exactly when the
+// graph it wraps is one, and every call has its limit.
+func TestWithTimeoutKeepsOptionalPorts(t *testing.T) {
+	m := countErrs{}
+	plain := kg.WithTimeout(slowGraph{}, "neo4j", 10*time.Millisecond, m)
+	if _, ok := plain.(kg.Inspector); ok {
+		t.Error("a plain graph became an Inspector")
+	}
+	if _, ok := plain.(kg.Recorder); ok {
+		t.Error("a plain graph became a Recorder")
+	}
+	if _, ok := plain.(kg.Pinger); ok {
+		t.Error("a plain graph became a Pinger")
+	}
+	if _, err := plain.Entities(context.Background(), nil); errs.CodeOf(err) != errs.Unavailable {
+		t.Errorf("a slow call: %v, want unavailable", err)
+	}
+	full := kg.WithTimeout(fullGraph{}, "neo4j", 10*time.Millisecond, m)
+	insp, ok1 := full.(kg.Inspector)
+	rec, ok2 := full.(kg.Recorder)
+	p, ok3 := full.(kg.Pinger)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatalf("Inspector %v, Recorder %v, Pinger %v; want all", ok1, ok2, ok3)
+	}
+	if st, _ := insp.SubgraphStatement(nil, kg.SubgraphParams{}); st != "MATCH" {
+		t.Errorf("SubgraphStatement = %q", st)
+	}
+	if err := p.Ping(context.Background()); err != nil {
+		t.Error(err)
+	}
+	if err := rec.RecordRetrieval(context.Background(), kg.RetrievalRecord{}); errs.CodeOf(err) != errs.Unavailable {
+		t.Errorf("a slow record: %v, want unavailable", err)
+	}
+	if m["neo4j/entities"] != 1 || m["neo4j/record"] != 1 {
+		t.Errorf("counted %v", m)
+	}
+}

@@ -1,0 +1,121 @@
+package onnx
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// ModelsConfig says which models to open, and on which runtime.
+type ModelsConfig struct {
+	Runtime      Config
+	EncoderDir   string // the sentence encoder folder
+	EncoderBatch int    // texts per encoder call (0: DefaultBatchSize)
+	DocTokens    int    // documents are embedded from their first DocTokens word pieces
+	// GNN and Gate are model files; GNNModelFile and GateModelFile are
+	// looked up from the working directory up (the repository root), and
+	// empty turns the model off.
+	GNN, Gate string
+}
+
+// Models are the runtime's sentence encoder (for queries, and truncated for
+// documents), Siamese GNN and gate. A GNN or gate that is off is nil: the
+// pipeline then uses the GED heuristic or fixed weights and says so in
+// every response's fallbacks.
+type Models struct {
+	Encoder    *Encoder // queries
+	DocEncoder *Encoder // documents at load time (same session, truncated)
+	GNN        scoring.GraphEncoder
+	Gate       scoring.Gate
+	gnnPath    string
+	gatePath   string
+	closers    []func() error
+}
+
+// Close frees the models' sessions.
+func (m *Models) Close() {
+	for _, c := range m.closers {
+		_ = c()
+	}
+}
+
+// OpenModels opens the runtime and the models of c. An explicit GNN or gate
+// path that does not exist is an error; the committed gate, missing, is a
+// warning on log and fixed weights.
+func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
+	rt, err := Open(c.Runtime)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run scripts/setup.sh, or set DMAR_ORT_LIB)", err)
+	}
+	var opts []EncoderOption
+	if c.EncoderBatch != 0 {
+		opts = append(opts, WithBatchSize(c.EncoderBatch))
+	}
+	enc, err := NewEncoder(rt, c.EncoderDir, opts...)
+	if err != nil {
+		return nil, err
+	}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens), gnnPath: c.GNN, gatePath: c.Gate, closers: []func() error{enc.Close}}
+	if err := m.openStructural(rt, log); err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
+	if path := m.gnnPath; path != "" {
+		if path == GNNModelFile {
+			path = DefaultGNNPath()
+		}
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("gnn model: %w (set --gnn, or --gnn '' for the GED heuristic)", err)
+		}
+		g, err := NewGraphEncoder(rt, path)
+		if err != nil {
+			return err
+		}
+		m.GNN = g
+		m.closers = append(m.closers, g.Close)
+		log.Info("gnn loaded", "path", path, "version", g.Version())
+	}
+	if path := m.gatePath; path != "" {
+		def := path == GateModelFile
+		if def {
+			path = DefaultGatePath()
+		}
+		if _, err := os.Stat(path); err != nil {
+			if !def {
+				return fmt.Errorf("gate model: %w (set --gate, or --gate '' for fixed weights)", err)
+			}
+			log.Warn("gate model not found; fixed weights are used and responses say so", "path", path)
+			return nil
+		}
+		g, err := NewGate(rt, path)
+		if err != nil {
+			return err
+		}
+		m.Gate = g
+		m.closers = append(m.closers, g.Close)
+		log.Info("gate loaded", "path", path, "version", g.Version())
+	}
+	return nil
+}
+
+// InUse says which encoder, GNN and gate are open, for reports.
+func (m *Models) InUse() []string {
+	out := []string{"encoder " + m.Encoder.Version()}
+	if m.GNN != nil {
+		out = append(out, "GNN "+m.GNN.Version())
+	} else {
+		out = append(out, fmt.Sprintf("no GNN (%q not loaded): structure \"gnn\" ran the GED heuristic (fallback gnn_unavailable)", m.gnnPath))
+	}
+	if m.Gate != nil {
+		out = append(out, "gate "+m.Gate.Version()+" ("+m.gatePath+")")
+	} else {
+		out = append(out, fmt.Sprintf("no gate (%q not loaded): fixed weights 0.5/0.5 (fallback gate_unavailable)", m.gatePath))
+	}
+	return out
+}

@@ -1,0 +1,144 @@
+// Package state keeps the embedded backend's loaded inputs: the graph parsed
+// from a KG bundle and the index of a linked and embedded corpus, each saved
+// as a snapshot named by the fingerprint of its inputs (file contents and the
+// versions of what processed them), so that a changed input is loaded again
+// and an unchanged one, in any folder, is not.
+package state
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/ingest"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/progress"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/loaders/corpus"
+)
+
+// Fingerprint identifies input files by their content (and the versions of
+// what processed them). The scheme names the snapshots in the state folder:
+// changing it would orphan every snapshot already there.
+func Fingerprint(files []string, versions ...string) (string, error) {
+	h := sha256.New()
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return "", fmt.Errorf("input %s: %w", p, err)
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("input %s: %w", p, err)
+		}
+		fmt.Fprintf(h, "|%s\n", filepath.Base(p))
+	}
+	for _, v := range versions {
+		fmt.Fprintf(h, "v|%s\n", v)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
+
+// Inputs are the embedded backend's inputs and where their snapshots live.
+type Inputs struct {
+	Bundle string    // KG bundle folder
+	Corpus string    // corpus JSONL file
+	Dir    string    // the state folder
+	Log    io.Writer // load statistics and progress; nil for none
+}
+
+// KGFiles are the files of the bundle that the graph's fingerprint covers.
+func (in Inputs) KGFiles() []string {
+	d := in.Bundle
+	return []string{filepath.Join(d, "triples.tsv"), filepath.Join(d, "entities.jsonl"), filepath.Join(d, "relations.json")}
+}
+
+// Graph returns the embedded graph, from its snapshot when the bundle is
+// unchanged, else parsed from the bundle and snapshotted, with the bundle's
+// fingerprint.
+func (in Inputs) Graph(ctx context.Context) (*memkg.Graph, string, error) {
+	key, err := Fingerprint(in.KGFiles())
+	if err != nil {
+		return nil, "", fmt.Errorf("knowledge graph: %w (set --data or --kg)", err)
+	}
+	snap := filepath.Join(in.Dir, "kg-"+key+".gob")
+	if g, err := memkg.Load(snap); err == nil {
+		return g, key, nil
+	}
+	start := time.Now()
+	b, err := bundle.Read(ctx, in.Bundle)
+	if err != nil {
+		return nil, "", err
+	}
+	g := memkg.FromBundle(b)
+	if err := g.Save(snap); err != nil {
+		return nil, "", err
+	}
+	st := b.Stats
+	if log := in.Log; log != nil {
+		fmt.Fprintf(log, "load kg: %s in %s\n  entities: read %d, loaded %d, skipped as bad %d\n  triples: read %d, loaded %d, duplicates %d, skipped as bad %d\n",
+			in.Bundle, time.Since(start).Round(time.Millisecond), st.EntitiesRead, st.EntitiesLoaded, st.EntitiesBad,
+			st.TriplesRead, st.TriplesLoaded, st.TriplesDuplicate, st.TriplesBad)
+		for _, p := range st.Problems {
+			fmt.Fprintln(log, "  skipped:", p)
+		}
+	}
+	return g, key, nil
+}
+
+// Index returns the embedded index, from its snapshot when the corpus, the
+// graph (kgKey) and the encoder are unchanged, else linked with g, embedded
+// with enc and saved.
+func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scoring.Encoder) (*memindex.Index, error) {
+	key, err := Fingerprint([]string{in.Corpus}, kgKey, enc.Version())
+	if err != nil {
+		return nil, fmt.Errorf("corpus: %w (set --data or --corpus)", err)
+	}
+	snap := filepath.Join(in.Dir, "index-"+key+".gob")
+	if x, err := memindex.Load(snap, memindex.DefaultParams()); err == nil {
+		return x, nil
+	}
+	docs, err := in.PrepareCorpus(ctx, g, enc)
+	if err != nil {
+		return nil, err
+	}
+	x := memindex.New(memindex.DefaultParams())
+	if err := x.Put(ctx, docs); err != nil {
+		return nil, err
+	}
+	if err := x.Save(snap); err != nil {
+		return nil, err
+	}
+	x.Build()
+	return x, nil
+}
+
+// PrepareCorpus reads, links and embeds the corpus, with progress and counts.
+func (in Inputs) PrepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Encoder) ([]retrieval.Document, error) {
+	docs, st, err := corpus.ReadFile(ctx, in.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	m := progress.New(in.Log, "load corpus", "docs", len(docs))
+	if err := ingest.Prepare(ctx, g, enc, docs, ingest.Options{Meter: m}); err != nil {
+		return nil, err
+	}
+	m.Done()
+	if log := in.Log; log != nil {
+		fmt.Fprintf(log, "load corpus: %s\n  read %d, loaded %d, duplicates %d, skipped as bad %d\n", in.Corpus, st.Read, st.Loaded, st.Duplicate, st.Bad)
+		for _, p := range st.Problems {
+			fmt.Fprintln(log, "  skipped:", p)
+		}
+	}
+	return docs, nil
+}

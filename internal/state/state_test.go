@@ -1,0 +1,70 @@
+package state_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/state"
+)
+
+// The fingerprint names the snapshots already in users' state folders: it
+// must not change (the value is the one cmd/dmar computed before the move).
+func TestFingerprintIsStable(t *testing.T) {
+	d := t.TempDir()
+	a, b := filepath.Join(d, "a.tsv"), filepath.Join(d, "b.json")
+	if err := os.WriteFile(a, []byte("Q1\tP1\tQ2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k, err := state.Fingerprint([]string{a, b}, "kgkey", "enc-v1")
+	if err != nil || k != "88c036021358fbbe" {
+		t.Fatalf("Fingerprint = %q, %v; want 88c036021358fbbe", k, err)
+	}
+	// Content and name count, not the folder.
+	d2 := t.TempDir()
+	for _, p := range []string{a, b} {
+		raw, _ := os.ReadFile(p)
+		if err := os.WriteFile(filepath.Join(d2, filepath.Base(p)), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k2, _ := state.Fingerprint([]string{filepath.Join(d2, "a.tsv"), filepath.Join(d2, "b.json")}, "kgkey", "enc-v1"); k2 != k {
+		t.Errorf("same files in another folder: %s, want %s", k2, k)
+	}
+	if k3, _ := state.Fingerprint([]string{a, b}, "kgkey", "enc-v2"); k3 == k {
+		t.Error("another encoder version gave the same fingerprint")
+	}
+	if _, err := state.Fingerprint([]string{filepath.Join(d, "missing")}); err == nil || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing input: %v", err)
+	}
+}
+
+// The graph is parsed once, then read from its snapshot under the same key.
+func TestGraphSnapshot(t *testing.T) {
+	dir, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	in := state.Inputs{Bundle: dir, Dir: t.TempDir()}
+	g1, k1, err := in.Graph(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(in.Dir, "kg-"+k1+".gob")); err != nil {
+		t.Fatalf("no snapshot: %v", err)
+	}
+	g2, k2, err := in.Graph(t.Context())
+	if err != nil || k2 != k1 {
+		t.Fatalf("second load: key %s, %v; want %s", k2, err, k1)
+	}
+	e1, t1, r1 := g1.Stats()
+	e2, t2, r2 := g2.Stats()
+	if e1 != e2 || t1 != t2 || r1 != r2 || e1 == 0 {
+		t.Errorf("snapshot has %d/%d/%d, parsed %d/%d/%d", e2, t2, r2, e1, t1, r1)
+	}
+}

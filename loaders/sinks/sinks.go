@@ -1,0 +1,87 @@
+// Package sinks opens the kg.Sink a loader writes to, from the target the
+// load commands take: csv:DIR (neo4j-admin import files), bundle:DIR (a dmar
+// KG bundle) or a Neo4j URL (online Bolt MERGEs). It is the one place a sink
+// is chosen.
+package sinks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/loaders/bundlesink"
+	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
+)
+
+// ErrTarget marks a target that names no sink (a usage error).
+var ErrTarget = errors.New("bad sink target")
+
+type targetError struct{ msg string }
+
+func (e targetError) Error() string        { return e.msg }
+func (e targetError) Is(target error) bool { return target == ErrTarget }
+
+// TargetError is an ErrTarget with msg as its message.
+func TargetError(msg string) error { return targetError{msg} }
+
+// files maps the scheme of a file target to its sink.
+var files = map[string]func(dir string) (kg.Sink, error){
+	"csv": func(dir string) (kg.Sink, error) {
+		// Both loaders hand each triple over once, so no dedup set is needed.
+		return neo4jcsv.New(dir, neo4jcsv.Options{UniqueTriples: true})
+	},
+	"bundle": func(dir string) (kg.Sink, error) {
+		return bundlesink.New(dir), nil
+	},
+}
+
+// OpenFile opens a csv:DIR or bundle:DIR target (flag names it in errors).
+func OpenFile(flag, to string) (kg.Sink, error) {
+	scheme, rest, ok := strings.Cut(to, ":")
+	if !ok || rest == "" {
+		return nil, TargetError(fmt.Sprintf("%s %q: want csv:DIR, bundle:DIR or neo4j://HOST:PORT", flag, to))
+	}
+	open, found := files[scheme]
+	if !found {
+		return nil, TargetError(fmt.Sprintf("%s %q: unknown sink %q (csv:DIR, bundle:DIR, neo4j://HOST:PORT)", flag, to, scheme))
+	}
+	return open(rest)
+}
+
+// boltSink is neo4jkg's Bolt loader plus the connection it owns.
+type boltSink struct {
+	*neo4jkg.Sink
+	store *neo4jkg.Store
+}
+
+func (b boltSink) Close(ctx context.Context) error {
+	err := b.Sink.Close(ctx)
+	return errors.Join(err, b.store.Close(context.Background()))
+}
+
+// OpenBolt loads online into the Neo4j of cfg in batches of MERGEs; for a
+// full dump use csv:DIR and neo4j-admin import instead.
+func OpenBolt(ctx context.Context, cfg neo4jkg.Config) (kg.Sink, error) {
+	st, err := neo4jkg.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := st.NewSink(neo4jkg.SinkOptions{})
+	if err != nil {
+		st.Close(context.Background())
+		return nil, err
+	}
+	return boltSink{Sink: s, store: st}, nil
+}
+
+// PrintCounts writes a load's counts and its first problems.
+func PrintCounts(w io.Writer, c kg.Counts) {
+	fmt.Fprintf(w, "read %d, loaded %d, filtered %d, bad %d\n", c.Read, c.Loaded, c.Filtered, c.Bad)
+	for _, p := range c.Problems {
+		fmt.Fprintln(w, "  bad:", p)
+	}
+}
