@@ -93,12 +93,18 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 			o.Properties[p] = true
 		}
 	}
-	switch d, err := datapath.Dataset("wikidata-properties"); *relations {
+	switch *relations {
 	case "none":
 	case "":
-		if p := filepath.Join(d, "properties_with_labels.tsv"); err == nil && fileExists(p) {
-			o.PropertiesTSV = p
+		// The default file sits in the shared data (DMAR_SHARED_DATA, else
+		// ../shared/data above the repository); outside it, say so rather than
+		// write a graph whose relations have no labels.
+		d, err := datapath.Dataset("wikidata-properties")
+		p := filepath.Join(d, "properties_with_labels.tsv")
+		if err != nil || !fileExists(p) {
+			return usageError{"load wikidata: relation labels file not found (default: the shared wikidata-properties/properties_with_labels.tsv; set DMAR_SHARED_DATA, pass --relations FILE, or --relations none)"}
 		}
+		o.PropertiesTSV = p
 	default:
 		o.PropertiesTSV = *relations
 	}

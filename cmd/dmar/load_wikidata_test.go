@@ -63,3 +63,24 @@ func TestLoadCommandsRejectBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// Without the shared data (run outside the repository), the default relation
+// labels file is missing: the load must fail naming it, not write a graph
+// whose relations have no labels and exit 0.
+func TestLoadWikidataNeedsRelationLabels(t *testing.T) {
+	dir, err := datapath.Dataset("wikidata-dump-sample")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	dump := filepath.Join(dir, "latest-all-first50.json")
+	t.Setenv("DMAR_SHARED_DATA", t.TempDir())
+	out := filepath.Join(t.TempDir(), "csv")
+	var stdout, stderr bytes.Buffer
+	err = Run(context.Background(), []string{"load", "wikidata", "--dump", dump, "--to", "csv:" + out, "--quiet"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "relation labels file not found") || !strings.Contains(err.Error(), "--relations") {
+		t.Fatalf("err = %v, want a missing relation labels error naming --relations", err)
+	}
+	if _, serr := os.Stat(filepath.Join(out, "nodes.csv")); serr == nil {
+		t.Fatal("a failed load wrote nodes.csv")
+	}
+}

@@ -126,7 +126,8 @@ func TestInjectionsAreDataOnRealBackends(t *testing.T) {
 		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j; scripts/services.sh start weaviate; export both")
 	}
 	ctx := context.Background()
-	cfg := neo4jkg.ConfigFromEnv()
+	cfg := neo4jkg.Config{URI: uri, User: os.Getenv("DMAR_NEO4J_USER"),
+		Password: os.Getenv("DMAR_NEO4J_PASSWORD"), Database: os.Getenv("DMAR_NEO4J_DATABASE")}
 	st, err := neo4jkg.Open(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -73,6 +73,11 @@ func (in Inputs) Graph(ctx context.Context) (*memkg.Graph, string, error) {
 	}
 	snap := filepath.Join(in.Dir, "kg-"+key+".gob")
 	if g, err := memkg.Load(snap); err == nil {
+		// The snapshot keeps the read's counts, so a rerun reports the
+		// bundle's bad and repeated lines as the first run did.
+		if st, ok := g.BundleStats(); ok {
+			in.report("load kg: %s (from the snapshot)", st)
+		}
 		return g, key, nil
 	}
 	start := time.Now()
@@ -84,16 +89,24 @@ func (in Inputs) Graph(ctx context.Context) (*memkg.Graph, string, error) {
 	if err := g.Save(snap); err != nil {
 		return nil, "", err
 	}
-	st := b.Stats
-	if log := in.Log; log != nil {
-		fmt.Fprintf(log, "load kg: %s in %s\n  entities: read %d, loaded %d, skipped as bad %d\n  triples: read %d, loaded %d, duplicates %d, skipped as bad %d\n",
-			in.Bundle, time.Since(start).Round(time.Millisecond), st.EntitiesRead, st.EntitiesLoaded, st.EntitiesBad,
-			st.TriplesRead, st.TriplesLoaded, st.TriplesDuplicate, st.TriplesBad)
-		for _, p := range st.Problems {
-			fmt.Fprintln(log, "  skipped:", p)
-		}
-	}
+	in.report("load kg: %s in "+time.Since(start).Round(time.Millisecond).String(), b.Stats)
 	return g, key, nil
+}
+
+// report prints a bundle read's counts and the first problems to in.Log.
+func (in Inputs) report(head string, st bundle.Stats) {
+	log := in.Log
+	if log == nil {
+		return
+	}
+	fmt.Fprintf(log, head+"\n", in.Bundle)
+	fmt.Fprintf(log, "  entities: read %d, loaded %d, duplicates %d, skipped as bad %d\n  triples: read %d, loaded %d, duplicates %d, skipped as bad %d\n  relations: loaded %d, duplicates %d, skipped as bad %d\n",
+		st.EntitiesRead, st.EntitiesLoaded, st.EntitiesDuplicate, st.EntitiesBad,
+		st.TriplesRead, st.TriplesLoaded, st.TriplesDuplicate, st.TriplesBad,
+		st.RelationsLoaded, st.RelationsDuplicate, st.RelationsBad)
+	for _, p := range st.Problems {
+		fmt.Fprintln(log, "  skipped:", p)
+	}
 }
 
 // Index returns the embedded index, from its snapshot when the corpus, the

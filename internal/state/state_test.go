@@ -68,3 +68,45 @@ func TestGraphSnapshot(t *testing.T) {
 		t.Errorf("snapshot has %d/%d/%d, parsed %d/%d/%d", e2, t2, r2, e1, t1, r1)
 	}
 }
+
+// A rerun that reads the graph from its snapshot reports the bundle's bad and
+// repeated lines as the first run did (issue 13: they used to vanish).
+func TestGraphSnapshotKeepsTheReport(t *testing.T) {
+	src, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
+		raw, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "entities.jsonl" {
+			raw = append(raw, []byte("{\"qid\":\"Q25191\",\"label\":\"EVIL OVERRIDE\"}\nnot json\n")...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first, second strings.Builder
+	state1 := t.TempDir()
+	if _, _, err := (state.Inputs{Bundle: dir, Dir: state1, Log: &first}).Graph(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := (state.Inputs{Bundle: dir, Dir: state1, Log: &second}).Graph(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(second.String(), "from the snapshot") {
+		t.Fatalf("second run did not read the snapshot:\n%s", second.String())
+	}
+	counts := func(s string) string { return s[strings.Index(s, "\n")+1:] }
+	if counts(first.String()) != counts(second.String()) {
+		t.Fatalf("the rerun reports differently:\nfirst:\n%s\nsecond:\n%s", first.String(), second.String())
+	}
+	for _, want := range []string{"duplicates 1", "skipped as bad 1", "repeats line"} {
+		if !strings.Contains(second.String(), want) {
+			t.Errorf("rerun report lacks %q:\n%s", want, second.String())
+		}
+	}
+}

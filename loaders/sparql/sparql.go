@@ -200,11 +200,13 @@ func id(t rdf.Term, ns string, valid func(string) bool) (string, bool) {
 	return s, ok && valid(s)
 }
 
-// Load fetches the neighbourhood and writes it to sink, which it closes.
+// Load fetches the neighbourhood and writes it to sink, which it closes; a
+// failed load aborts a sink that can be aborted (kg.Finish), so it never
+// replaces the output of a good run.
 func Load(ctx context.Context, sink kg.Sink, o Options) (st Stats, err error) {
 	defer func() {
-		if cerr := sink.Close(ctx); cerr != nil && err == nil {
-			err = fmt.Errorf("sparql: close sink: %w", cerr)
+		if ferr := kg.Finish(ctx, sink, err); ferr != nil && err == nil {
+			err = fmt.Errorf("sparql: %w", ferr)
 		}
 	}()
 	if err := o.validate(); err != nil {

@@ -60,3 +60,26 @@ func TestPreparedQueries(t *testing.T) {
 		t.Errorf("labels query:\n%s", q)
 	}
 }
+
+// abortSink records whether a load closed or aborted it.
+type abortSink struct {
+	nopSink
+	closed, aborted bool
+}
+
+func (s *abortSink) Close(context.Context) error { s.closed = true; return nil }
+func (s *abortSink) Abort() error                { s.aborted = true; return nil }
+
+// A failed load must abort a sink that can be aborted (a file sink keeps the
+// previous run's output), never close it: closing would publish a partial graph.
+func TestFailedLoadAbortsTheSink(t *testing.T) {
+	s := &abortSink{}
+	// Nothing listens on port 1: the first query fails.
+	_, err := Load(context.Background(), s, Options{Endpoint: "http://127.0.0.1:1/sparql", Seeds: []string{"Q1"}})
+	if err == nil {
+		t.Fatal("load from a closed port succeeded")
+	}
+	if s.closed || !s.aborted {
+		t.Fatalf("closed=%v aborted=%v, want the sink aborted and not closed", s.closed, s.aborted)
+	}
+}

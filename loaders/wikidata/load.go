@@ -126,26 +126,14 @@ func (o *Options) validate() error {
 	return nil
 }
 
-// Aborter is implemented by sinks that can discard a failed load (the file
-// sinks: neo4jcsv, bundlesink), leaving what an earlier run wrote in place.
-type Aborter interface {
-	Abort() error
-}
-
 // Load reads the dump at path into sink and closes the sink. When the load
-// fails, a sink that implements Aborter is aborted instead of closed, so a
+// fails, a sink that implements kg.Aborter is aborted instead of closed, so a
 // failed run never replaces the output of a good one.
 func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, err error) {
 	start := time.Now()
 	defer func() {
 		st.Elapsed = time.Since(start)
-		if a, ok := sink.(Aborter); ok && err != nil {
-			a.Abort()
-			return
-		}
-		if cerr := sink.Close(ctx); cerr != nil && err == nil {
-			err = fmt.Errorf("close sink: %w", cerr)
-		}
+		err = kg.Finish(ctx, sink, err)
 	}()
 	if err := o.validate(); err != nil {
 		return st, err

@@ -185,7 +185,7 @@ func (s *Store) LoadBundle(ctx context.Context, dir string, o SinkOptions) (kg.C
 	c := kg.Counts{
 		Read:     b.Stats.EntitiesRead + b.Stats.TriplesRead,
 		Loaded:   b.Stats.EntitiesLoaded + b.Stats.TriplesLoaded,
-		Filtered: b.Stats.TriplesDuplicate,
+		Filtered: b.Stats.EntitiesDuplicate + b.Stats.TriplesDuplicate, // repeats: the first stands
 		Bad:      b.Stats.EntitiesBad + b.Stats.TriplesBad,
 		Problems: b.Stats.Problems,
 	}
