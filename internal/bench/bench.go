@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/stats"
 )
 
 // ReadQuestions reads the "question" field of a JSONL file (kgqa format).
@@ -134,18 +134,11 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // pct is the p-th percentile (nearest rank).
+// pct is the p-th percentile of xs, with the one definition eval and the load
+// test use (stats.Percentile); 0 when there are no values.
 func pct(xs []float64, p float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	i := int(p/100*float64(len(s))+0.5) - 1
-	if i < 0 {
-		i = 0
-	}
-	if i >= len(s) {
-		i = len(s) - 1
-	}
-	return s[i]
+	return stats.Percentile(xs, p)
 }
