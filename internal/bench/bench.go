@@ -133,7 +133,6 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// pct is the p-th percentile (nearest rank).
 // pct is the p-th percentile of xs, with the one definition eval and the load
 // test use (stats.Percentile); 0 when there are no values.
 func pct(xs []float64, p float64) float64 {
