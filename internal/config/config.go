@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -367,6 +368,7 @@ func (c *Config) Validate() Problems {
 		}
 	}
 	names := map[string]bool{}
+	hashes := map[string]int{}
 	for i, k := range s.Auth.Keys {
 		f := fmt.Sprintf("server.auth.keys[%d]", i)
 		if k.Name == "" {
@@ -377,8 +379,18 @@ func (c *Config) Validate() Problems {
 		names[k.Name] = true
 		if !hexSHA256.MatchString(k.SHA256) {
 			ps.add(f+".sha256", "must be the 64 lowercase hex digits of the key's SHA-256 (dmar config hash-key prints it)")
+		} else if j, dup := hashes[k.SHA256]; dup {
+			// One key would carry two names and two rate limits, and which one
+			// applies would depend on the order of the list.
+			ps.add(f+".sha256", "is the same key as server.auth.keys[%d]", j)
+		} else {
+			hashes[k.SHA256] = i
 		}
-		if k.Rate < 0 {
+		if math.IsNaN(k.Rate) || math.IsInf(k.Rate, 0) {
+			// YAML's .nan and .inf parse as floats; NaN compares false with
+			// everything and would slip past the range check below as unlimited.
+			ps.add(f+".rate", "must be a finite number of requests per second (0: unlimited), got %g", k.Rate)
+		} else if k.Rate < 0 {
 			ps.add(f+".rate", "must be 0 (unlimited) or more requests per second, got %g", k.Rate)
 		}
 		if k.Burst < 0 {

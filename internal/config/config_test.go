@@ -166,3 +166,27 @@ func TestSettingsHaveUniqueNames(t *testing.T) {
 		}
 	}
 }
+
+// YAML's .nan and .inf are floats: a NaN rate compared false with every bound
+// and ran unlimited. Two keys with one hash would give one key two names and
+// limits. Both are refused, naming the field.
+func TestKeyRatesAreFiniteAndHashesUnique(t *testing.T) {
+	const h = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+	for _, tc := range []struct{ name, keys, want string }{
+		{"nan", "[{name: a, sha256: " + h + ", rate: .nan}]", "server.auth.keys[0].rate"},
+		{"inf", "[{name: a, sha256: " + h + ", rate: .inf}]", "server.auth.keys[0].rate"},
+		{"minus inf", "[{name: a, sha256: " + h + ", rate: -.inf}]", "server.auth.keys[0].rate"},
+		{"same hash", "[{name: a, sha256: " + h + "}, {name: b, sha256: " + h + "}]", "server.auth.keys[1].sha256: is the same key as server.auth.keys[0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := config.Default(t.TempDir(), bundleDir(t))
+			if ps := config.File(&c, write(t, "c.yaml", "server:\n  auth:\n    keys: "+tc.keys+"\n")); len(ps) != 0 {
+				t.Fatal(ps)
+			}
+			ps := c.Validate()
+			if !strings.Contains(ps.Error(), tc.want) {
+				t.Fatalf("problems %q do not name %q", ps.Error(), tc.want)
+			}
+		})
+	}
+}
