@@ -33,7 +33,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	defer m.Close()
 	warmCache(ctx, p, log)
 	var ready []server.Checker
 	for _, c := range checks {
@@ -45,7 +44,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
 		APIKeys: keys, CORSOrigins: sc.CORSOrigins})
-	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log}
+	// The models are freed by the server once every handler has returned
+	// (never under a running request), not by a defer here.
+	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: m.Close}
 	if sc.Pprof {
 		c.PprofAddr = sc.PprofAddr
 	}
