@@ -436,3 +436,21 @@ func TestCandidates(t *testing.T) {
 		}
 	}
 }
+
+func TestLinkIsTheRetrievalsLinking(t *testing.T) {
+	p := newPipeline(t, nil)
+	ms, err := p.Link(context.Background(), nolan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Label == "" || !reflect.DeepEqual(ms, res.QueryEntities) {
+		t.Errorf("Link = %+v, the retrieval's query entities = %+v", ms, res.QueryEntities)
+	}
+	if _, err := newPipeline(t, func(c *pipeline.Config) { c.Graph = downGraph{c.Graph} }).Link(context.Background(), nolan); !errors.Is(err, errDown) {
+		t.Errorf("Link on a graph outage: %v, want the graph's error", err)
+	}
+}

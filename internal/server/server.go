@@ -147,22 +147,12 @@ func (s *Server) link(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	g := s.cfg.Pipeline.Graph()
-	ms, err := g.Link(c.Request.Context(), req.Text)
+	ms, err := s.cfg.Pipeline.Link(c.Request.Context(), req.Text)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ents, err := g.Entities(c.Request.Context(), kg.QIDs(ms))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	out := api.LinkResponse{Mentions: []pipeline.QueryEntity{}}
-	for _, m := range ms {
-		out.Mentions = append(out.Mentions, pipeline.QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End})
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, api.LinkResponse{Mentions: ms})
 }
 
 func (s *Server) subgraph(c *gin.Context) {
