@@ -163,17 +163,17 @@ func (s *Server) subgraph(c *gin.Context) {
 	}
 	p := s.cfg.Pipeline.Defaults().SubgraphParams()
 	for _, q := range []struct {
-		name   string
-		dst    *int
-		lo, hi int
-	}{{"hops", &p.Hops, 1, 3}, {"limit", &p.MaxNodes, 1, 512}, {"hub_degree", &p.HubDegree, 1, 100_000_000}} {
+		name string
+		dst  *int
+		r    pipeline.SubgraphRange
+	}{{"hops", &p.Hops, pipeline.HopsRange}, {"limit", &p.MaxNodes, pipeline.MaxNodesRange}, {"hub_degree", &p.HubDegree, pipeline.HubDegreeRange}} {
 		v := c.Query(q.name)
 		if v == "" {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < q.lo || n > q.hi {
-			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.lo, q.hi, v))
+		if err != nil || !q.r.Contains(n) {
+			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.r.Min, q.r.Max, v))
 			return
 		}
 		*q.dst = n
