@@ -129,7 +129,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, query string, opts Options) (*R
 		return nil, err
 	}
 	// Phase 2: score them on both paths; the m best are the anchors.
-	sc, err := r.candidates(ctx, rec)
+	sc, err := r.score(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -167,21 +167,11 @@ func (p *Pipeline) Candidates(ctx context.Context, query string, opts Options) (
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := r.candidates(ctx, rec)
+	sc, err := r.score(ctx, rec)
 	if err != nil {
 		return nil, nil, err
 	}
 	return sc.docs, r.result(sc.grounded), nil
-}
-
-// candidates is phase 2 up to the anchors: G_Q and the candidates' subgraphs,
-// then the dual-path scores.
-func (r request) candidates(ctx context.Context, rec recalled) (scored, error) {
-	g, err := r.ground(ctx, rec)
-	if err != nil {
-		return scored{}, err
-	}
-	return r.score(ctx, g)
 }
 
 // cleanQuery trims query and rejects an empty one.

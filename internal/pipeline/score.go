@@ -104,9 +104,13 @@ func entityIDs(qids []string, qsubs []*entry) []string {
 	return out
 }
 
-// score is phase 2's scoring: the dual-path evaluation of the candidates
-// against Q.
-func (r request) score(ctx context.Context, g grounded) (scored, error) {
+// score is phase 2 up to the anchors: Q and the candidates on the graph
+// (ground), then the dual-path evaluation of every candidate against Q.
+func (r request) score(ctx context.Context, rec recalled) (scored, error) {
+	g, err := r.ground(ctx, rec)
+	if err != nil {
+		return scored{}, err
+	}
 	start := time.Now()
 	docs, games, err := r.scoreHits(ctx, g.st, g.qvec, g.hits, "first")
 	if err != nil {
