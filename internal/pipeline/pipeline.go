@@ -96,7 +96,7 @@ func New(cfg Config) (*Pipeline, error) {
 // Defaults returns the options requests start from.
 func (p *Pipeline) Defaults() Options { return p.defaults }
 
-// Graph returns the configured graph (for the API's link and subgraph routes).
+// Graph returns the configured graph (for the API's subgraph route).
 func (p *Pipeline) Graph() kg.Graph { return p.cfg.Graph }
 
 // Index returns the configured search index.
