@@ -1,8 +1,6 @@
 package pipeline
 
-import (
-	"time"
-)
+import "time"
 
 // request is what every phase of one retrieval reads: the pipeline, the
 // validated options and the query. Its fields are set once; the only thing
