@@ -6,7 +6,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
-// Options are every knob of DMAR-SPEC.md, settable per request. JSON names are
+// Options are every knob of the method (docs/method.md), settable per request. JSON names are
 // the REST API's field names.
 type Options struct {
 	N int `json:"n"` // stage-1 candidates
@@ -40,7 +40,7 @@ type Options struct {
 	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
 }
 
-// Defaults are the spec's: n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
+// Defaults are the method's (docs/method.md): n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
 func Defaults() Options {
 	sp := kg.DefaultSubgraphParams()
 	return Options{
@@ -56,6 +56,35 @@ func Defaults() Options {
 // SubgraphParams are the options' subgraph parameters.
 func (o Options) SubgraphParams() kg.SubgraphParams {
 	return kg.SubgraphParams{Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree}
+}
+
+// SubgraphRange is the accepted range of a subgraph parameter.
+type SubgraphRange struct{ Min, Max int }
+
+// The subgraph parameters' ranges: the one place that bounds them, for the
+// options and for the API's subgraph route.
+var (
+	HopsRange      = SubgraphRange{Min: 1, Max: 3}
+	MaxNodesRange  = SubgraphRange{Min: 1, Max: 512}
+	HubDegreeRange = SubgraphRange{Min: 1, Max: 100_000_000}
+)
+
+// Contains reports whether v is in the range.
+func (r SubgraphRange) Contains(v int) bool { return v >= r.Min && v <= r.Max }
+
+// ValidateSubgraph checks p against the ranges and names the first wrong
+// field as the options do (hops, max_nodes, hub_degree).
+func ValidateSubgraph(p kg.SubgraphParams) error {
+	for _, f := range []struct {
+		name string
+		v    int
+		r    SubgraphRange
+	}{{"hops", p.Hops, HopsRange}, {"max_nodes", p.MaxNodes, MaxNodesRange}, {"hub_degree", p.HubDegree, HubDegreeRange}} {
+		if !f.r.Contains(f.v) {
+			return errs.Field(f.name, "must be between %d and %d, got %d", f.r.Min, f.r.Max, f.v)
+		}
+	}
+	return nil
 }
 
 // Validate checks every option against its range and names the first wrong
@@ -86,9 +115,7 @@ func (o Options) Validate() error {
 		intIn("m", o.M, 1, 20),
 		intIn("p", o.P, 1, 200),
 		intIn("k", o.K, 1, 200),
-		intIn("hops", o.Hops, 1, 3),
-		intIn("max_nodes", o.MaxNodes, 1, 512),
-		intIn("hub_degree", o.HubDegree, 1, 100_000_000),
+		ValidateSubgraph(o.SubgraphParams()),
 		unit("lambda", o.Lambda),
 		oneOf("shapley", o.Shapley, "exact", "montecarlo"),
 		intIn("samples", o.Samples, 1, 10_000),

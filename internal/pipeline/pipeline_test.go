@@ -360,6 +360,9 @@ func TestOptionErrors(t *testing.T) {
 		{nolan, func(o *pipeline.Options) { o.Lambda = 1.5 }, errs.Invalid, "lambda"},
 		{nolan, func(o *pipeline.Options) { o.Shapley = "approx" }, errs.Invalid, "shapley"},
 		{nolan, func(o *pipeline.Options) { o.N = 0 }, errs.Invalid, "n"},
+		{nolan, func(o *pipeline.Options) { o.Hops = 4 }, errs.Invalid, "hops"},
+		{nolan, func(o *pipeline.Options) { o.MaxNodes = 513 }, errs.Invalid, "max_nodes"},
+		{nolan, func(o *pipeline.Options) { o.HubDegree = 0 }, errs.Invalid, "hub_degree"},
 	}
 	for _, c := range cases {
 		o := p.Defaults()
@@ -433,6 +436,41 @@ func TestCandidates(t *testing.T) {
 		d, ok := byID[a.ID]
 		if !ok || abs(d.Score-a.Score) > 1e-12 || d.Breakdown.ZStructural != a.Breakdown.ZStructural {
 			t.Errorf("anchor %s: candidate %+v, anchor score %v", a.ID, d.Breakdown, a.Score)
+		}
+	}
+}
+
+func TestLinkIsTheRetrievalsLinking(t *testing.T) {
+	p := newPipeline(t, nil)
+	ms, err := p.Link(context.Background(), nolan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) != 1 || ms[0].Label == "" || !reflect.DeepEqual(ms, res.QueryEntities) {
+		t.Errorf("Link = %+v, the retrieval's query entities = %+v", ms, res.QueryEntities)
+	}
+	if _, err := newPipeline(t, func(c *pipeline.Config) { c.Graph = downGraph{c.Graph} }).Link(context.Background(), nolan); !errors.Is(err, errDown) {
+		t.Errorf("Link on a graph outage: %v, want the graph's error", err)
+	}
+}
+
+func TestValidateSubgraphBounds(t *testing.T) {
+	ok := kg.SubgraphParams{Hops: pipeline.HopsRange.Max, MaxNodes: pipeline.MaxNodesRange.Max, HubDegree: pipeline.HubDegreeRange.Min}
+	if err := pipeline.ValidateSubgraph(ok); err != nil {
+		t.Errorf("%+v at the bounds: %v", ok, err)
+	}
+	for field, p := range map[string]kg.SubgraphParams{
+		"hops":       {Hops: pipeline.HopsRange.Max + 1, MaxNodes: 1, HubDegree: 1},
+		"max_nodes":  {Hops: 1, MaxNodes: pipeline.MaxNodesRange.Min - 1, HubDegree: 1},
+		"hub_degree": {Hops: 1, MaxNodes: 1, HubDegree: pipeline.HubDegreeRange.Max + 1},
+	} {
+		e, isE := errs.As(pipeline.ValidateSubgraph(p))
+		if !isE || e.Code != errs.Invalid || e.Field != field {
+			t.Errorf("%+v: %v, want an invalid %s", p, e, field)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -10,34 +9,76 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/reformulate"
-	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
-// anchorPhi keeps each anchor's Shapley explanation between phases.
+// anchorPhi is an anchor's Shapley explanation: one value per query subgraph.
 type anchorPhi struct {
 	phi   []float64
 	exact bool
 }
 
-// reformInput gathers the reformulator's input: snippets of the anchors, and
-// the bridge entities and relations ranked by Shapley contribution.
-func (r *request) reformInput(ctx context.Context, anchors []Doc, cands []retrieval.Hit, games []*scoring.Game, subs map[string]*entry) reformulate.Input {
-	in := reformulate.Input{Query: r.res.Query}
+// reformulated is the first half of phase 3's output: what the reformulator
+// was given, Q' and the reformulator that wrote it, and the anchors' Shapley
+// explanations the input was ranked by.
+type reformulated struct {
+	in    reformulate.Input
+	query string // Q'
+	by    string
+	phis  map[string]anchorPhi // by anchor ID
+}
+
+// reformulate is phase 3's first half: the anchors' Shapley values rank the
+// bridge entities and relations that, with the anchors' snippets, guide the
+// reformulation of Q into Q'.
+func (r request) reformulate(ctx context.Context, sc scored, anchors []Doc) reformulated {
+	t := time.Now()
+	ref := reformulated{phis: r.anchorPhis(sc, anchors)}
+	ref.in = r.reformInput(sc.grounded, anchors, ref.phis)
+	ref.query, ref.by = r.runReformulator(ctx, ref.in)
+	r.trace.timed("reformulate", t)
+	return ref
+}
+
+// anchorPhis explains each anchor's game.
+func (r request) anchorPhis(sc scored, anchors []Doc) map[string]anchorPhi {
 	gameOf := map[string]*scoring.Game{}
-	for i, h := range cands {
-		gameOf[h.Doc.ID] = games[i]
+	for i, h := range sc.hits {
+		gameOf[h.Doc.ID] = sc.games[i]
 	}
-	r.phis = map[string]anchorPhi{}
-	isQuery := map[string]bool{}
-	for _, q := range r.qsubs {
-		isQuery[q.sg.Root] = true
-	}
-	bridge, rel := map[string]float64{}, map[string]float64{}
-	bridgeLabel := map[string]string{}
+	phis := map[string]anchorPhi{}
 	for _, a := range anchors {
 		phi, exact := r.phi(gameOf[a.ID], a.ID)
-		r.phis[a.ID] = anchorPhi{phi, exact}
+		phis[a.ID] = anchorPhi{phi, exact}
+	}
+	return phis
+}
+
+// reformInput gathers the reformulator's input: snippets of the anchors, and
+// the bridge entities and relations ranked by Shapley contribution.
+func (r request) reformInput(g grounded, anchors []Doc, phis map[string]anchorPhi) reformulate.Input {
+	in := reformulate.Input{Query: r.query}
+	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
+	in.Bridges = rankTerms(bridge, bridgeLabel)
+	in.Relations = rankTerms(rel, nil)
+	names := names(g.ents, g.st.qsubs, bridge)
+	for _, a := range anchors {
+		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, r.opts.SnippetChars)})
+	}
+	return in
+}
+
+// bridges scores the anchors' entities that are nodes of a query subgraph
+// (not its root) by the phi of that subgraph, and the relations that reach
+// them from nearer the root; labels are the bridges' node labels.
+func bridges(anchors []Doc, phis map[string]anchorPhi, qsubs []*entry) (bridge, rel map[string]float64, labels map[string]string) {
+	isQuery := map[string]bool{}
+	for _, q := range qsubs {
+		isQuery[q.sg.Root] = true
+	}
+	bridge, rel, labels = map[string]float64{}, map[string]float64{}, map[string]string{}
+	for _, a := range anchors {
+		phi := phis[a.ID].phi
 		if len(phi) == 0 {
 			continue
 		}
@@ -45,11 +86,11 @@ func (r *request) reformInput(ctx context.Context, anchors []Doc, cands []retrie
 			if isQuery[e] {
 				continue
 			}
-			for j, q := range r.qsubs {
+			for j, q := range qsubs {
 				hop := -1
 				for _, n := range q.sg.Nodes {
 					if n.QID == e {
-						hop, bridgeLabel[e] = n.Hop, n.Label
+						hop, labels[e] = n.Hop, n.Label
 						break
 					}
 				}
@@ -57,32 +98,32 @@ func (r *request) reformInput(ctx context.Context, anchors []Doc, cands []retrie
 					continue
 				}
 				bridge[e] += phi[j]
-				hopOf := map[string]int{}
-				for _, n := range q.sg.Nodes {
-					hopOf[n.QID] = n.Hop
-				}
-				for _, ed := range q.sg.Edges {
-					other := ""
-					switch e {
-					case ed.From:
-						other = ed.To
-					case ed.To:
-						other = ed.From
-					}
-					if other != "" && hopOf[other] < hop && ed.Label != "" {
-						rel[ed.Label] += phi[j]
-					}
-				}
+				addRelations(rel, q.sg, e, hop, phi[j])
 			}
 		}
 	}
-	in.Bridges = rankTerms(bridge, bridgeLabel)
-	in.Relations = rankTerms(rel, nil)
-	names := r.names(ctx, bridge)
-	for _, a := range anchors {
-		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, r.opts.SnippetChars)})
+	return bridge, rel, labels
+}
+
+// addRelations adds phi to the label of every edge of sg between bridge e (at
+// hop) and a node nearer the root.
+func addRelations(rel map[string]float64, sg kg.Subgraph, e string, hop int, phi float64) {
+	hopOf := map[string]int{}
+	for _, n := range sg.Nodes {
+		hopOf[n.QID] = n.Hop
 	}
-	return in
+	for _, ed := range sg.Edges {
+		other := ""
+		switch e {
+		case ed.From:
+			other = ed.To
+		case ed.To:
+			other = ed.From
+		}
+		if other != "" && hopOf[other] < hop && ed.Label != "" {
+			rel[ed.Label] += phi
+		}
+	}
 }
 
 // rankTerms orders keys by score (descending), then by key; labels maps keys
@@ -110,29 +151,29 @@ func rankTerms(score map[string]float64, labels map[string]string) []reformulate
 }
 
 // names are the normalised labels and aliases of the query and bridge
-// entities: sentences that mention them lead the anchors' snippets.
-func (r *request) names(ctx context.Context, bridges map[string]float64) []string {
-	ids := make([]string, 0, len(r.qsubs)+len(bridges))
-	for _, q := range r.qsubs {
-		ids = append(ids, q.sg.Root)
+// entities: sentences that mention them lead the anchors' snippets. ents
+// holds every node of G_Q, the bridges included.
+func names(ents map[string]kg.Entity, qsubs []*entry, bridges map[string]float64) []string {
+	ids := map[string]bool{}
+	for _, q := range qsubs {
+		ids[q.sg.Root] = true
 	}
 	for b := range bridges {
-		ids = append(ids, b)
-	}
-	sort.Strings(ids)
-	ents, err := r.p.cfg.Graph.Entities(ctx, ids)
-	if err != nil {
-		ents = nil
+		ids[b] = true
 	}
 	var out []string
-	for _, e := range ents {
+	for id := range ids {
+		e, ok := ents[id]
+		if !ok {
+			continue
+		}
 		for _, s := range append([]string{e.Label}, e.Aliases...) {
 			if f := kg.NormalizeForm(s); kg.Linkable(f) {
 				out = append(out, f)
 			}
 		}
 	}
-	sort.Strings(out)
+	sort.Strings(out) // map order above
 	return out
 }
 
@@ -199,15 +240,15 @@ func sentences(text string) []string {
 	return out
 }
 
-// reformulate runs the requested reformulator; the chat one falls back to the
-// built-in one on any error, and says so.
-func (r *request) reformulate(ctx context.Context, in reformulate.Input) (string, string) {
+// runReformulator runs the requested reformulator; the chat one falls back to
+// the built-in one on any error, and says so.
+func (r request) runReformulator(ctx context.Context, in reformulate.Input) (string, string) {
 	switch r.opts.Reformulator {
 	case "none":
 		return in.Query, "none"
 	case "chat":
 		if r.p.cfg.Chat == nil {
-			r.fallback("reformulator_chat_unavailable", "no chat endpoint is configured; the built-in reformulator ran")
+			r.trace.fallback("reformulator_chat_unavailable", "no chat endpoint is configured; the built-in reformulator ran")
 			break
 		}
 		q, err := r.p.cfg.Chat.Reformulate(ctx, in)
@@ -217,63 +258,8 @@ func (r *request) reformulate(ctx context.Context, in reformulate.Input) (string
 		if ctx.Err() != nil {
 			break
 		}
-		r.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
+		r.trace.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
 	}
 	q, _ := r.p.builtin.Reformulate(ctx, in)
 	return q, "builtin"
-}
-
-// explainAnchors fills the response's anchors, the Browser statement and,
-// when asked, persists the retrieval.
-func (r *request) explainAnchors(anchors []Doc, games []*scoring.Game, subs map[string]*entry, in reformulate.Input) {
-	var roots []string
-	for i, a := range anchors {
-		ap := r.phis[a.ID]
-		phis := []Phi{}
-		for j, v := range ap.phi {
-			q := r.qsubs[j].sg
-			phis = append(phis, Phi{QID: q.Root, Label: q.Nodes[0].Label, Phi: v})
-		}
-		sgs := []kg.Subgraph{}
-		if r.structOn {
-			sgs = r.rankDocSubgraphs(a, subs)
-		}
-		for _, s := range sgs {
-			roots = append(roots, s.Root)
-		}
-		snippet := ""
-		if i < len(in.Anchors) {
-			snippet = in.Anchors[i].Snippet
-		}
-		r.res.Anchors = append(r.res.Anchors, Anchor{Doc: a, Snippet: snippet, Phi: phis, PhiExact: ap.exact, Subgraphs: sgs})
-	}
-	if insp, ok := r.p.cfg.Graph.(kg.Inspector); ok && len(roots) > 0 {
-		stmt, params := insp.SubgraphStatement(roots, r.opts.SubgraphParams())
-		r.res.Neo4j = &Statement{Cypher: stmt, Params: params}
-	}
-}
-
-// persist records the retrieval in the graph when the request asks for it.
-func (r *request) persist(ctx context.Context) {
-	if !r.opts.Persist {
-		return
-	}
-	rec, ok := r.p.cfg.Graph.(kg.Recorder)
-	if !ok {
-		r.fallback("persist_unsupported", "the configured graph backend cannot record retrievals (use Neo4j)")
-		return
-	}
-	rr := kg.RetrievalRecord{ID: retrievalID(r.res), Query: r.res.Query, Reformulated: r.res.ReformulatedQuery, At: time.Now().UTC()}
-	for _, a := range r.res.Anchors {
-		rr.Anchors = append(rr.Anchors, kg.AnchorRecord{DocID: a.ID, Title: a.Title, Rank: a.Rank, Score: a.Score, Entities: a.Entities})
-	}
-	if err := rec.RecordRetrieval(ctx, rr); err != nil {
-		r.fallback("persist_failed", "recording the retrieval failed: "+err.Error())
-		return
-	}
-	r.res.RetrievalID = rr.ID
-}
-
-func retrievalID(res *Result) string {
-	return fmt.Sprintf("r-%d", time.Now().UnixNano())
 }

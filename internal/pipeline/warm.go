@@ -16,9 +16,7 @@ func (p *Pipeline) Warm(ctx context.Context, roots []string, opts Options) (int,
 	if len(roots) > p.cfg.CacheSize {
 		roots = roots[:p.cfg.CacheSize]
 	}
-	r := &request{p: p, opts: opts, res: &Result{TimingsMS: map[string]float64{}}}
-	r.structOn = opts.Structure != "off"
-	r.setSimilarity()
+	r := p.newRequest("", opts)
 	const batch = 1024
 	n := 0
 	for start := 0; start < len(roots); start += batch {

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -146,18 +147,12 @@ func (s *Server) link(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	g := s.cfg.Pipeline.Graph()
-	ms, err := g.Link(c.Request.Context(), req.Text)
+	ms, err := s.cfg.Pipeline.Link(c.Request.Context(), req.Text)
 	if err != nil {
 		s.fail(c, err)
 		return
 	}
-	ents, err := g.Entities(c.Request.Context(), kg.QIDs(ms))
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, toLinkResponse(ms, ents))
+	c.JSON(http.StatusOK, api.LinkResponse{Mentions: convert(ms, toQueryEntity)})
 }
 
 func (s *Server) subgraph(c *gin.Context) {
@@ -168,17 +163,17 @@ func (s *Server) subgraph(c *gin.Context) {
 	}
 	p := s.cfg.Pipeline.Defaults().SubgraphParams()
 	for _, q := range []struct {
-		name   string
-		dst    *int
-		lo, hi int
-	}{{"hops", &p.Hops, 1, 3}, {"limit", &p.MaxNodes, 1, 512}, {"hub_degree", &p.HubDegree, 1, 100_000_000}} {
+		name string
+		dst  *int
+		r    pipeline.SubgraphRange
+	}{{"hops", &p.Hops, pipeline.HopsRange}, {"limit", &p.MaxNodes, pipeline.MaxNodesRange}, {"hub_degree", &p.HubDegree, pipeline.HubDegreeRange}} {
 		v := c.Query(q.name)
 		if v == "" {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < q.lo || n > q.hi {
-			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.lo, q.hi, v))
+		if err != nil || !q.r.Contains(n) {
+			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.r.Min, q.r.Max, v))
 			return
 		}
 		*q.dst = n

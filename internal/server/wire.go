@@ -74,15 +74,6 @@ func ToSubgraph(g kg.Subgraph) api.Subgraph {
 		Edges: convert(g.Edges, func(e kg.Edge) api.Edge { return api.Edge{From: e.From, To: e.To, PID: e.PID, Label: e.Label} })}
 }
 
-// toLinkResponse converts linked mentions (never null: an empty list).
-func toLinkResponse(ms []kg.Mention, ents map[string]kg.Entity) api.LinkResponse {
-	out := api.LinkResponse{Mentions: []api.QueryEntity{}}
-	for _, m := range ms {
-		out.Mentions = append(out.Mentions, api.QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End})
-	}
-	return out
-}
-
 // toErrorBody converts a client-visible error.
 func toErrorBody(e *errs.Error) api.ErrorBody {
 	return api.ErrorBody{Error: api.ErrorDetail{Code: string(e.Code), Message: e.Message, Field: e.Field}}

@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+// recalled is phase 1's output: Q encoded and linked, and its n candidates.
+type recalled struct {
+	qvec     []float32
+	mentions []kg.Mention
+	hits     []retrieval.Hit // the stage-1 candidates, in search order
+	// structOn says the structural path survived linking: it is off when the
+	// request turns it off or the graph cannot link.
+	structOn bool
+	sim      func(q, d *entry) float64 // the structural similarity in use
+}
+
+// recall is phase 1: BM25 (or hybrid) recall of n candidates for Q. Q is
+// encoded and linked on the way: the semantic score needs enc(Q), the
+// structural path Q's entities.
+func (r request) recall(ctx context.Context) (recalled, error) {
+	var rec recalled
+	t := time.Now()
+	vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
+	if err != nil {
+		return rec, fmt.Errorf("encode query: %w", err)
+	}
+	rec.qvec = vecs[0]
+	r.trace.timed("encode", t)
+
+	t = time.Now()
+	rec.mentions, rec.structOn, err = r.linkQuery(ctx)
+	if err != nil {
+		return rec, err
+	}
+	r.trace.timed("link", t)
+	rec.sim = r.similarity(rec.structOn)
+
+	t = time.Now()
+	o := r.opts
+	q1 := retrieval.Query{Mode: retrieval.BM25, Text: r.query, Limit: o.N, Filter: o.Filter, WithVectors: true}
+	if o.Stage1 == "hybrid" {
+		q1.Mode, q1.Vector, q1.Alpha, q1.Fusion = retrieval.Hybrid, rec.qvec, o.Stage1Alpha, o.Fusion
+	}
+	rec.hits, err = r.p.cfg.Index.Search(ctx, q1)
+	if err != nil {
+		return rec, fmt.Errorf("stage 1 search: %w", err)
+	}
+	r.trace.timed("recall", t)
+	return rec, nil
+}
+
+// linkQuery links Q unless the request turned the structural path off. A
+// graph failure turns the path off instead of failing the request; it
+// reports whether the path is still on.
+func (r request) linkQuery(ctx context.Context) ([]kg.Mention, bool, error) {
+	if r.opts.Structure == "off" {
+		r.trace.fallback("structure_off", "the request turned the structural path off (semantic only)")
+		return nil, false, nil
+	}
+	ms, err := r.p.cfg.Graph.Link(ctx, r.query)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		r.trace.fallback("graph_unavailable", "linking failed, structural path off: "+err.Error())
+		return ms, false, nil
+	}
+	return ms, true, nil
+}

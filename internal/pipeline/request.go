@@ -1,0 +1,55 @@
+package pipeline
+
+import "time"
+
+// request is what every phase of one retrieval reads: the pipeline, the
+// validated options and the query. Its fields are set once; the only thing
+// phases write through it is the trace, an append-only log.
+type request struct {
+	p     *Pipeline
+	opts  Options
+	query string
+	trace *trace
+}
+
+func (p *Pipeline) newRequest(query string, opts Options) request {
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}}}
+}
+
+// trace records the fallbacks (in the order they fire) and the stage timings
+// of one request, and forwards both to the metrics.
+type trace struct {
+	metrics   Metrics
+	fallbacks []Fallback
+	timings   map[string]float64 // milliseconds, summed per stage
+}
+
+func (t *trace) fallback(name, reason string) {
+	t.fallbacks = append(t.fallbacks, Fallback{Name: name, Reason: reason})
+	if t.metrics != nil {
+		t.metrics.Fallback(name)
+	}
+}
+
+func (t *trace) hasFallback(name string) bool {
+	for _, f := range t.fallbacks {
+		if f.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// timed adds the time since start to stage name.
+func (t *trace) timed(name string, start time.Time) {
+	d := time.Since(start)
+	t.add(name, d)
+	if t.metrics != nil {
+		t.metrics.Stage(name, d)
+	}
+}
+
+// add adds d to stage name without reporting it to the metrics.
+func (t *trace) add(name string, d time.Duration) {
+	t.timings[name] += float64(d.Microseconds()) / 1000
+}

@@ -1,0 +1,267 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// structure is the structural path of one request: whether it is on, G_Q,
+// the subgraphs of the documents' entities, and the pairwise subgraph
+// similarity of the utility's sim term.
+type structure struct {
+	on    bool
+	qsubs []*entry          // G_Q, in query-entity order
+	subs  map[string]*entry // subgraphs by root, the query's and the documents'
+	sim   func(q, d *entry) float64
+}
+
+// grounded is Q on the graph: G_Q, the candidates' subgraphs and the
+// labelled query entities.
+type grounded struct {
+	recalled
+	st       structure
+	entities []QueryEntity
+	// ents are the query entities and the nodes of their subgraphs (labels
+	// and aliases), from the request's one Graph.Entities call.
+	ents map[string]kg.Entity
+}
+
+// scored is phase 2's output: every candidate with its dual-path score, and
+// its structural game (nil with the path off) for the anchors' explanation.
+type scored struct {
+	grounded
+	docs  []Doc // in stage-1 order
+	games []*scoring.Game
+	start time.Time // scoring began: anchor selection closes "anchor_scoring"
+}
+
+// ground extracts G_Q together with the candidates' subgraphs (one batched
+// fetch) and labels the query entities. A graph failure, or a query without
+// an entity that has a subgraph, turns the structural path off.
+func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
+	g := grounded{recalled: rec, st: structure{on: rec.structOn, sim: rec.sim}}
+	t := time.Now()
+	qids := kg.QIDs(rec.mentions)
+	g.st.subs = map[string]*entry{}
+	if g.st.on {
+		roots := append(append([]string(nil), qids...), entitiesOf(rec.hits)...)
+		subs, err := r.subgraphs(ctx, roots)
+		if err != nil {
+			if ctx.Err() != nil {
+				return g, ctx.Err()
+			}
+			g.st.on = false
+			r.trace.fallback("graph_unavailable", "subgraph extraction failed, structural path off: "+err.Error())
+		}
+		g.st.subs = subs
+	}
+	for _, q := range qids {
+		if e, ok := g.st.subs[q]; ok {
+			g.st.qsubs = append(g.st.qsubs, e)
+		}
+	}
+	ents, err := r.p.cfg.Graph.Entities(ctx, entityIDs(qids, g.st.qsubs))
+	if err != nil {
+		if ctx.Err() != nil {
+			return g, ctx.Err()
+		}
+		ents = nil // labels and aliases are cosmetic here; linking already succeeded
+	}
+	g.ents, g.entities = ents, queryEntities(rec.mentions, ents)
+	if g.st.on && len(g.st.qsubs) == 0 {
+		g.st.on = false
+		r.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
+	}
+	r.trace.timed("subgraphs", t)
+	return g, nil
+}
+
+// entityIDs are the query entities and the nodes of G_Q, once each: every
+// entity whose label or aliases the request shows or searches snippets for.
+func entityIDs(qids []string, qsubs []*entry) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(id string) {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	for _, q := range qids {
+		add(q)
+	}
+	for _, q := range qsubs {
+		for _, n := range q.sg.Nodes {
+			add(n.QID)
+		}
+	}
+	return out
+}
+
+// score is phase 2 up to the anchors: Q and the candidates on the graph
+// (ground), then the dual-path evaluation of every candidate against Q.
+func (r request) score(ctx context.Context, rec recalled) (scored, error) {
+	g, err := r.ground(ctx, rec)
+	if err != nil {
+		return scored{}, err
+	}
+	start := time.Now()
+	docs, games, err := r.scoreHits(ctx, g.st, g.qvec, g.hits, "first")
+	if err != nil {
+		return scored{}, err
+	}
+	return scored{grounded: g, docs: docs, games: games, start: start}, nil
+}
+
+// anchors are the m best-scored candidates.
+func (r request) anchors(sc scored) []Doc {
+	a := topByScore(sc.docs, r.opts.M)
+	r.trace.timed("anchor_scoring", sc.start)
+	return a
+}
+
+// scoreHits is the dual-path evaluation of hits against the original query
+// (both phases 2 and 4): the semantic score cos(enc(Q), enc(D)) and the
+// structural ent(D), the mean Shapley value of G_Q's subgraphs in D's game,
+// z-normalised over hits and fused with the gate's weights.
+func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hits []retrieval.Hit, stage string) ([]Doc, []*scoring.Game, error) {
+	n := len(hits)
+	sem, dvecs := r.semantic(qvec, hits, stage)
+	ent, games := make([]float64, n), make([]*scoring.Game, n)
+	if st.on {
+		defer r.trace.timed("structural", time.Now())
+		var err error
+		if ent, games, err = r.structural(ctx, st, hits, stage); err != nil {
+			return nil, nil, err
+		}
+	}
+	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
+	weights, err := r.weights(ctx, st.on, qvec, dvecs)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]Doc, n)
+	for i, h := range hits {
+		w := weights[i]
+		out[i] = Doc{
+			ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities,
+			Score: w[0]*zs[i] + w[1]*ze[i],
+			Breakdown: Breakdown{
+				Semantic: sem[i], Structural: ent[i], ZSemantic: zs[i], ZStructural: ze[i],
+				Gate: Weights{Semantic: w[0], Structural: w[1]}, Stage: stage, SearchScore: h.Score, Explain: h.Explain,
+			},
+		}
+	}
+	return out, games, nil
+}
+
+// semantic is each hit's cosine to enc(Q) (0 without a stored vector, which
+// is flagged), and the hits' vectors for the gate.
+func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([]float64, [][]float32) {
+	sem, dvecs := make([]float64, len(hits)), make([][]float32, len(hits))
+	missingVec := false
+	for i, h := range hits {
+		dvecs[i] = h.Doc.Vector
+		if len(h.Doc.Vector) == 0 {
+			missingVec = true
+			continue
+		}
+		sem[i] = cosine(qvec, h.Doc.Vector)
+	}
+	if missingVec {
+		r.trace.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")
+	}
+	return sem, dvecs
+}
+
+// structural is each hit's ent(D) and game: exact, or a Monte Carlo
+// estimate seeded per stage and document. It times the Shapley part alone
+// (exact vs Monte Carlo).
+func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
+	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
+	var shapley time.Duration
+	b := newGameBuilder(st, r.opts.Lambda)
+	for i, h := range hits {
+		if i%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, err
+			}
+		}
+		g := b.game(h.Doc, st.subs)
+		games[i] = g
+		t := time.Now()
+		if r.opts.Shapley == "montecarlo" {
+			phi := g.ShapleyMonteCarlo(r.opts.Samples, scoring.NewRand(r.opts.Seed, stage+"|"+h.Doc.ID))
+			ent[i] = mean(phi)
+		} else {
+			ent[i] = g.Ent()
+		}
+		shapley += time.Since(t)
+	}
+	r.trace.add("shapley", shapley)
+	return ent, games, nil
+}
+
+// weights are the gate's per-document fusion weights, or [1, 0] when the
+// structural branch is off (the adaptive fallback).
+func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dvecs [][]float32) ([][2]float64, error) {
+	if !structOn {
+		out := make([][2]float64, len(dvecs))
+		for i := range out {
+			out[i] = [2]float64{1, 0}
+		}
+		return out, nil
+	}
+	if r.opts.Gate == "learned" {
+		if g := r.p.cfg.Gate; g != nil {
+			ok := true
+			for _, v := range dvecs {
+				ok = ok && len(v) > 0
+			}
+			if ok {
+				w, err := g.Weights(ctx, qvec, dvecs)
+				if err != nil {
+					return nil, fmt.Errorf("gate: %w", err)
+				}
+				return w, nil
+			}
+		}
+		if !r.trace.hasFallback("gate_unavailable") {
+			r.trace.fallback("gate_unavailable", fmt.Sprintf("no gate model is configured (or vectors are missing); fixed weights %.2f/%.2f", r.opts.FixedAlpha, 1-r.opts.FixedAlpha))
+		}
+	}
+	return scoring.FixedGate{Semantic: r.opts.FixedAlpha}.Weights(ctx, qvec, dvecs)
+}
+
+func entitiesOf(hs []retrieval.Hit) []string {
+	var out []string
+	for _, h := range hs {
+		out = append(out, h.Doc.Entities...)
+	}
+	return out
+}
+
+// topByScore sorts by score (descending), ties by document ID, keeps n, and
+// numbers the ranks.
+func topByScore(ds []Doc, n int) []Doc {
+	s := append([]Doc(nil), ds...)
+	sort.SliceStable(s, func(i, j int) bool {
+		if s[i].Score != s[j].Score {
+			return s[i].Score > s[j].Score
+		}
+		return s[i].ID < s[j].ID
+	})
+	if len(s) > n {
+		s = s[:n]
+	}
+	for i := range s {
+		s[i].Rank = i + 1
+	}
+	return s
+}

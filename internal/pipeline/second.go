@@ -1,0 +1,36 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+// secondStage is phase 3's second half: p candidates for Q' (vector or
+// hybrid search) over the whole corpus, not only the stage-1 candidates, so
+// that evidence BM25 missed can surface.
+func (r request) secondStage(ctx context.Context, qvec []float32, ref reformulated) ([]retrieval.Hit, error) {
+	t := time.Now()
+	o := r.opts
+	q2 := retrieval.Query{Mode: retrieval.Vector, Limit: o.P, Filter: o.Filter, WithVectors: true, Text: ref.query}
+	q2vec := qvec
+	if ref.query != r.query {
+		v, err := r.p.cfg.Encoder.Encode(ctx, []string{ref.query})
+		if err != nil {
+			return nil, fmt.Errorf("encode reformulated query: %w", err)
+		}
+		q2vec = v[0]
+	}
+	q2.Vector = q2vec
+	if o.Stage2 == "hybrid" {
+		q2.Mode, q2.Alpha, q2.Fusion = retrieval.Hybrid, o.Stage2Alpha, o.Fusion
+	}
+	hits, err := r.p.cfg.Index.Search(ctx, q2)
+	if err != nil {
+		return nil, fmt.Errorf("stage 2 search: %w", err)
+	}
+	r.trace.timed("second_stage", t)
+	return hits, nil
+}
