@@ -3,39 +3,33 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 )
 
+// dmar bench load passes its flags through to bench.Load: the questions
+// file, the request options, the API key, the levels and --out.
 func TestBenchLoad(t *testing.T) {
 	var mu sync.Mutex
-	seen := map[string]int{}
+	var bad []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/readyz":
 			w.Write([]byte(`{"status":"ready","checks":{}}`))
 		case "/v1/retrieve":
-			var body map[string]any
-			_ = json.NewDecoder(r.Body).Decode(&body)
-			q, _ := body["query"].(string)
-			mu.Lock()
-			seen[q]++
-			mu.Unlock()
-			if body["k"] != 3.0 || r.Header.Get("Authorization") != "Bearer lk" {
+			var b bytes.Buffer
+			b.ReadFrom(r.Body)
+			if body := b.String(); !strings.Contains(body, `"k":3`) || !strings.Contains(body, `"query":"Who directed Inception?"`) || r.Header.Get("Authorization") != "Bearer lk" {
+				mu.Lock()
+				bad = append(bad, body)
+				mu.Unlock()
 				w.WriteHeader(400)
-				return
-			}
-			if q == "fails" {
-				w.WriteHeader(500)
-				w.Write([]byte(`{"error":{"code":"internal","message":"internal error"}}`))
 				return
 			}
 			w.Write([]byte(`{"query":"x","results":[]}`))
@@ -46,45 +40,31 @@ func TestBenchLoad(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	qfile := filepath.Join(dir, "q.jsonl")
-	os.WriteFile(qfile, []byte("{\"question\":\"Who directed Inception?\"}\nnot json\n{\"question\":\"fails\"}\n"), 0o644)
+	os.WriteFile(qfile, []byte("{\"question\":\"Who directed Inception?\"}\nnot json\n"), 0o644)
 	t.Setenv("DMAR_API_KEY", "lk")
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer
-	err := Run(context.Background(), []string{"bench", "load", "--addr", strings.TrimPrefix(srv.URL, "http://"), "--questions", qfile,
-		"--levels", "1,2", "--duration", "300ms", "--options", `"k":3`, "--pid", strconv.Itoa(os.Getpid()), "--out", out}, &stdout, &stderr)
+	err := Run(context.Background(), []string{"bench", "load", "--url", srv.URL, "--questions", qfile,
+		"--levels", "1,2", "--duration", "150ms", "--options", `"k":3`, "--out", out}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "conc ") || !strings.Contains(lines[0], "p99") ||
-		!strings.HasPrefix(lines[1], "1 ") || !strings.HasPrefix(lines[2], "2 ") || lines[3] != "p99 stays under 1 s at every level tried" {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "conc ") || !strings.HasPrefix(lines[1], "1 ") || !strings.HasPrefix(lines[2], "2 ") {
 		t.Fatalf("output:\n%s", stdout.String())
 	}
-	if f := strings.Fields(lines[1]); f[2] == "0" || f[1] == f[2] {
-		t.Errorf("level 1: %s requests, %s errors; want some of each: %s", f[1], f[2], lines[1])
+	if f := strings.Fields(lines[1]); f[1] == "0" || f[2] != "0" {
+		t.Errorf("level 1: %s (requests not as the flags say: %q)", lines[1], bad)
 	}
 	if !strings.Contains(stderr.String(), "q.jsonl:2 skipped") {
 		t.Errorf("stderr: %s", stderr.String())
 	}
-	if seen["Who directed Inception?"] == 0 || seen["fails"] == 0 || len(seen) != 2 {
-		t.Errorf("questions asked: %v", seen)
+	if _, err := os.Stat(filepath.Join(out, "summary.txt")); err != nil {
+		t.Error(err)
 	}
-	csv, _ := os.ReadFile(filepath.Join(out, "load.csv"))
-	if rows := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(rows) != 3 || rows[0] != "concurrency,requests,errors,throughput_rps,p50_ms,p95_ms,p99_ms,max_ms" {
-		t.Errorf("load.csv:\n%s", csv)
-	}
-	for _, f := range []string{"rss.csv", "load.png", "summary.txt"} {
-		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
-			t.Errorf("%s: %v", f, err)
+	for _, args := range [][]string{{"--options", `"topk":3`}, {"--levels", "1,x"}, {"extra"}, {"--url", "ftp://x"}} {
+		if err := Run(context.Background(), append([]string{"bench", "load", "--addr", "127.0.0.1:1"}, args...), &stdout, &stderr); !errors.As(err, new(usageError)) {
+			t.Errorf("%q: %v, want a usage error", args, err)
 		}
-	}
-	if err := Run(context.Background(), []string{"bench", "load", "--addr", "127.0.0.1:1", "--options", `"topk":3`}, &stdout, &stderr); !errors.As(err, new(usageError)) {
-		t.Errorf("an unknown option: %v", err)
-	}
-}
-
-func TestLoadSummary(t *testing.T) {
-	if s := loadSummary([]loadLevel{{Concurrency: 1, P99: 200}, {Concurrency: 4, P99: 1000.5}, {Concurrency: 8, P99: 3000}}); s != "p99 crosses 1 s at concurrency 4" {
-		t.Error(s)
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
-	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
@@ -65,7 +63,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return printResult(stdout, res, *asJSON)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a.quiet = a.quiet || *asJSON
+	a.cfg.Quiet = a.cfg.Quiet || *asJSON
 	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
 	if err != nil {
 		return err
@@ -106,62 +104,5 @@ func printResult(w io.Writer, res *api.RetrieveResponse, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(res)
 	}
-	printTable(w, res)
-	return nil
-}
-
-func printTable(w io.Writer, r *api.RetrieveResponse) {
-	fmt.Fprintf(w, "Query:        %s\n", r.Query)
-	var ents []string
-	for _, e := range r.QueryEntities {
-		ents = append(ents, fmt.Sprintf("%s (%s, %q)", e.Label, e.QID, e.Surface))
-	}
-	if len(ents) == 0 {
-		ents = []string{"none"}
-	}
-	fmt.Fprintf(w, "Entities:     %s\n", strings.Join(ents, "; "))
-	fmt.Fprintf(w, "Reformulated: %s  [%s]\n\n", r.ReformulatedQuery, r.Reformulator)
-	fmt.Fprintln(w, "Anchors")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tfused\tsem\tent\tphi\tid\ttitle")
-	for _, a := range r.Anchors {
-		var phis []string
-		for _, p := range a.Phi {
-			phis = append(phis, fmt.Sprintf("%s=%.3f", p.QID, p.Phi))
-		}
-		fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\n", a.Rank, a.Score, a.Breakdown.Semantic, a.Breakdown.Structural, strings.Join(phis, " "), a.ID, clip(a.Title, 50))
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "\nResults")
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tfinal\tsem\tent\tz_sem\tz_ent\tgate s/e\tid\ttitle")
-	for _, d := range r.Results {
-		b := d.Breakdown
-		fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f/%.2f\t%s\t%s\n", d.Rank, d.Score, b.Semantic, b.Structural, b.ZSemantic, b.ZStructural, b.Gate.Semantic, b.Gate.Structural, d.ID, clip(d.Title, 50))
-	}
-	tw.Flush()
-	if len(r.Fallbacks) > 0 {
-		fmt.Fprintln(w, "\nFallbacks")
-		for _, f := range r.Fallbacks {
-			fmt.Fprintf(w, "  %s: %s\n", f.Name, f.Reason)
-		}
-	}
-	stages := make([]string, 0, len(r.TimingsMS))
-	for s := range r.TimingsMS {
-		stages = append(stages, s)
-	}
-	sort.Strings(stages)
-	var ts []string
-	for _, s := range stages {
-		ts = append(ts, fmt.Sprintf("%s %.1f", s, r.TimingsMS[s]))
-	}
-	fmt.Fprintf(w, "\nTimings (ms): %s\n", strings.Join(ts, ", "))
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
+	return api.WriteTable(w, res)
 }

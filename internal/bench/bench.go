@@ -1,5 +1,6 @@
 // Package bench measures DMAR's latency (dmar bench latency): p50 and p95
-// of DMAR, exact and Monte Carlo, beside plain hybrid search.
+// of DMAR, exact and Monte Carlo, beside plain hybrid search; and a running
+// server under load (dmar bench load, Load).
 package bench
 
 import (
