@@ -32,7 +32,6 @@ type appFlags struct {
 	cfg        config.Config
 	configFile string
 	serve      bool // register dmar serve's flags too
-	quiet      bool // this command's own reason for no progress output (beside cfg.Quiet)
 }
 
 // newFlagSet is every subcommand's flag set: errors and usage on stderr.
@@ -81,7 +80,7 @@ func (a *appFlags) resolve(fs *flag.FlagSet, getenv func(string) string) error {
 }
 
 func (a *appFlags) progressOut(w io.Writer) io.Writer {
-	if a.quiet || a.cfg.Quiet {
+	if a.cfg.Quiet {
 		return nil
 	}
 	return w
