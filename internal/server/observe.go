@@ -91,3 +91,6 @@ func (s *Server) observe(c *gin.Context) {
 	}
 	s.cfg.Logger.LogAttrs(c.Request.Context(), level, "request", attrs...)
 }
+
+// maxEcho caps a client-supplied value repeated in an error message.
+const maxEcho = 64

@@ -47,6 +47,11 @@ type Config struct {
 	// CORSOrigins are the origins browsers may call from ("*": any);
 	// empty: CORS off.
 	CORSOrigins []string
+	// AllowedHosts are the Host header names (port ignored, case-insensitive;
+	// "*": any) answered besides the loopback ones. With none and no APIKeys,
+	// only loopback Hosts (127.0.0.0/8, localhost, [::1]) are answered: a
+	// keyless server must not be reachable by DNS rebinding.
+	AllowedHosts []string
 }
 
 // Server is the HTTP handler: the gin router and its middleware state.
@@ -54,6 +59,7 @@ type Server struct {
 	*gin.Engine
 	cfg      Config
 	keys     []*keyState
+	backoff  *backoff
 	draining atomic.Bool
 	inflight atomic.Int64
 }
@@ -76,17 +82,26 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	r := gin.New()
-	s := &Server{Engine: r, cfg: cfg, keys: keys}
-	r.Use(gin.Recovery(), s.observe, s.admit, s.cors, s.authenticate, s.timeout)
-	r.POST("/v1/retrieve", s.retrieve)
-	r.POST("/v1/link", s.link)
-	r.GET("/v1/entities/:qid/subgraph", s.subgraph)
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/readyz", s.ready)
-	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
-	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openAPI) })
+	s := &Server{Engine: r, cfg: cfg, keys: keys, backoff: newBackoff()}
+	r.Use(gin.Recovery(), s.observe, s.admit, s.checkHost, s.cors, s.authenticate, s.timeout)
+	jsonBody := requireJSON(s)
+	r.POST("/v1/retrieve", jsonBody, s.retrieve)
+	r.POST("/v1/link", jsonBody, s.link)
+	// HEAD is answered wherever GET is (net/http drops the body).
+	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
+	get("/v1/entities/:qid/subgraph", s.subgraph)
+	get("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	get("/readyz", s.ready)
+	get("/metrics", gin.WrapH(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
+	get("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openAPI) })
 	r.NoRoute(func(c *gin.Context) {
-		s.fail(c, errs.E(errs.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+		s.fail(c, errs.E(errs.NotFound, "no route %s %s", clip(c.Request.Method, maxEcho), clip(c.Request.URL.Path, maxEcho)))
+	})
+	// A known path with another method: 405, and gin sets Allow.
+	r.HandleMethodNotAllowed = true
+	r.NoMethod(func(c *gin.Context) {
+		s.fail(c, errs.E(errs.BadMethod, "method %s is not allowed on %s; allowed: %s", clip(c.Request.Method, maxEcho),
+			clip(c.Request.URL.Path, maxEcho), c.Writer.Header().Get("Allow")))
 	})
 	return s
 }
