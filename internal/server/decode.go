@@ -107,7 +107,7 @@ func jsonError(err error) error {
 		}
 		return errs.Field(field, "must be %s, got JSON %s", typ.Type.String(), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		name := clip(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), maxEcho)
 		return errs.Field(name, "unknown option")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errs.E(errs.Invalid, "malformed JSON: unexpected end of input")
@@ -153,9 +153,9 @@ func walkObject(dec *json.Decoder, t reflect.Type, path string) error {
 			return err
 		}
 		key, _ := tok.(string)
-		name := key
+		name := clip(key, maxEcho)
 		if path != "" {
-			name = path + "." + key
+			name = path + "." + name
 		}
 		var ft reflect.Type
 		if fields != nil {

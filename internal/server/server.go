@@ -52,7 +52,13 @@ type Config struct {
 	// only loopback Hosts (127.0.0.0/8, localhost, [::1]) are answered: a
 	// keyless server must not be reachable by DNS rebinding.
 	AllowedHosts []string
+	// MaxResponseBytes bounds a response body (0: DefaultMaxResponseBytes);
+	// a larger one is not sent, the request is refused with 422.
+	MaxResponseBytes int
 }
+
+// DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
+const DefaultMaxResponseBytes = 4 << 20
 
 // Server is the HTTP handler: the gin router and its middleware state.
 type Server struct {
@@ -73,6 +79,9 @@ func New(cfg Config) *Server {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
@@ -137,7 +146,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 		}
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
-	c.AbortWithStatusJSON(status, toErrorBody(e))
+	body := toErrorBody(e)
+	// A safety net under the clips at each echo: no message is unbounded.
+	body.Error.Message = clip(body.Error.Message, maxMessage)
+	body.Error.Field = clip(body.Error.Field, maxEcho)
+	c.AbortWithStatusJSON(status, body)
 }
 
 func (s *Server) retrieve(c *gin.Context) {
@@ -152,7 +165,7 @@ func (s *Server) retrieve(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, ToRetrieveResponse(res))
+	s.reply(c, ToRetrieveResponse(res), retrieveSizers(req.Options, p.Defaults()))
 }
 
 func (s *Server) link(c *gin.Context) {
@@ -178,7 +191,7 @@ func (s *Server) link(c *gin.Context) {
 func (s *Server) subgraph(c *gin.Context) {
 	qid := c.Param("qid")
 	if !kg.ValidQID(qid) {
-		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", qid))
+		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", clip(qid, maxEcho)))
 		return
 	}
 	p := s.cfg.Pipeline.Defaults().SubgraphParams()
@@ -193,7 +206,7 @@ func (s *Server) subgraph(c *gin.Context) {
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < q.lo || n > q.hi {
-			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.lo, q.hi, v))
+			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.lo, q.hi, clip(v, maxEcho)))
 			return
 		}
 		*q.dst = n
@@ -205,10 +218,10 @@ func (s *Server) subgraph(c *gin.Context) {
 	}
 	sg, ok := sgs[qid]
 	if !ok {
-		s.fail(c, errs.E(errs.NotFound, "entity %s is not in the knowledge graph", qid))
+		s.fail(c, errs.E(errs.NotFound, "entity %s is not in the knowledge graph", clip(qid, maxEcho)))
 		return
 	}
-	c.JSON(http.StatusOK, ToSubgraph(sg))
+	s.reply(c, ToSubgraph(sg), subgraphSizers(p, s.cfg.Pipeline.Defaults().SubgraphParams()))
 }
 
 func (s *Server) ready(c *gin.Context) {
