@@ -216,3 +216,38 @@ func TestWrongKeyBackoff(t *testing.T) {
 		t.Errorf("%d addresses tracked, the bound is %d", n, server.AuthTrackedClients)
 	}
 }
+
+// The OpenAPI document declares the Host and Content-Type refusals and
+// every error code.
+func TestOpenAPIDocumentsHardening(t *testing.T) {
+	var doc struct {
+		Paths      map[string]map[string]struct{ Responses map[string]any } `json:"paths"`
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct {
+					Enum []string `json:"enum"`
+				} `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(server.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, ops := range doc.Paths {
+		for m, op := range ops {
+			if _, ok := op.Responses["403"]; !ok {
+				t.Errorf("%s %s does not document 403", m, path)
+			}
+			if _, ok := op.Responses["415"]; m == "post" && !ok {
+				t.Errorf("%s %s does not document 415", m, path)
+			}
+		}
+	}
+	enum := strings.Join(doc.Components.Schemas["ErrorDetail"].Properties["code"].Enum, " ")
+	for _, c := range []string{api.CodeInvalid, api.CodeUnauthorized, api.CodeForbidden, api.CodeNotFound, api.CodeBadMethod, api.CodeTooLarge,
+		api.CodeBadMediaType, api.CodeUnprocessable, api.CodeRateLimited, api.CodeInternal, api.CodeUnavailable} {
+		if !strings.Contains(" "+enum+" ", " "+c+" ") {
+			t.Errorf("ErrorDetail.code does not list %s", c)
+		}
+	}
+}
