@@ -1,12 +1,16 @@
 package server_test
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -53,6 +57,38 @@ func TestMetricLabelsAndLogLinesAreBounded(t *testing.T) {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		if len(line) > 1024 {
+			t.Errorf("a %d-byte log line: %.200s…", len(line), line)
+		}
+	}
+}
+
+// echoIndex fails every search with an error quoting the query, as a
+// backend's error may.
+type echoIndex struct{}
+
+func (echoIndex) Search(_ context.Context, q retrieval.Query) ([]retrieval.Hit, error) {
+	return nil, errors.New("backend refused the query " + strings.Repeat(q.Text, 40))
+}
+func (echoIndex) Documents(context.Context, []string) ([]retrieval.Document, error) { return nil, nil }
+
+// The log line of a 5xx carries its cause, capped.
+func TestErrorLogLineIsBounded(t *testing.T) {
+	_, g := testPipeline(t)
+	p, err := pipeline.New(pipeline.Config{Graph: g, Index: echoIndex{}, Encoder: letterEncoder{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs lockedBuffer
+	h := server.New(server.Config{Pipeline: p, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
+	w := do(t, h, "POST", "/v1/retrieve", `{"query": "`+strings.Repeat("Inception ", 190)+`"}`)
+	if w.Code < 500 {
+		t.Fatalf("a failing index: %d %.200s", w.Code, w.Body)
+	}
+	if !strings.Contains(logs.String(), "request failed") {
+		t.Fatalf("no error line: %.300s", logs.String())
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		if len(line) > 4096 {
 			t.Errorf("a %d-byte log line: %.200s…", len(line), line)
 		}
 	}

@@ -20,7 +20,11 @@ const RequestIDHeader = "X-Request-ID"
 var saneID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
 // maxLoggedMethod caps the method in a log line; a client chooses it.
-const maxLoggedMethod = 32
+// maxLoggedErr caps an error's cause in the log line of a 5xx.
+const (
+	maxLoggedMethod = 32
+	maxLoggedErr    = 2048
+)
 
 // knownMethods are the method label's values; every other method string a
 // client sends is counted as "other", so /metrics cannot grow with them.

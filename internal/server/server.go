@@ -137,7 +137,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	status := errs.Status(e.Code)
 	if status >= 500 {
-		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", err)
+		// The cause may quote client text (a backend's error); it is capped.
+		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", clip(err.Error(), maxLoggedErr))
 	}
 	if e.RetryAfter > 0 || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 		secs := int(e.RetryAfter.Seconds())
