@@ -231,14 +231,17 @@ type Readiness struct {
 
 // Error codes: the code of an ErrorDetail, one per HTTP status.
 const (
-	CodeInvalid       = "invalid_argument"  // 400
-	CodeUnauthorized  = "unauthorized"      // 401
-	CodeNotFound      = "not_found"         // 404
-	CodeTooLarge      = "payload_too_large" // 413
-	CodeUnprocessable = "unprocessable"     // 422
-	CodeRateLimited   = "rate_limited"      // 429
-	CodeInternal      = "internal"          // 500
-	CodeUnavailable   = "unavailable"       // 503
+	CodeInvalid       = "invalid_argument"       // 400
+	CodeUnauthorized  = "unauthorized"           // 401
+	CodeForbidden     = "forbidden"              // 403: the Host is not answered (see AllowedHosts)
+	CodeNotFound      = "not_found"              // 404
+	CodeBadMethod     = "method_not_allowed"     // 405, with Allow
+	CodeBadMediaType  = "unsupported_media_type" // 415: the body is not declared application/json
+	CodeTooLarge      = "payload_too_large"      // 413
+	CodeUnprocessable = "unprocessable"          // 422
+	CodeRateLimited   = "rate_limited"           // 429
+	CodeInternal      = "internal"               // 500
+	CodeUnavailable   = "unavailable"            // 503
 )
 
 // ErrorBody is every error's body: {"error": {"code", "message", "field"}}.

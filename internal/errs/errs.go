@@ -14,14 +14,17 @@ import (
 type Code string
 
 const (
-	Invalid       Code = "invalid_argument"  // 400: malformed request, unknown option
-	NotFound      Code = "not_found"         // 404
-	TooLarge      Code = "payload_too_large" // 413
-	Unprocessable Code = "unprocessable"     // 422: well-formed but semantically wrong (k > p)
-	RateLimited   Code = "rate_limited"      // 429
-	Unauthorized  Code = "unauthorized"      // 401
-	Internal      Code = "internal"          // 500
-	Unavailable   Code = "unavailable"       // 503: a backend is down
+	Invalid       Code = "invalid_argument"       // 400: malformed request, unknown option
+	NotFound      Code = "not_found"              // 404
+	TooLarge      Code = "payload_too_large"      // 413
+	Unprocessable Code = "unprocessable"          // 422: well-formed but semantically wrong (k > p)
+	RateLimited   Code = "rate_limited"           // 429
+	Unauthorized  Code = "unauthorized"           // 401
+	Forbidden     Code = "forbidden"              // 403: a Host the server does not answer
+	BadMethod     Code = "method_not_allowed"     // 405: the path exists, the method does not (see Allow)
+	BadMediaType  Code = "unsupported_media_type" // 415: a request body that is not declared application/json
+	Internal      Code = "internal"               // 500
+	Unavailable   Code = "unavailable"            // 503: a backend is down
 )
 
 // Error is an error a client may see. Message must be safe to show.
@@ -84,6 +87,9 @@ var statuses = map[Code]int{
 	Invalid:       http.StatusBadRequest,
 	Unauthorized:  http.StatusUnauthorized,
 	NotFound:      http.StatusNotFound,
+	Forbidden:     http.StatusForbidden,
+	BadMethod:     http.StatusMethodNotAllowed,
+	BadMediaType:  http.StatusUnsupportedMediaType,
 	TooLarge:      http.StatusRequestEntityTooLarge,
 	Unprocessable: http.StatusUnprocessableEntity,
 	RateLimited:   http.StatusTooManyRequests,

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
@@ -26,8 +29,10 @@ type RetrieveInput struct {
 // The CLI's local query decodes with it too, so both answer alike.
 func DecodeRetrieve(r io.Reader, defaults pipeline.Options) (RetrieveInput, error) {
 	req := RetrieveInput{Options: defaults}
-	err := decodeStrict(r, &req)
-	return req, err
+	if err := decodeStrict(r, &req); err != nil {
+		return req, err
+	}
+	return req, checkText("query", req.Query)
 }
 
 // DecodeLink reads a link request strictly.
@@ -36,13 +41,26 @@ func DecodeLink(r io.Reader) (api.LinkRequest, error) {
 	if err := decodeStrict(r, &req); err != nil {
 		return req, err
 	}
-	if strings.TrimSpace(req.Text) == "" {
-		return req, errs.Field("text", "must not be empty")
+	return req, checkText("text", req.Text)
+}
+
+// checkText is the one rule for a query and a link text: surrounding
+// whitespace is trimmed before anything is measured; what is left must hold
+// a visible character (not only whitespace, control or format characters
+// such as NUL or U+200B) and be at most MaxQueryChars characters.
+func checkText(field, s string) error {
+	s = strings.TrimSpace(s)
+	if !strings.ContainsFunc(s, visible) {
+		return errs.Field(field, "must not be empty (or only whitespace and control characters)")
 	}
-	if n := len([]rune(req.Text)); n > pipeline.MaxQueryChars {
-		return req, &errs.Error{Code: errs.TooLarge, Field: "text", Message: fmt.Sprintf("text: %d characters, the limit is %d", n, pipeline.MaxQueryChars)}
+	if n := utf8.RuneCountInString(s); n > pipeline.MaxQueryChars {
+		return &errs.Error{Code: errs.TooLarge, Field: field, Message: fmt.Sprintf("%s: %d characters, the limit is %d", field, n, pipeline.MaxQueryChars)}
 	}
-	return req, nil
+	return nil
+}
+
+func visible(r rune) bool {
+	return !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r)
 }
 
 func decodeStrict(r io.Reader, v any) error {
@@ -55,6 +73,12 @@ func decodeStrict(r io.Reader, v any) error {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errs.E(errs.Invalid, "request body is empty; send a JSON object")
+	}
+	// encoding/json matches keys case-insensitively, lets a later duplicate
+	// win and reads null as "leave it": checkShape refuses all three first.
+	// A syntax error it meets is left to Decode, which words it.
+	if err := checkShape(body, reflect.TypeOf(v).Elem()); err != nil {
+		return err
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -83,10 +107,138 @@ func jsonError(err error) error {
 		}
 		return errs.Field(field, "must be %s, got JSON %s", typ.Type.String(), typ.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		name := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
+		name := clip(strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`), maxEcho)
 		return errs.Field(name, "unknown option")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errs.E(errs.Invalid, "malformed JSON: unexpected end of input")
 	}
 	return errs.E(errs.Invalid, "malformed JSON: %v", err)
+}
+
+// shapeError is a refusal by checkShape; any other error it meets is a
+// syntax error, worded by the decoder instead.
+type shapeError struct{ err *errs.Error }
+
+func (e shapeError) Error() string { return e.err.Error() }
+
+// checkShape walks the body's first JSON value against t: the body must be
+// an object; at every level a key must be one of the struct's JSON names in
+// exact case and appear once; no value, nor an array's element, may be null.
+func checkShape(body []byte, t reflect.Type) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errs.E(errs.Invalid, "request body must be a JSON object")
+	}
+	err = walkObject(dec, t, "")
+	var se shapeError
+	if errors.As(err, &se) {
+		return se.err
+	}
+	return nil
+}
+
+// walkObject reads an object's members after its '{'. t is the struct it
+// decodes to, or nil where any key goes (a map, or a type without fields).
+func walkObject(dec *json.Decoder, t reflect.Type, path string) error {
+	fields := jsonFields(t)
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		name := clip(key, maxEcho)
+		if path != "" {
+			name = path + "." + name
+		}
+		var ft reflect.Type
+		if fields != nil {
+			var ok bool
+			if ft, ok = fields[key]; !ok {
+				return shapeError{errs.Field(name, "unknown option (keys are matched in exact case)")}
+			}
+		} else if t != nil && t.Kind() == reflect.Map {
+			ft = t.Elem()
+		}
+		if seen[key] {
+			return shapeError{errs.Field(name, "given more than once")}
+		}
+		seen[key] = true
+		if err := walkValue(dec, ft, name, name); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token() // '}'
+	return err
+}
+
+// walkValue reads one value named by field (where is the same with an index).
+func walkValue(dec *json.Decoder, t reflect.Type, field, where string) error {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch tok := tok.(type) {
+	case nil:
+		e := errs.Field(field, "must not be null (leave the key out to keep the default)")
+		if where != field {
+			e.Message = where + ": must not be null"
+		}
+		return shapeError{e}
+	case json.Delim:
+		switch tok {
+		case '{':
+			return walkObject(dec, t, field)
+		case '[':
+			var et reflect.Type
+			if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
+				et = t.Elem()
+			}
+			for i := 0; dec.More(); i++ {
+				if err := walkValue(dec, et, field, fmt.Sprintf("%s[%d]", where, i)); err != nil {
+					return err
+				}
+			}
+			_, err := dec.Token() // ']'
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonFields maps a struct's JSON names, embedded structs' included, to their
+// types; nil for a type that is not a struct.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	if t == nil || t.Kind() != reflect.Struct {
+		return nil
+	}
+	out := map[string]reflect.Type{}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" {
+			for k, v := range jsonFields(f.Type) {
+				out[k] = v
+			}
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }

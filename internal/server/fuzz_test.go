@@ -21,6 +21,8 @@ var retrieveSeeds = []string{
 	`{"query": "q", "stage1": "hybrid", "stage1_alpha": 0.25, "fusion": "rankedFusion"}`,
 	`{"query": "q", "k": "ten"}`, `{"query": "q", "bogus": 1}`, `{"query": "q"} {}`, `{"query": `, ``, `[]`, `null`,
 	`{"query": "\u0000\ud800", "lambda": 1e309}`, `{"query": "q", "k": -1, "hops": 99}`,
+	`{"QUERY": "q"}`, `{"query": "q", "k": 1, "k": 2}`, `{"query": "q", "k": null}`, `{"query": "q", "filter": {"any_entities": [null]}}`,
+	`{"query": "q", "filter": {"IDS": ["a"]}}`, `{"query": "\u0000"}`,
 }
 
 // The decoder never panics; every rejection is a client error (a code a
@@ -73,7 +75,8 @@ func normal(r server.RetrieveInput) server.RetrieveInput {
 
 func FuzzDecodeLink(f *testing.F) {
 	for _, s := range []string{`{"text": "Inception"}`, `{"text": ""}`, `{"text": "   "}`, `{"text": 5}`, `{"txt": "a"}`,
-		`{"text": "a"}x`, `{"text": "` + strings.Repeat("é", 2001) + `"}`} {
+		`{"text": "a"}x`, `{"text": "` + strings.Repeat("é", 2001) + `"}`, `{"Text": "a"}`, `{"text": "a", "text": "b"}`,
+		`{"text": null}`, `{"text": "\u0000"}`, `{"text": "  ` + strings.Repeat("a", 2000) + `  "}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -84,7 +87,8 @@ func FuzzDecodeLink(f *testing.F) {
 			}
 			return
 		}
-		if strings.TrimSpace(req.Text) == "" || utf8.RuneCountInString(req.Text) > pipeline.MaxQueryChars {
+		// Measured after trimming, like a query.
+		if trimmed := strings.TrimSpace(req.Text); trimmed == "" || utf8.RuneCountInString(trimmed) > pipeline.MaxQueryChars {
 			t.Fatalf("accepted text %q (%d runes)", req.Text, utf8.RuneCountInString(req.Text))
 		}
 	})

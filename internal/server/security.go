@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,10 +58,11 @@ func newKeys(keys []APIKey) ([]*keyState, error) {
 	return out, nil
 }
 
-// presentedKey reads the key from "Authorization: Bearer KEY" or "X-API-Key: KEY".
+// presentedKey reads the key from "Authorization: Bearer KEY" (the scheme
+// in any case, RFC 9110 §11.1) or "X-API-Key: KEY".
 func presentedKey(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
-		if k, ok := strings.CutPrefix(h, "Bearer "); ok {
+		if scheme, k, ok := strings.Cut(strings.TrimSpace(h), " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(k)
 		}
 	}
@@ -71,6 +74,12 @@ func presentedKey(r *http.Request) string {
 func (s *Server) authenticate(c *gin.Context) {
 	if len(s.keys) == 0 || openPaths[c.Request.URL.Path] {
 		c.Next()
+		return
+	}
+	ip := c.RemoteIP()
+	if d := s.backoff.blocked(ip); d > 0 {
+		s.cfg.Metrics.authFailures.WithLabelValues("backoff").Inc()
+		s.fail(c, &errs.Error{Code: errs.RateLimited, Message: "too many wrong API keys from this address; retry later", RetryAfter: ceilSecond(d)})
 		return
 	}
 	key := presentedKey(c.Request)
@@ -88,11 +97,13 @@ func (s *Server) authenticate(c *gin.Context) {
 		}
 	}
 	if found == nil {
+		s.backoff.fail(ip)
 		s.cfg.Metrics.authFailures.WithLabelValues("unknown").Inc()
 		c.Header("WWW-Authenticate", `Bearer realm="dmar", error="invalid_token"`)
 		s.fail(c, errs.E(errs.Unauthorized, "the API key is not valid"))
 		return
 	}
+	s.backoff.ok(ip)
 	c.Set("api_key", found.name)
 	if found.limiter != nil {
 		r := found.limiter.Reserve()
@@ -143,4 +154,64 @@ func (s *Server) cors(c *gin.Context) {
 		return
 	}
 	c.Next()
+}
+
+// checkHost answers only the Hosts the server is meant for. With neither
+// API keys nor AllowedHosts, that is loopback only: a page that rebinds its
+// own name to 127.0.0.1 still sends its own name as Host.
+func (s *Server) checkHost(c *gin.Context) {
+	if len(s.cfg.AllowedHosts) == 0 && len(s.keys) > 0 {
+		c.Next()
+		return
+	}
+	name := hostName(c.Request.Host)
+	if isLoopbackName(name) {
+		c.Next()
+		return
+	}
+	for _, a := range s.cfg.AllowedHosts {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "."), name) {
+			c.Next()
+			return
+		}
+	}
+	s.fail(c, errs.E(errs.Forbidden, "Host %q is not answered: without an API key only loopback hosts are, unless listed in the allowed hosts", clip(c.Request.Host, maxEcho)))
+}
+
+// hostName is a Host header's name without port or brackets, and without
+// one trailing dot.
+func hostName(h string) string {
+	if name, _, err := net.SplitHostPort(h); err == nil {
+		h = name
+	}
+	h = strings.TrimSuffix(strings.TrimPrefix(h, "["), "]")
+	return strings.TrimSuffix(h, ".")
+}
+
+func isLoopbackName(name string) bool {
+	if strings.EqualFold(name, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(name)
+	return ip != nil && ip.IsLoopback()
+}
+
+// requireJSON refuses a body not declared application/json (charset, if
+// given, utf-8): a browser sends text/plain, form types, or no type at all
+// across origins without a CORS preflight, JSON only after one.
+func requireJSON(s *Server) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ct := c.GetHeader("Content-Type")
+		mt, params, err := mime.ParseMediaType(ct)
+		cs, hasCS := params["charset"]
+		if err != nil || mt != "application/json" || (hasCS && !strings.EqualFold(cs, "utf-8")) {
+			got := "no Content-Type"
+			if ct != "" {
+				got = fmt.Sprintf("Content-Type %q", clip(ct, maxEcho))
+			}
+			s.fail(c, errs.E(errs.BadMediaType, "the request body must be sent as Content-Type: application/json (charset utf-8, if given); got %s", got))
+			return
+		}
+		c.Next()
+	}
 }

@@ -20,6 +20,7 @@ func hashOf(key string) string {
 
 func send(h http.Handler, method, path, body string, header map[string]string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, strings.NewReader(body))
+	req.Host = "127.0.0.1:8080" // a keyless server answers loopback Hosts only
 	req.Header.Set("Content-Type", "application/json")
 	for k, v := range header {
 		req.Header.Set(k, v)

@@ -48,13 +48,25 @@ type Config struct {
 	// CORSOrigins are the origins browsers may call from ("*": any);
 	// empty: CORS off.
 	CORSOrigins []string
+	// AllowedHosts are the Host header names (port ignored, case-insensitive;
+	// "*": any) answered besides the loopback ones. With none and no APIKeys,
+	// only loopback Hosts (127.0.0.0/8, localhost, [::1]) are answered: a
+	// keyless server must not be reachable by DNS rebinding.
+	AllowedHosts []string
+	// MaxResponseBytes bounds a response body (0: DefaultMaxResponseBytes);
+	// a larger one is not sent, the request is refused with 422.
+	MaxResponseBytes int
 }
+
+// DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
+const DefaultMaxResponseBytes = 4 << 20
 
 // Server is the HTTP handler: the gin router and its middleware state.
 type Server struct {
 	*gin.Engine
 	cfg      Config
 	keys     []*keyState
+	backoff  *backoff
 	draining atomic.Bool
 	inflight atomic.Int64
 }
@@ -69,6 +81,9 @@ func New(cfg Config) *Server {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
@@ -77,17 +92,26 @@ func New(cfg Config) *Server {
 		panic(err)
 	}
 	r := gin.New()
-	s := &Server{Engine: r, cfg: cfg, keys: keys}
-	r.Use(gin.Recovery(), s.observe, s.admit, s.cors, s.authenticate, s.timeout)
-	r.POST("/v1/retrieve", s.retrieve)
-	r.POST("/v1/link", s.link)
-	r.GET("/v1/entities/:qid/subgraph", s.subgraph)
-	r.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	r.GET("/readyz", s.ready)
-	r.GET("/metrics", gin.WrapH(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
-	r.GET("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openAPI) })
+	s := &Server{Engine: r, cfg: cfg, keys: keys, backoff: newBackoff()}
+	r.Use(gin.Recovery(), s.observe, s.admit, s.checkHost, s.cors, s.authenticate, s.timeout)
+	jsonBody := requireJSON(s)
+	r.POST("/v1/retrieve", jsonBody, s.retrieve)
+	r.POST("/v1/link", jsonBody, s.link)
+	// HEAD is answered wherever GET is (net/http drops the body).
+	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
+	get("/v1/entities/:qid/subgraph", s.subgraph)
+	get("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	get("/readyz", s.ready)
+	get("/metrics", gin.WrapH(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
+	get("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openAPI) })
 	r.NoRoute(func(c *gin.Context) {
-		s.fail(c, errs.E(errs.NotFound, "no route %s %s", c.Request.Method, c.Request.URL.Path))
+		s.fail(c, errs.E(errs.NotFound, "no route %s %s", clip(c.Request.Method, maxEcho), clip(c.Request.URL.Path, maxEcho)))
+	})
+	// A known path with another method: 405, and gin sets Allow.
+	r.HandleMethodNotAllowed = true
+	r.NoMethod(func(c *gin.Context) {
+		s.fail(c, errs.E(errs.BadMethod, "method %s is not allowed on %s; allowed: %s", clip(c.Request.Method, maxEcho),
+			clip(c.Request.URL.Path, maxEcho), c.Writer.Header().Get("Allow")))
 	})
 	return s
 }
@@ -114,7 +138,8 @@ func (s *Server) fail(c *gin.Context, err error) {
 	}
 	status := errs.Status(e.Code)
 	if status >= 500 {
-		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", err)
+		// The cause may quote client text (a backend's error); it is capped.
+		s.cfg.Logger.Error("request failed", "request_id", c.GetString("request_id"), "route", c.FullPath(), "status", status, "err", clip(err.Error(), maxLoggedErr))
 	}
 	if e.RetryAfter > 0 || status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 		secs := int(e.RetryAfter.Seconds())
@@ -123,7 +148,11 @@ func (s *Server) fail(c *gin.Context, err error) {
 		}
 		c.Header("Retry-After", strconv.Itoa(secs))
 	}
-	c.AbortWithStatusJSON(status, toErrorBody(e))
+	body := toErrorBody(e)
+	// A safety net under the clips at each echo: no message is unbounded.
+	body.Error.Message = clip(body.Error.Message, maxMessage)
+	body.Error.Field = clip(body.Error.Field, maxEcho)
+	c.AbortWithStatusJSON(status, body)
 }
 
 func (s *Server) retrieve(c *gin.Context) {
@@ -138,7 +167,7 @@ func (s *Server) retrieve(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, ToRetrieveResponse(res))
+	s.reply(c, ToRetrieveResponse(res), retrieveSizers(req.Options, p.Defaults()))
 }
 
 func (s *Server) link(c *gin.Context) {
@@ -158,7 +187,7 @@ func (s *Server) link(c *gin.Context) {
 func (s *Server) subgraph(c *gin.Context) {
 	qid := c.Param("qid")
 	if !kg.ValidQID(qid) {
-		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", qid))
+		s.fail(c, errs.Field("qid", "%q is not a Wikidata item id (Q followed by digits)", clip(qid, maxEcho)))
 		return
 	}
 	p := s.cfg.Pipeline.Defaults().SubgraphParams()
@@ -173,7 +202,7 @@ func (s *Server) subgraph(c *gin.Context) {
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || !q.r.Contains(n) {
-			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.r.Min, q.r.Max, v))
+			s.fail(c, errs.Field(q.name, "must be an integer between %d and %d, got %q", q.r.Min, q.r.Max, clip(v, maxEcho)))
 			return
 		}
 		*q.dst = n
@@ -185,10 +214,10 @@ func (s *Server) subgraph(c *gin.Context) {
 	}
 	sg, ok := sgs[qid]
 	if !ok {
-		s.fail(c, errs.E(errs.NotFound, "entity %s is not in the knowledge graph", qid))
+		s.fail(c, errs.E(errs.NotFound, "entity %s is not in the knowledge graph", clip(qid, maxEcho)))
 		return
 	}
-	c.JSON(http.StatusOK, ToSubgraph(sg))
+	s.reply(c, ToSubgraph(sg), subgraphSizers(p, s.cfg.Pipeline.Defaults().SubgraphParams()))
 }
 
 func (s *Server) ready(c *gin.Context) {
