@@ -144,7 +144,8 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 		x = retrieval.WithTimeout(w, "weaviate", d, be)
 	}
 	enc, gnn, gate := scoring.Timed(metrics, m.Encoder, m.GNN, m.Gate)
-	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log}
+	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log,
+		MaxShapleyEvaluations: int64(a.cfg.Server.MaxRequestCost)}
 	if c := a.cfg.Chat; c.BaseURL != "" {
 		cfg.Chat = reformulate.Chat{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: c.Timeout}
 	}

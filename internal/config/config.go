@@ -92,6 +92,11 @@ type Server struct {
 	Pprof           bool          `yaml:"pprof"`
 	PprofAddr       string        `yaml:"pprof_addr"`
 	LogLevel        string        `yaml:"log_level"`
+	// AllowedHosts are the Host header names answered; empty: loopback
+	// names only when no API key is configured (DNS rebinding).
+	AllowedHosts     []string `yaml:"allowed_hosts"`
+	MaxResponseBytes int      `yaml:"max_response_bytes"` // a larger answer gets 422
+	MaxRequestCost   int      `yaml:"max_request_cost"`   // Shapley game evaluations per request
 }
 
 // Auth turns API-key authentication on when Keys is not empty.
@@ -133,7 +138,8 @@ func Default(cache, data string) Config {
 		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
-			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info"},
+			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
+			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000},
 	}
 }
 
@@ -402,6 +408,12 @@ func (c *Config) Validate() Problems {
 		if ip := net.ParseIP(host); err != nil || (host != "localhost" && (ip == nil || !ip.IsLoopback())) {
 			ps.add("server.pprof_addr", "%q must be a loopback HOST:PORT (pprof is never exposed)", s.PprofAddr)
 		}
+	}
+	if s.MaxResponseBytes < 64<<10 {
+		ps.add("server.max_response_bytes", "must be at least 65536, got %d", s.MaxResponseBytes)
+	}
+	if s.MaxRequestCost < 10_000 {
+		ps.add("server.max_request_cost", "must be at least 10000 game evaluations, got %d", s.MaxRequestCost)
 	}
 	switch s.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -53,6 +53,9 @@ func Settings(c *Config) []Setting {
 		{"server.pprof", "DMAR_PPROF", "pprof", true, "serve net/http/pprof on pprof_addr (loopback only)", boolean(&c.Server.Pprof)},
 		{"server.pprof_addr", "DMAR_PPROF_ADDR", "pprof-addr", true, "loopback address of pprof", str(&c.Server.PprofAddr)},
 		{"server.log_level", "DMAR_LOG_LEVEL", "log-level", true, "debug, info, warn or error", str(&c.Server.LogLevel)},
+		{"server.allowed_hosts", "DMAR_ALLOWED_HOSTS", "allowed-hosts", true, "comma-separated Host names answered (* for any); empty: loopback only when no API key is configured", list(&c.Server.AllowedHosts)},
+		{"server.max_response_bytes", "DMAR_MAX_RESPONSE_BYTES", "max-response-bytes", true, "largest response body; a larger answer is refused with 422 naming the options that grew it", integer(&c.Server.MaxResponseBytes)},
+		{"server.max_request_cost", "DMAR_MAX_REQUEST_COST", "max-request-cost", true, "Shapley game evaluations one request may need (query entities x samples x documents); more is refused with 422 before the work", integer(&c.Server.MaxRequestCost)},
 	}
 }
 

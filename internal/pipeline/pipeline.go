@@ -59,7 +59,18 @@ type Config struct {
 	CacheSize int
 	CacheTTL  time.Duration
 	Defaults  *Options // nil: Defaults()
+	// MaxShapleyEvaluations bounds the structural work one request may ask
+	// for, in game evaluations (query subgraphs x samples x documents in
+	// Monte Carlo mode); a request over it is refused with 422 before the
+	// work starts. 0: DefaultMaxShapleyEvaluations.
+	MaxShapleyEvaluations int64
 }
+
+// DefaultMaxShapleyEvaluations is about 4 CPU-seconds of game evaluations on
+// the 2-core development machine: far above any default request (a Monte
+// Carlo request with 5 query entities and T=50 needs 60,000), far below a
+// hostile one (122 entities and T=10,000 needed 293 million, 55 s).
+const DefaultMaxShapleyEvaluations = 20_000_000
 
 // Pipeline is safe for concurrent use.
 type Pipeline struct {
@@ -82,6 +93,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.MaxShapleyEvaluations <= 0 {
+		cfg.MaxShapleyEvaluations = DefaultMaxShapleyEvaluations
 	}
 	d := Defaults()
 	if cfg.Defaults != nil {
@@ -136,7 +150,10 @@ func (p *Pipeline) Retrieve(ctx context.Context, query string, opts Options) (*R
 	anchors := r.anchors(sc)
 	// Phase 3: the anchors guide the reformulation Q', searched for over the
 	// whole corpus.
-	ref := r.reformulate(ctx, sc, anchors)
+	ref, err := r.reformulate(ctx, sc, anchors)
+	if err != nil {
+		return nil, err
+	}
 	second, err := r.secondStage(ctx, rec.qvec, ref)
 	if err != nil {
 		return nil, err

@@ -474,3 +474,36 @@ func TestValidateSubgraphBounds(t *testing.T) {
 		}
 	}
 }
+
+// A request whose structural work cannot fit the configured budget is refused
+// with 422 naming samples, before any scoring; one that fits runs.
+func TestStructuralBudget(t *testing.T) {
+	const q = "Inception cast Leonardo DiCaprio and Tom Hardy"
+	p := newPipeline(t, func(c *pipeline.Config) { c.MaxShapleyEvaluations = 1_000_000 })
+	o := p.Defaults()
+	o.Shapley, o.Samples = "montecarlo", 10_000
+	_, err := p.Retrieve(context.Background(), q, o)
+	e, ok := errs.As(err)
+	if !ok || e.Code != errs.Unprocessable || e.Field != "samples" || !strings.Contains(e.Message, "limit of 1000000") {
+		t.Fatalf("over budget: %v, want 422 unprocessable naming samples and the limit", err)
+	}
+	o.Samples = 50
+	if _, err := p.Retrieve(context.Background(), q, o); err != nil {
+		t.Fatalf("within budget: %v", err)
+	}
+}
+
+// The deadline ends a Monte Carlo request that would run for seconds with
+// the request's deadline error (the server's 503), not with a result. The
+// wall-clock bound is tested against the real server (cmd/dmar).
+func TestMonteCarloHonoursTheDeadline(t *testing.T) {
+	const q = "Inception cast Leonardo DiCaprio and Tom Hardy"
+	p := newPipeline(t, func(c *pipeline.Config) { c.MaxShapleyEvaluations = 1 << 40 })
+	o := p.Defaults()
+	o.Shapley, o.Samples = "montecarlo", 10_000
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := p.Retrieve(ctx, q, o); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want the deadline", err)
+	}
+}

@@ -31,27 +31,34 @@ type reformulated struct {
 // reformulate is phase 3's first half: the anchors' Shapley values rank the
 // bridge entities and relations that, with the anchors' snippets, guide the
 // reformulation of Q into Q'.
-func (r request) reformulate(ctx context.Context, sc scored, anchors []Doc) reformulated {
+func (r request) reformulate(ctx context.Context, sc scored, anchors []Doc) (reformulated, error) {
 	t := time.Now()
-	ref := reformulated{phis: r.anchorPhis(sc, anchors)}
+	phis, err := r.anchorPhis(ctx, sc, anchors)
+	if err != nil {
+		return reformulated{}, err
+	}
+	ref := reformulated{phis: phis}
 	ref.in = r.reformInput(sc.grounded, anchors, ref.phis)
 	ref.query, ref.by = r.runReformulator(ctx, ref.in)
 	r.trace.timed("reformulate", t)
-	return ref
+	return ref, nil
 }
 
 // anchorPhis explains each anchor's game.
-func (r request) anchorPhis(sc scored, anchors []Doc) map[string]anchorPhi {
+func (r request) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[string]anchorPhi, error) {
 	gameOf := map[string]*scoring.Game{}
 	for i, h := range sc.hits {
 		gameOf[h.Doc.ID] = sc.games[i]
 	}
 	phis := map[string]anchorPhi{}
 	for _, a := range anchors {
-		phi, exact := r.phi(gameOf[a.ID], a.ID)
+		phi, exact, err := r.phi(ctx, gameOf[a.ID], a.ID)
+		if err != nil {
+			return nil, err
+		}
 		phis[a.ID] = anchorPhi{phi, exact}
 	}
-	return phis
+	return phis, nil
 }
 
 // reformInput gathers the reformulator's input: snippets of the anchors, and

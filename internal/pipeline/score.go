@@ -111,6 +111,9 @@ func (r request) score(ctx context.Context, rec recalled) (scored, error) {
 	if err != nil {
 		return scored{}, err
 	}
+	if err := r.withinBudget(g.st, len(g.hits)); err != nil {
+		return scored{}, err
+	}
 	start := time.Now()
 	docs, games, err := r.scoreHits(ctx, g.st, g.qvec, g.hits, "first")
 	if err != nil {
@@ -188,16 +191,20 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 	var shapley time.Duration
 	b := newGameBuilder(st, r.opts.Lambda)
 	for i, h := range hits {
-		if i%16 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, err
-			}
+		// Each document's game costs up to |G_Q| x its subgraphs similarity
+		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):
+		// check the deadline before every one.
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
 		}
 		g := b.game(h.Doc, st.subs)
 		games[i] = g
 		t := time.Now()
 		if r.opts.Shapley == "montecarlo" {
-			phi := g.ShapleyMonteCarlo(r.opts.Samples, scoring.NewRand(r.opts.Seed, stage+"|"+h.Doc.ID))
+			phi, err := g.ShapleyMonteCarlo(ctx, r.opts.Samples, scoring.NewRand(r.opts.Seed, stage+"|"+h.Doc.ID))
+			if err != nil {
+				return nil, nil, err
+			}
 			ent[i] = mean(phi)
 		} else {
 			ent[i] = g.Ent()

@@ -1,9 +1,12 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"sort"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
@@ -90,14 +93,15 @@ func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scor
 
 // phi is the explanation of an anchor's game: exact by enumeration for small
 // G_Q, Monte Carlo otherwise.
-func (r request) phi(g *scoring.Game, docID string) ([]float64, bool) {
+func (r request) phi(ctx context.Context, g *scoring.Game, docID string) ([]float64, bool, error) {
 	if g == nil {
-		return nil, true
+		return nil, true, nil
 	}
 	if g.Players() <= scoring.MaxExactPlayers {
-		return g.ShapleyExact(), true
+		return g.ShapleyExact(), true, nil
 	}
-	return g.ShapleyMonteCarlo(r.opts.Samples, scoring.NewRand(r.opts.Seed, "phi|"+docID)), false
+	phi, err := g.ShapleyMonteCarlo(ctx, r.opts.Samples, scoring.NewRand(r.opts.Seed, "phi|"+docID))
+	return phi, false, err
 }
 
 // rankDocSubgraphs orders a document's subgraphs by their best similarity to
@@ -160,4 +164,32 @@ func cosine(a, b []float32) float64 {
 		return 0
 	}
 	return float64(dot(a, b)) / (na * nb)
+}
+
+// withinBudget refuses, before any scoring, a request whose structural work
+// (phases 2 and 4, and the anchors' phi) would exceed the configured number
+// of game evaluations: its cost is known once G_Q is, and a request that
+// cannot fit is answered at once (422) instead of running into its timeout.
+func (r request) withinBudget(st structure, candidates int) error {
+	if !st.on {
+		return nil
+	}
+	players, docs := len(st.qsubs), candidates+r.opts.P
+	var cost int64
+	if r.opts.Shapley == "montecarlo" {
+		cost = int64(docs) * scoring.MonteCarloEvaluations(players, r.opts.Samples)
+	} else {
+		cost = int64(docs) // one evaluation of F per document
+	}
+	if players > scoring.MaxExactPlayers { // the anchors' phi is estimated
+		cost += int64(r.opts.M) * scoring.MonteCarloEvaluations(players, r.opts.Samples)
+	} else {
+		cost += int64(r.opts.M) * int64(players) << players
+	}
+	if max := r.p.cfg.MaxShapleyEvaluations; cost > max {
+		return &errs.Error{Code: errs.Unprocessable, Field: "samples", Message: fmt.Sprintf(
+			"the request needs %d Shapley game evaluations (%d query entities with subgraphs x %d samples x %d documents, shapley=%s), over this server's limit of %d: lower samples, n or p, use shapley=exact, or ask a shorter question",
+			cost, players, r.opts.Samples, docs, r.opts.Shapley, max)}
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package scoring
 
 import (
+	"context"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -160,11 +161,11 @@ func lgamma(x int) float64 {
 // T trials of a random permutation of the other players and a uniformly
 // random prefix length in 0..n-1 as the coalition, averaging the marginal
 // contribution. rng makes it reproducible.
-func (g *Game) ShapleyMonteCarlo(T int, rng *rand.Rand) []float64 {
+func (g *Game) ShapleyMonteCarlo(ctx context.Context, T int, rng *rand.Rand) ([]float64, error) {
 	n := g.Players()
 	phi := make([]float64, n)
 	if n == 0 || T <= 0 {
-		return phi
+		return phi, nil
 	}
 	others := make([]int, 0, n-1)
 	coal := make([]int, 0, n)
@@ -177,6 +178,13 @@ func (g *Game) ShapleyMonteCarlo(T int, rng *rand.Rand) []float64 {
 		}
 		sum := 0.0
 		for t := 0; t < T; t++ {
+			// The cost grows with the request's samples and entities: check
+			// the deadline often enough to stop within a few milliseconds.
+			if t%mcCheckEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
 			rng.Shuffle(len(others), func(a, b int) { others[a], others[b] = others[b], others[a] })
 			l := rng.IntN(n) // prefix length 0..n-1
 			coal = append(coal[:0], others[:l]...)
@@ -186,8 +194,16 @@ func (g *Game) ShapleyMonteCarlo(T int, rng *rand.Rand) []float64 {
 		}
 		phi[j] = sum / float64(T)
 	}
-	return phi
+	return phi, nil
 }
+
+// mcCheckEvery is how many Monte Carlo trials run between deadline checks.
+const mcCheckEvery = 64
+
+// MonteCarloEvaluations is the number of game evaluations the Monte Carlo
+// estimator makes for players players and T trials each: the unit in which
+// a request's structural cost is budgeted.
+func MonteCarloEvaluations(players, T int) int64 { return 2 * int64(players) * int64(T) }
 
 // NewRand returns the deterministic generator used for Monte Carlo mode.
 func NewRand(seed uint64, stream string) *rand.Rand {

@@ -1,6 +1,8 @@
 package scoring
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -101,7 +103,7 @@ func TestMonteCarloConverges(t *testing.T) {
 		const reps = 40
 		se := 0.0
 		for rep := 0; rep < reps; rep++ {
-			est := g.ShapleyMonteCarlo(T, NewRand(uint64(rep), "conv"))
+			est := mustMC(t, g, T, NewRand(uint64(rep), "conv"))
 			for j := range est {
 				se += (est[j] - exact[j]) * (est[j] - exact[j])
 			}
@@ -123,9 +125,9 @@ func TestMonteCarloConverges(t *testing.T) {
 
 func TestMonteCarloSeeded(t *testing.T) {
 	g := handGame()
-	a := g.ShapleyMonteCarlo(50, NewRand(42, "doc"))
-	b := g.ShapleyMonteCarlo(50, NewRand(42, "doc"))
-	c := g.ShapleyMonteCarlo(50, NewRand(43, "doc"))
+	a := mustMC(t, g, 50, NewRand(42, "doc"))
+	b := mustMC(t, g, 50, NewRand(42, "doc"))
+	c := mustMC(t, g, 50, NewRand(43, "doc"))
 	for j := range a {
 		if a[j] != b[j] {
 			t.Fatalf("same seed, different estimates: %v vs %v", a, b)
@@ -157,5 +159,25 @@ func TestZScores(t *testing.T) {
 	}
 	if len(ZScores(nil)) != 0 {
 		t.Error("empty input")
+	}
+}
+
+func mustMC(t *testing.T, g *Game, T int, rng *rand.Rand) []float64 {
+	t.Helper()
+	phi, err := g.ShapleyMonteCarlo(context.Background(), T, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return phi
+}
+
+// The estimator's cost grows with the request's samples: it must stop when
+// the request's context ends, not run its T trials to the end.
+func TestMonteCarloStopsWhenTheContextEnds(t *testing.T) {
+	g := NewGame(0.5, 8, [][]int{{0, 1}, {2, 3}, {4}}, []bool{true, false, true, false, true, false, false, false}, []float64{0.1, 0.2, 0.3})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.ShapleyMonteCarlo(ctx, 1_000_000, NewRand(1, "x")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
