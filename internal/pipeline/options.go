@@ -108,7 +108,7 @@ func (o Options) Validate() error {
 				return nil
 			}
 		}
-		return errs.Field(name, "must be one of %v, got %q", allowed, v)
+		return errs.Field(name, "must be one of %v, got %q", allowed, errs.Clip(v, errs.MaxEcho))
 	}
 	for _, err := range []error{
 		intIn("n", o.N, 1, 1000),

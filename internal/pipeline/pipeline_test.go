@@ -507,3 +507,13 @@ func TestMonteCarloHonoursTheDeadline(t *testing.T) {
 		t.Fatalf("err = %v, want the deadline", err)
 	}
 }
+
+// A bad enum value is echoed cut to errs.MaxEcho characters, never whole.
+func TestOptionErrorsClipTheValue(t *testing.T) {
+	o := pipeline.Defaults()
+	o.Shapley = strings.Repeat("x", 100_000)
+	err := o.Validate()
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "…") {
+		t.Fatalf("error of %d bytes: %.120v", len(fmt.Sprint(err)), err)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/gin-gonic/gin"
 )
 
@@ -40,21 +41,8 @@ func methodLabel(m string) string {
 	return "other"
 }
 
-// clip caps a client-supplied string at n characters (runes), marking a cut
-// with an ellipsis, for log lines and error messages.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	i := 0
-	for j := range s {
-		if i == n {
-			return s[:j] + "…"
-		}
-		i++
-	}
-	return s
-}
+// clip is errs.Clip: a client value cut to n characters for logs and messages.
+func clip(s string, n int) string { return errs.Clip(s, n) }
 
 func newID() string {
 	var b [12]byte
