@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/bench"
+	"github.com/dmar-kg/dmar/internal/config"
 )
 
 func init() {
@@ -52,17 +53,8 @@ func runBenchLoad(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if url == "" {
 		url = *addr
 	}
-	if l.Client, err = bench.LoadClient(url, *timeout, loadAPIKey()); err != nil {
+	if l.Client, err = bench.LoadClient(url, *timeout, config.ClientAPIKey(os.Getenv)); err != nil {
 		return usageError{err.Error()}
 	}
 	return l.Run(ctx, stdout)
-}
-
-// loadAPIKey is the server's API key: DMAR_API_KEY, or DMARLOAD_API_KEY as
-// cmd/dmarload read it.
-func loadAPIKey() string {
-	if k := os.Getenv("DMAR_API_KEY"); k != "" {
-		return k
-	}
-	return os.Getenv("DMARLOAD_API_KEY")
 }

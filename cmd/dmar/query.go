@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -84,7 +85,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // server validates it exactly as a local query would be.
 func queryServer(ctx context.Context, base string, reqJSON []byte) (*api.RetrieveResponse, error) {
 	var opts []api.Option
-	if k := os.Getenv("DMAR_API_KEY"); k != "" {
+	if k := config.ClientAPIKey(os.Getenv); k != "" {
 		opts = append(opts, api.WithAPIKey(k))
 	}
 	c, err := api.NewClient(base, &http.Client{Timeout: 5 * time.Minute}, opts...)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +27,7 @@ type Option func(*Client)
 // WithAPIKey sends key as "Authorization: Bearer KEY" on every request.
 func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 
-// DefaultURL is where ClientFromEnvironment looks without DMAR_URL.
+// DefaultURL is where a dmar server listens by default.
 const DefaultURL = "http://127.0.0.1:8080"
 
 // NewClient returns a client of the server at base ("http://host:port", or
@@ -52,20 +51,6 @@ func NewClient(base string, httpClient *http.Client, opts ...Option) (*Client, e
 		o(c)
 	}
 	return c, nil
-}
-
-// ClientFromEnvironment returns a client of the server at DMAR_URL
-// (default DefaultURL) with the API key in DMAR_API_KEY, if set.
-func ClientFromEnvironment() (*Client, error) {
-	base := os.Getenv("DMAR_URL")
-	if base == "" {
-		base = DefaultURL
-	}
-	var opts []Option
-	if k := os.Getenv("DMAR_API_KEY"); k != "" {
-		opts = append(opts, WithAPIKey(k))
-	}
-	return NewClient(base, nil, opts...)
 }
 
 // Base is the server's base URL.

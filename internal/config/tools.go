@@ -51,3 +51,13 @@ func SharedData(getenv func(string) string) string { return getenv("DMAR_SHARED_
 // Neo4jURI is DMAR_NEO4J_URI, the Neo4j of the integration tests and of the
 // deprecated dmar load neo4j ("" when unset).
 func Neo4jURI(getenv func(string) string) string { return getenv("DMAR_NEO4J_URI") }
+
+// ClientAPIKey is the API key a dmar client command (query --server, bench
+// load) sends: DMAR_API_KEY, or DMARLOAD_API_KEY, the name the former
+// cmd/dmarload read.
+func ClientAPIKey(getenv func(string) string) string {
+	if k := getenv("DMAR_API_KEY"); k != "" {
+		return k
+	}
+	return getenv("DMARLOAD_API_KEY")
+}
