@@ -13,16 +13,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/errs"
-	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
-	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 
 var (
@@ -54,7 +53,7 @@ func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 			fixErr = err
 			return
 		}
-		if err := ingest.Prepare(ctx, fixGraph, hashEncoder{}, docs, ingest.Options{}); err != nil {
+		if err := corpus.Prepare(ctx, fixGraph, hashEncoder{}, docs, corpus.Options{}); err != nil {
 			fixErr = err
 			return
 		}

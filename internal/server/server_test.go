@@ -13,15 +13,14 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/server"
-	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 
 // letterEncoder is a deterministic test double: letter frequencies, normalised.
@@ -82,7 +81,7 @@ func router(t *testing.T) http.Handler {
 			setupErr = err
 			return
 		}
-		if err := ingest.Prepare(ctx, g, letterEncoder{}, docs, ingest.Options{}); err != nil {
+		if err := corpus.Prepare(ctx, g, letterEncoder{}, docs, corpus.Options{}); err != nil {
 			setupErr = err
 			return
 		}

@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/dmar-kg/dmar/internal/ingest"
+	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -23,7 +23,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/scoring"
-	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 
 // Fingerprint identifies input files by their content (and the versions of
@@ -143,7 +142,7 @@ func (in Inputs) PrepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Enco
 		return nil, err
 	}
 	m := progress.New(in.Log, "load corpus", "docs", len(docs))
-	if err := ingest.Prepare(ctx, g, enc, docs, ingest.Options{Meter: m}); err != nil {
+	if err := corpus.Prepare(ctx, g, enc, docs, corpus.Options{Meter: m}); err != nil {
 		return nil, err
 	}
 	m.Done()

@@ -13,19 +13,18 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
-	"github.com/dmar-kg/dmar/loaders/corpus"
 )
 
 // codexm is a real-data fixture of the parity report and the benchmarks: a
 // corpus (codexm, or codexm-film), the kgqa dev questions, and — when the
 // sentence encoder is installed (scripts/setup.sh) — the real
-// all-MiniLM-L6-v2 vectors of both (documents as ingest.EncodeText sees
+// all-MiniLM-L6-v2 vectors of both (documents as corpus.EncodeText sees
 // them). Vectors are cached in $DMAR_CACHE/parity, keyed by encoder and
 // corpus; without the encoder there are no vectors at all (never made-up
 // ones). Encoding all of codexm takes long on a small machine, so its
@@ -191,7 +190,7 @@ func (c *codexm) attachVectors(ctx context.Context, tb testing.TB, encode bool) 
 			part := c.docs[lo:min(lo+chunk, len(c.docs))]
 			texts := make([]string, len(part))
 			for i, d := range part {
-				texts[i] = ingest.EncodeText(d)
+				texts[i] = corpus.EncodeText(d)
 			}
 			vs, err := e.Encode(ctx, texts)
 			if err != nil {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/ingest"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -45,7 +45,7 @@ func TestPipelineWeaviateVsEmbedded(t *testing.T) {
 	g := memkg.FromBundle(b)
 	docs := append([]retrieval.Document(nil), c.docs...)
 	for i := range docs {
-		if err := ingest.Link(ctx, g, &docs[i]); err != nil {
+		if err := corpus.Link(ctx, g, &docs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}

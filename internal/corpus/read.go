@@ -1,6 +1,9 @@
-// Package corpus reads document collections in the JSONL format of
-// ../shared/data/codexm/corpus.jsonl: one {id, title, text} object a line.
-// Bad lines are counted, reported and skipped.
+// Package corpus is a document collection on its way into an index: Read
+// parses the JSONL format of ../shared/data/codexm/corpus.jsonl (one {id,
+// title, text} object a line; bad lines are counted, reported and skipped),
+// and Prepare links each document to the knowledge graph and embeds it with
+// the sentence encoder at load time, so that only queries are linked and
+// encoded at request time.
 package corpus
 
 import (

@@ -1,7 +1,4 @@
-// Package ingest prepares documents for an index at load time: it links each
-// document to the knowledge graph and embeds it with the sentence encoder, so
-// that only queries are linked and encoded at request time.
-package ingest
+package corpus
 
 import (
 	"context"
