@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -41,40 +39,5 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return usageError{err.Error()}
 	}
-	texts := fs.Args()
-	if len(texts) == 0 {
-		sc := bufio.NewScanner(os.Stdin)
-		sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-		for sc.Scan() {
-			texts = append(texts, sc.Text())
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("embed: read stdin: %w", err)
-		}
-	}
-	rt, err := onnx.Open(cfg)
-	if err != nil {
-		return err
-	}
-	enc, err := onnx.NewEncoder(rt, *dir, onnx.WithBatchSize(*batch))
-	if err != nil {
-		return err
-	}
-	defer enc.Close()
-	vecs, err := enc.Encode(ctx, texts)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(stdout)
-	je := json.NewEncoder(w)
-	je.SetEscapeHTML(false)
-	for i, t := range texts {
-		if err := je.Encode(struct {
-			Text      string    `json:"text"`
-			Embedding []float32 `json:"embedding"`
-		}{t, vecs[i]}); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
+	return onnx.Embed(ctx, cfg, *dir, *batch, fs.Args(), os.Stdin, stdout)
 }
