@@ -56,10 +56,10 @@ func runLoadNeo4j(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	var l neo4jkg.LoadOptions
 	fs := a.flags("load neo4j", stderr)
 	l.RegisterFlags(fs)
-	if err := fs.Set("graph", config.LegacyNeo4jURI(os.Getenv)); err != nil {
+	old, err := neo4jkg.RegisterLegacyFlags(fs, config.LegacyNeo4jURI(os.Getenv))
+	if err != nil {
 		return err
 	}
-	old := neo4jkg.RegisterLegacyFlags(fs)
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}

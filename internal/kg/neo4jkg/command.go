@@ -76,13 +76,14 @@ type Legacy struct {
 }
 
 // RegisterLegacyFlags adds dmar load neo4j's old flags to fs: --uri sets
-// fs's --graph, --bundle its --kg, and --user is kept in the result.
-func RegisterLegacyFlags(fs *flag.FlagSet) *Legacy {
+// fs's --graph (default uri), --bundle its --kg, and --user is kept in the
+// result.
+func RegisterLegacyFlags(fs *flag.FlagSet, uri string) (*Legacy, error) {
 	l := &Legacy{}
 	fs.Func("uri", "deprecated: --graph", func(v string) error { return fs.Set("graph", v) })
 	fs.Func("bundle", "deprecated: --kg", func(v string) error { l.bundle = true; return fs.Set("kg", v) })
 	fs.StringVar(&l.User, "user", "", "deprecated: DMAR_NEO4J_USER")
-	return l
+	return l, fs.Set("graph", uri)
 }
 
 // Check reports, as an errs.Invalid error, a dmar load neo4j that names

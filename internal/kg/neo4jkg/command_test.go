@@ -14,7 +14,10 @@ func TestLegacyFlags(t *testing.T) {
 	graph, kgDir := fs.String("graph", "", ""), fs.String("kg", "", "")
 	var o LoadOptions
 	o.RegisterFlags(fs)
-	old := RegisterLegacyFlags(fs)
+	old, err := RegisterLegacyFlags(fs, "bolt://default:7687")
+	if err != nil || *graph != "bolt://default:7687" {
+		t.Fatalf("graph %q, err %v", *graph, err)
+	}
 	if err := fs.Parse([]string{"--uri", "bolt://h:7687", "--bundle", "/b", "--user", "u", "--batch", "7"}); err != nil {
 		t.Fatal(err)
 	}
