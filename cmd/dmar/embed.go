@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"io"
 	"os"
 
@@ -25,10 +24,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("embed", stderr)
 	f.Register(fs, ortConfig(c.ORT), c.Models.EncoderDir, c.Models.EncoderBatch)
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageError{err.Error()}
+		return flagErr(err)
 	}
 	return f.Embed(ctx, fs.Args(), os.Stdin, stdout)
 }

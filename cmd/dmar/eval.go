@@ -5,7 +5,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/eval"
@@ -34,13 +33,5 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer m.Close()
-	return f.Execute(ctx, eval.Setup{Pipeline: p, Models: m.InUse(), Corpus: a.cfg.CorpusFile(), Graph: a.graphName(), Index: a.cfg.Index,
-		Command: "dmar eval " + strings.Join(args, " "), Progress: a.progressOut(stderr)}, ds, sys, stdout, stderr)
-}
-
-func (a *appFlags) graphName() string {
-	if a.cfg.GraphBackend().Embedded() {
-		return "embedded (" + a.cfg.BundleDir() + ")"
-	}
-	return a.cfg.Graph
+	return f.Execute(ctx, eval.Setup{Pipeline: p, Models: m.InUse(), Config: a.cfg, Args: args}, ds, sys, stdout, stderr)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/loaders/sinks"
@@ -55,11 +54,10 @@ func runLoadSPARQL(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return cliErr(err)
 	}
-	start := time.Now()
 	st, err := sparql.Load(ctx, sink, o)
 	if err != nil {
 		return fmt.Errorf("load sparql: %w", err)
 	}
-	st.Report(stdout, time.Since(start))
+	st.Report(stdout)
 	return nil
 }

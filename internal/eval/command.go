@@ -86,24 +86,26 @@ func CorpusFor(ds *Dataset, state, corpus string) (string, error) {
 	return WriteCorpus(state, ds)
 }
 
-// Setup is what dmar eval evaluates with, beside its flags, and what the
-// report says it ran against.
+// Setup is what dmar eval evaluates with, beside its flags: the pipeline,
+// the models in use (onnx.Models.InUse), and for the report the
+// configuration and the command's arguments.
 type Setup struct {
 	Pipeline *pipeline.Pipeline
-	Models   []string // in use (onnx.Models.InUse)
-	Corpus   string   // the corpus file
-	Graph    string   // the graph, in words
-	Index    string   // the search backend
-	Command  string   // the command line
-	Progress io.Writer
+	Models   []string
+	Config   config.Config
+	Args     []string
 }
 
 // Execute evaluates sys on ds with the pipeline of s and writes the report
 // under f.Out (WriteReport, which prints its summary on stdout); warnings
-// about missing gold documents go to stderr.
+// about missing gold documents, and progress unless Config.Quiet, go to
+// stderr.
 func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System, stdout, stderr io.Writer) error {
-	p := s.Pipeline
-	cfg := Config{Pipeline: p, Index: p.Index(), Encoder: p.Encoder(), KMax: f.kmax, ReaderK: f.readerK, Progress: s.Progress}
+	p, c := s.Pipeline, s.Config
+	cfg := Config{Pipeline: p, Index: p.Index(), Encoder: p.Encoder(), KMax: f.kmax, ReaderK: f.readerK, Progress: stderr}
+	if c.Quiet {
+		cfg.Progress = nil
+	}
 	if f.reader.BaseURL != "" {
 		cfg.Reader = &Reader{BaseURL: f.reader.BaseURL, Model: f.reader.Model, APIKey: f.reader.APIKey.Reveal(), Timeout: time.Minute}
 	}
@@ -117,7 +119,11 @@ func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System,
 		return err
 	}
 	sum := Summarize(ds, sys, recs, f.kmax, f.boot, f.seed)
-	sum.Dataset.Corpus, sum.Dataset.Graph, sum.Dataset.Index, sum.Dataset.MissingGold = s.Corpus, s.Graph, s.Index, missing
+	graph := c.Graph
+	if c.GraphBackend().Embedded() {
+		graph = "embedded (" + c.BundleDir() + ")"
+	}
+	sum.Dataset.Corpus, sum.Dataset.Graph, sum.Dataset.Index, sum.Dataset.MissingGold = c.CorpusFile(), graph, c.Index, missing
 	if w, ok := p.Index().(retrieval.Writer); ok && sum.Dataset.CorpusDocs == 0 {
 		if n, err := w.Count(ctx); err == nil {
 			sum.Dataset.CorpusDocs = n
@@ -127,7 +133,7 @@ func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System,
 	if cfg.Reader != nil {
 		sum.Generator = fmt.Sprintf("%s at %s, top %d documents, temperature 0", f.reader.Model, f.reader.BaseURL, f.readerK)
 	}
-	sum.Extra = map[string]any{"command": s.Command, "elapsed_s": time.Since(start).Seconds()}
+	sum.Extra = map[string]any{"command": "dmar eval " + strings.Join(s.Args, " "), "elapsed_s": time.Since(start).Seconds()}
 	return WriteReport(f.Out, sum, recs, stdout)
 }
 

@@ -51,12 +51,12 @@ func (f *Flags) Options(progress io.Writer) (Options, error) {
 }
 
 // Report writes st as dmar load sparql prints it: the counts, the first
-// problems, then the sizes and the time a load that took elapsed.
-func (st Stats) Report(w io.Writer, elapsed time.Duration) {
+// problems, then the sizes and the time.
+func (st Stats) Report(w io.Writer) {
 	fmt.Fprintf(w, "read %d, loaded %d, filtered %d, bad %d\n", st.Read, st.Loaded, st.Filtered, st.Bad)
 	for _, p := range st.Problems {
 		fmt.Fprintln(w, "  bad:", p)
 	}
 	fmt.Fprintf(w, "%d entities, %d triples, %d relations from %d queries in %s\n",
-		st.Entities, st.Triples, st.Relations, st.Queries, elapsed.Round(time.Millisecond))
+		st.Entities, st.Triples, st.Relations, st.Queries, st.Elapsed.Round(time.Millisecond))
 }
