@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/dmar-kg/dmar/internal/config"
-	"github.com/dmar-kg/dmar/loaders/sinks"
 	"github.com/dmar-kg/dmar/loaders/sparql"
 	"github.com/dmar-kg/dmar/loaders/wikidata"
 )
@@ -24,11 +23,7 @@ func runLoadWikidata(ctx context.Context, args []string, stdout, stderr io.Write
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	o, err := f.Options(stderr)
-	if err != nil {
-		return cliErr(err)
-	}
-	sink, err := sinks.Open(ctx, "--to", f.To, os.Getenv)
+	o, sink, err := f.Open(ctx, stderr, os.Getenv)
 	if err != nil {
 		return cliErr(err)
 	}
@@ -46,11 +41,7 @@ func runLoadSPARQL(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	o, err := f.Options(stderr)
-	if err != nil {
-		return cliErr(err)
-	}
-	sink, err := sinks.Open(ctx, "--to", f.To, os.Getenv)
+	o, sink, err := f.Open(ctx, stderr, os.Getenv)
 	if err != nil {
 		return cliErr(err)
 	}

@@ -1,13 +1,16 @@
 package sparql
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/loaders"
+	"github.com/dmar-kg/dmar/loaders/sinks"
 )
 
 // Flags are dmar load sparql's flags (Register); Options turns them into
@@ -33,6 +36,18 @@ func (f *Flags) Register(fs *flag.FlagSet, endpoint string) {
 	fs.IntVar(&f.page, "page", 10000, "rows per request")
 	fs.DurationVar(&f.timeout, "timeout", 2*time.Minute, "per request")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
+}
+
+// Open is Options, and the sink of --to opened by sinks.Open (credentials
+// of a Neo4j from DMAR_NEO4J_* through getenv). A target that names no sink
+// is a sinks.ErrTarget.
+func (f *Flags) Open(ctx context.Context, progress io.Writer, getenv func(string) string) (Options, kg.Sink, error) {
+	o, err := f.Options(progress)
+	if err != nil {
+		return o, nil, err
+	}
+	sink, err := sinks.Open(ctx, "--to", f.To, getenv)
+	return o, sink, err
 }
 
 // Options are the load options f asks for, with progress lines (unless

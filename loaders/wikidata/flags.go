@@ -1,6 +1,7 @@
 package wikidata
 
 import (
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -8,7 +9,9 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/loaders"
+	"github.com/dmar-kg/dmar/loaders/sinks"
 )
 
 // Flags are dmar load wikidata's flags (Register); Options turns them into
@@ -36,6 +39,18 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.decompress, "decompress", "auto", "gzip/bzip2 reader: go, external (pigz/gzip, lbzip2/bzip2 from PATH in their own process) or auto (external when found)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.BoolVar(&f.JSON, "json", false, "print the final statistics as one JSON object")
+}
+
+// Open is Options, and the sink of --to opened by sinks.Open (credentials
+// of a Neo4j from DMAR_NEO4J_* through getenv). A target that names no sink
+// is a sinks.ErrTarget.
+func (f *Flags) Open(ctx context.Context, log io.Writer, getenv func(string) string) (Options, kg.Sink, error) {
+	o, err := f.Options(log)
+	if err != nil {
+		return o, nil, err
+	}
+	sink, err := sinks.Open(ctx, "--to", f.To, getenv)
+	return o, sink, err
 }
 
 // Options are the load options f asks for, with bad lines logged to log and
