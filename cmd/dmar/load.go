@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/loaders/sinks"
 )
 
@@ -102,9 +103,7 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if w, ok := x.(interface {
-		Count(context.Context) (int, error)
-	}); ok {
+	if w, ok := x.(retrieval.Writer); ok {
 		n, err := w.Count(ctx)
 		if err != nil {
 			return err
