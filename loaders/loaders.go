@@ -3,3 +3,16 @@
 // for neo4j-admin import, a bundle directory for the embedded graph). Every
 // loader writes to a kg.Sink; loaders depend on kg, never the reverse.
 package loaders
+
+import "strings"
+
+// SplitList splits a comma-separated flag value, dropping blanks.
+func SplitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
 	"os"
 
@@ -24,57 +20,11 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := config.Env(&c, os.Getenv).Err(); err != nil {
 		return err
 	}
-	cfg := ortConfig(c.ORT)
+	var f onnx.EmbedFlags
 	fs := newFlagSet("embed", stderr)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: dmar embed [flags] TEXT...   (no TEXT: one text per stdin line)")
-		fs.PrintDefaults()
-	}
-	fs.StringVar(&cfg.LibPath, "ort-lib", cfg.LibPath, "ONNX Runtime library (env DMAR_ORT_LIB)")
-	fs.StringVar(&cfg.Device, "device", cfg.Device, "cpu or cuda (env DMAR_DEVICE)")
-	fs.IntVar(&cfg.IntraOpThreads, "threads", cfg.IntraOpThreads, "intra-op threads, 0 = ONNX Runtime's choice (env DMAR_ORT_THREADS)")
-	dir := fs.String("encoder-dir", c.Models.EncoderDir, "encoder folder built by scripts/setup.sh (env DMAR_ENCODER_DIR)")
-	batch := fs.Int("batch", c.Models.EncoderBatch, "texts per model call (env DMAR_ENCODER_BATCH)")
+	f.Register(fs, ortConfig(c.ORT), c.Models.EncoderDir, c.Models.EncoderBatch)
 	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return err
-		}
-		return usageError{err.Error()}
+		return flagErr(err)
 	}
-	texts := fs.Args()
-	if len(texts) == 0 {
-		sc := bufio.NewScanner(os.Stdin)
-		sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-		for sc.Scan() {
-			texts = append(texts, sc.Text())
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("embed: read stdin: %w", err)
-		}
-	}
-	rt, err := onnx.Open(cfg)
-	if err != nil {
-		return err
-	}
-	enc, err := onnx.NewEncoder(rt, *dir, onnx.WithBatchSize(*batch))
-	if err != nil {
-		return err
-	}
-	defer enc.Close()
-	vecs, err := enc.Encode(ctx, texts)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(stdout)
-	je := json.NewEncoder(w)
-	je.SetEscapeHTML(false)
-	for i, t := range texts {
-		if err := je.Encode(struct {
-			Text      string    `json:"text"`
-			Embedding []float32 `json:"embedding"`
-		}{t, vecs[i]}); err != nil {
-			return err
-		}
-	}
-	return w.Flush()
+	return f.Embed(ctx, fs.Args(), os.Stdin, stdout)
 }

@@ -2,15 +2,17 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/loaders/sinks"
 )
 
 func init() {
@@ -19,32 +21,19 @@ func init() {
 	register("load neo4j", "deprecated: dmar load kg --graph bolt://HOST:PORT (same flags; --uri and --bundle still work)", runLoadNeo4j)
 }
 
-// loadKGFlags are load kg's own flags (Neo4j only).
-type loadKGFlags struct {
-	after, wipe bool
-	checkpoint  string
-	batch       int
-}
-
-func (l *loadKGFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&l.after, "after-import", false, "Neo4j: apply migrations and set linking forms after `scripts/services/neo4j.sh import` instead of loading the bundle")
-	fs.BoolVar(&l.wipe, "wipe", false, "Neo4j: delete the graph already in the database first")
-	fs.StringVar(&l.checkpoint, "checkpoint", "", "Neo4j: checkpoint file: a rerun after a failure resumes after the committed rows")
-	fs.IntVar(&l.batch, "batch", 2000, "Neo4j: rows per transaction")
-}
-
 func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
-	var l loadKGFlags
+	var l neo4jkg.LoadOptions
 	fs := a.flags("load kg", stderr)
-	l.register(fs)
+	l.RegisterFlags(fs)
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if !a.cfg.GraphBackend().Embedded() {
-		return loadBundleIntoNeo4j(ctx, &a, l, stdout, stderr)
+		l.Progress = a.progressOut(stderr)
+		return neo4jkg.Load(ctx, a.neo4jConfig(), a.cfg.BundleDir(), l, stdout, stderr)
 	}
-	if l.after || l.wipe || l.checkpoint != "" {
+	if l.AfterImport || l.Wipe || l.Checkpoint != "" {
 		return usageError{"load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)"}
 	}
 	g, _, err := a.openGraph(ctx, stdout)
@@ -58,45 +47,6 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// loadBundleIntoNeo4j loads the bundle online over Bolt (idempotent,
-// resumable with a checkpoint), or with --after-import finishes a
-// neo4j-admin import (schema and linking forms).
-func loadBundleIntoNeo4j(ctx context.Context, a *appFlags, l loadKGFlags, stdout, stderr io.Writer) error {
-	start := time.Now()
-	st, err := neo4jkg.Open(ctx, a.neo4jConfig())
-	if err != nil {
-		return err
-	}
-	defer st.Close(context.Background())
-	if l.wipe {
-		if err := st.DeleteGraph(ctx); err != nil {
-			return err
-		}
-	}
-	if l.after {
-		n, err := st.FillNames(ctx, stderr)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "load kg: linking forms set on %d entities\n", n)
-		c, err := st.Counts(ctx)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "neo4j %s: %d entities, %d statements, %d documents (%.1fs)\n", a.cfg.Graph, c.Entities, c.Statements, c.Documents, time.Since(start).Seconds())
-		return nil
-	}
-	c, err := st.LoadBundle(ctx, a.cfg.BundleDir(), neo4jkg.SinkOptions{Batch: l.batch, Checkpoint: l.checkpoint, Progress: a.progressOut(stderr)})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "load kg: %s into %s: read %d, loaded %d, duplicates %d, skipped as bad %d\n", a.cfg.BundleDir(), a.cfg.Graph, c.Read, c.Loaded, c.Filtered, c.Bad)
-	for _, p := range c.Problems {
-		fmt.Fprintln(stdout, "  skipped:", p)
-	}
-	return nil
-}
-
 // runLoadNeo4j is the deprecated dmar load neo4j: load kg, with its old
 // flags --uri (now --graph; default $DMAR_NEO4J_URI, else
 // bolt://127.0.0.1:7687), --bundle (now --kg) and --user (now
@@ -104,29 +54,33 @@ func loadBundleIntoNeo4j(ctx context.Context, a *appFlags, l loadKGFlags, stdout
 func runLoadNeo4j(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintln(stderr, "dmar: note: `dmar load neo4j` is deprecated; use `dmar load kg --graph bolt://HOST:PORT` (--kg DIR, --after-import, --checkpoint FILE)")
 	var a appFlags
-	var l loadKGFlags
+	var l neo4jkg.LoadOptions
 	fs := a.flags("load neo4j", stderr)
-	l.register(fs)
-	if err := fs.Set("graph", config.LegacyNeo4jURI(os.Getenv)); err != nil {
+	l.RegisterFlags(fs)
+	old, err := neo4jkg.RegisterLegacyFlags(fs, config.LegacyNeo4jURI(os.Getenv))
+	if err != nil {
 		return err
 	}
-	bundle, user := false, ""
-	fs.Func("uri", "deprecated: --graph", func(v string) error { return fs.Set("graph", v) })
-	fs.Func("bundle", "deprecated: --kg", func(v string) error { bundle = true; return fs.Set("kg", v) })
-	fs.StringVar(&user, "user", "", "deprecated: DMAR_NEO4J_USER")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	if bundle == l.after {
-		return usageError{"load neo4j: give exactly one of --bundle DIR and --after-import"}
+	if err := old.Check(l, !a.cfg.GraphBackend().Embedded()); err != nil {
+		return cliErr(err)
 	}
-	if a.cfg.GraphBackend().Embedded() {
-		return usageError{"load neo4j: --uri must be a neo4j:// or bolt:// URL"}
+	if old.User != "" {
+		a.cfg.Neo4j.User = old.User
 	}
-	if user != "" {
-		a.cfg.Neo4j.User = user
+	l.Progress = a.progressOut(stderr)
+	return neo4jkg.Load(ctx, a.neo4jConfig(), a.cfg.BundleDir(), l, stdout, stderr)
+}
+
+// cliErr makes an errs.Invalid error or a bad sink target a usageError
+// (exit 2).
+func cliErr(err error) error {
+	if e, ok := errs.As(err); (ok && e.Code == errs.Invalid) || errors.Is(err, sinks.ErrTarget) {
+		return usageError{err.Error()}
 	}
-	return loadBundleIntoNeo4j(ctx, &a, l, stdout, stderr)
+	return err
 }
 
 func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -149,9 +103,7 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if w, ok := x.(interface {
-		Count(context.Context) (int, error)
-	}); ok {
+	if w, ok := x.(retrieval.Writer); ok {
 		n, err := w.Count(ctx)
 		if err != nil {
 			return err

@@ -8,9 +8,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"slices"
 	"strings"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/loaders/bundlesink"
@@ -37,6 +38,25 @@ var files = map[string]func(dir string) (kg.Sink, error){
 	"bundle": func(dir string) (kg.Sink, error) {
 		return bundlesink.New(dir), nil
 	},
+}
+
+// Open opens the sink of target to (flag names it in errors): a Neo4j URL
+// (config.ParseGraph's schemes, credentials from DMAR_NEO4J_* through
+// getenv), else csv:DIR or bundle:DIR. A target that names no sink is an
+// ErrTarget.
+func Open(ctx context.Context, flag, to string, getenv func(string) string) (kg.Sink, error) {
+	scheme, _, _ := strings.Cut(to, ":")
+	if !slices.Contains(config.GraphSchemes, scheme) {
+		return OpenFile(flag, to)
+	}
+	if _, err := config.ParseGraph(to); err != nil {
+		return nil, TargetError(flag + " " + err.Error())
+	}
+	n, ps := config.Neo4jEnv(getenv)
+	if err := ps.Err(); err != nil {
+		return nil, err
+	}
+	return OpenBolt(ctx, neo4jkg.Config{URI: to, User: n.User, Password: n.Password.Reveal(), Database: n.Database})
 }
 
 // OpenFile opens a csv:DIR or bundle:DIR target (flag names it in errors).
@@ -76,12 +96,4 @@ func OpenBolt(ctx context.Context, cfg neo4jkg.Config) (kg.Sink, error) {
 		return nil, err
 	}
 	return boltSink{Sink: s, store: st}, nil
-}
-
-// PrintCounts writes a load's counts and its first problems.
-func PrintCounts(w io.Writer, c kg.Counts) {
-	fmt.Fprintf(w, "read %d, loaded %d, filtered %d, bad %d\n", c.Read, c.Loaded, c.Filtered, c.Bad)
-	for _, p := range c.Problems {
-		fmt.Fprintln(w, "  bad:", p)
-	}
 }

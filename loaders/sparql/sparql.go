@@ -77,6 +77,8 @@ type Stats struct {
 	Triples   int `json:"triples"`
 	Relations int `json:"relations"`
 	Queries   int `json:"queries"`
+	// Elapsed is the load's time, the sink's closing included.
+	Elapsed time.Duration `json:"elapsed"`
 }
 
 func (st *Stats) bad(format string, args ...any) {
@@ -204,10 +206,12 @@ func id(t rdf.Term, ns string, valid func(string) bool) (string, bool) {
 // failed load aborts a sink that can be aborted (kg.Finish), so it never
 // replaces the output of a good run.
 func Load(ctx context.Context, sink kg.Sink, o Options) (st Stats, err error) {
+	start := time.Now()
 	defer func() {
 		if ferr := kg.Finish(ctx, sink, err); ferr != nil && err == nil {
 			err = fmt.Errorf("sparql: %w", ferr)
 		}
+		st.Elapsed = time.Since(start)
 	}()
 	if err := o.validate(); err != nil {
 		return st, err

@@ -1,0 +1,172 @@
+package eval
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+// Flags are dmar eval's own flags (Register); Prepare checks them and opens
+// the dataset, Execute evaluates and writes the report.
+type Flags struct {
+	Dataset, Out, systems      string
+	limit, kmax, readerK, boot int
+	alpha                      float64
+	seed                       uint64
+	reader                     config.Reader
+	skipMissing                bool
+}
+
+// Register adds f's flags to fs; reader holds the generator's defaults
+// (config.ReaderEnv) and its API key.
+func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
+	f.reader = reader
+	fs.StringVar(&f.Dataset, "dataset", "", "FORMAT:PATH with FORMAT one of "+strings.Join(Formats, ", ")+" (e.g. kgqa:../shared/data/kgqa/dev.jsonl, hotpotqa:../shared/data/hotpotqa-100)")
+	fs.StringVar(&f.systems, "systems", strings.Join(SystemNames, ","), "comma-separated systems: "+strings.Join(SystemNames, ", "))
+	fs.StringVar(&f.Out, "out", "", "output folder for report.md, results.json, per_question.jsonl and plots")
+	fs.IntVar(&f.limit, "limit", 0, "evaluate only the first N questions")
+	fs.IntVar(&f.kmax, "k-max", 20, "documents retrieved per question (metrics at k = 1, 5, 10, 20 up to this)")
+	fs.Float64Var(&f.alpha, "hybrid-alpha", 0.5, "weight of the vector side of the hybrid baseline (Weaviate's alpha)")
+	fs.IntVar(&f.boot, "bootstrap", 1000, "bootstrap resamples for the confidence intervals")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the bootstrap and of Monte Carlo Shapley")
+	fs.StringVar(&f.reader.BaseURL, "reader-url", reader.BaseURL, "OpenAI-compatible base URL of a generator for EM/F1 (env DMAR_READER_BASE_URL); unset: no end-to-end metrics")
+	fs.StringVar(&f.reader.Model, "reader-model", reader.Model, "generator model name (env DMAR_READER_MODEL)")
+	fs.IntVar(&f.readerK, "reader-k", 5, "documents the generator reads")
+	fs.BoolVar(&f.skipMissing, "skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
+}
+
+// Prepare checks f and opens its dataset and systems. corpus is the
+// configured corpus file: when it is "" and the benchmark brings its own
+// paragraphs, they are written under state (CorpusFor) and that file is
+// returned instead. Bad flags, an unreadable dataset and unknown systems
+// are errs.Invalid errors.
+func (f *Flags) Prepare(state, corpus string) (*Dataset, []System, string, error) {
+	if f.Dataset == "" || f.Out == "" {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: --dataset and --out are required")
+	}
+	if f.kmax < 1 || f.kmax > 200 {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: --k-max must be between 1 and 200, got %d", f.kmax)
+	}
+	if (f.reader.BaseURL == "") != (f.reader.Model == "") {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: --reader-url and --reader-model go together")
+	}
+	ds, err := Open(f.Dataset, f.limit)
+	if err != nil {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: %s", err)
+	}
+	if corpus, err = CorpusFor(ds, state, corpus); err != nil {
+		return nil, nil, "", err
+	}
+	base := pipeline.Defaults()
+	base.Seed = f.seed
+	sys, err := Systems(strings.Split(f.systems, ","), base, f.kmax, f.alpha)
+	if err != nil {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: %s", err)
+	}
+	return ds, sys, corpus, nil
+}
+
+// CorpusFor is corpus, or when it is "" and ds brings its own paragraphs,
+// the file WriteCorpus writes them to under state: a benchmark's own
+// paragraphs go through the same load path as any corpus, and dmar eval and
+// dmar gate features share its index snapshot.
+func CorpusFor(ds *Dataset, state, corpus string) (string, error) {
+	if ds.Corpus == nil || corpus != "" {
+		return corpus, nil
+	}
+	return WriteCorpus(state, ds)
+}
+
+// Setup is what dmar eval evaluates with, beside its flags: the pipeline,
+// the models in use (onnx.Models.InUse), and for the report the
+// configuration and the command's arguments.
+type Setup struct {
+	Pipeline *pipeline.Pipeline
+	Models   []string
+	Config   config.Config
+	Args     []string
+}
+
+// Execute evaluates sys on ds with the pipeline of s and writes the report
+// under f.Out (WriteReport, which prints its summary on stdout); warnings
+// about missing gold documents, and progress unless Config.Quiet, go to
+// stderr.
+func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System, stdout, stderr io.Writer) error {
+	p, c := s.Pipeline, s.Config
+	cfg := Config{Pipeline: p, Index: p.Index(), Encoder: p.Encoder(), KMax: f.kmax, ReaderK: f.readerK, Progress: stderr}
+	if c.Quiet {
+		cfg.Progress = nil
+	}
+	if f.reader.BaseURL != "" {
+		cfg.Reader = &Reader{BaseURL: f.reader.BaseURL, Model: f.reader.Model, APIKey: f.reader.APIKey.Reveal(), Timeout: time.Minute}
+	}
+	missing, err := CheckGold(ctx, p.Index(), ds, f.skipMissing, stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	recs, err := Run(ctx, cfg, ds, sys)
+	if err != nil {
+		return err
+	}
+	sum := Summarize(ds, sys, recs, f.kmax, f.boot, f.seed)
+	graph := c.Graph
+	if c.GraphBackend().Embedded() {
+		graph = "embedded (" + c.BundleDir() + ")"
+	}
+	sum.Dataset.Corpus, sum.Dataset.Graph, sum.Dataset.Index, sum.Dataset.MissingGold = c.CorpusFile(), graph, c.Index, missing
+	if w, ok := p.Index().(retrieval.Writer); ok && sum.Dataset.CorpusDocs == 0 {
+		if n, err := w.Count(ctx); err == nil {
+			sum.Dataset.CorpusDocs = n
+		}
+	}
+	sum.Models = s.Models
+	if cfg.Reader != nil {
+		sum.Generator = fmt.Sprintf("%s at %s, top %d documents, temperature 0", f.reader.Model, f.reader.BaseURL, f.readerK)
+	}
+	sum.Extra = map[string]any{"command": "dmar eval " + strings.Join(s.Args, " "), "elapsed_s": time.Since(start).Seconds()}
+	return WriteReport(f.Out, sum, recs, stdout)
+}
+
+// GateFlags are dmar gate features' own flags (Register); Prepare checks
+// them, then GateFeatures writes the features under Out.
+type GateFlags struct {
+	dataset, Out string
+	limit        int
+}
+
+// Register adds f's flags to fs.
+func (f *GateFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataset, "dataset", "", "labelled questions as FORMAT:PATH, as dmar eval takes them (kgqa, hotpotqa, musique, jsonl; required)")
+	fs.StringVar(&f.Out, "out", "", "output directory (required)")
+	fs.IntVar(&f.limit, "limit", 0, "only the first N questions (0 = all)")
+}
+
+// Prepare checks f, opens its dataset (pooled settings only) and makes the
+// output folder; corpus is as for Flags.Prepare. Bad flags and an
+// unreadable or per-question dataset are errs.Invalid errors.
+func (f *GateFlags) Prepare(state, corpus string) (*Dataset, string, error) {
+	if f.dataset == "" || f.Out == "" {
+		return nil, "", errs.E(errs.Invalid, "--dataset and --out are required")
+	}
+	ds, err := Open(f.dataset, f.limit)
+	if err != nil {
+		return nil, "", errs.E(errs.Invalid, "gate features: %s", err)
+	}
+	if ds.Setting == "per-question" {
+		return nil, "", errs.E(errs.Invalid, "gate features: per-question pools (hotpotqa-distractor) are not supported; use hotpotqa")
+	}
+	if corpus, err = CorpusFor(ds, state, corpus); err != nil {
+		return nil, "", err
+	}
+	return ds, corpus, os.MkdirAll(f.Out, 0o755)
+}
