@@ -28,7 +28,7 @@ var (
 // MaxGNNBatch is the most subgraphs one model call takes; larger requests
 // are split. Per graph, ORT is fastest at 16-32 graphs per call: at 256 the
 // [B,N,3H] intermediates (12 MB) leave the cache and a 64-node graph costs
-// 1.3-1.7x as much (docs/gnn-speed.md, "Chunk size").
+// 1.3-1.7x as much (models/gnn/README.md, "Speed").
 const MaxGNNBatch = 32
 
 // GNNModelFile is the committed model's path inside the repository.
