@@ -6,7 +6,7 @@ import (
 )
 
 // FixedGate gives every document the same weights: Semantic for the semantic
-// path and 1-Semantic for the structural one. It is the spec's fallback when
+// path and 1-Semantic for the structural one. It is the method's fallback (docs/method.md) when
 // no gate model is configured, and an ablation.
 type FixedGate struct{ Semantic float64 }
 

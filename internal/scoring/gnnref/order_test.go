@@ -17,7 +17,7 @@ func cos(a, b []float64) float64 {
 	return d
 }
 
-// orderingGraphs are the spec's ordering case: the path A->B->C, the path
+// orderingGraphs are docs/method.md's ordering case: the path A->B->C, the path
 // A->C->B over the same entities and relations, and A->B->C with its edge
 // B->C dropped.
 func orderingGraphs() (path, reordered, dropped kg.Subgraph) {

@@ -41,7 +41,7 @@ const (
 	offOutDeg  = offHub + 1
 	offInDeg   = offOutDeg + 1
 	offReal    = offInDeg + 1
-	// DefaultN is the padded node count (the spec's N_max).
+	// DefaultN is the padded node count (N_max, docs/method.md).
 	DefaultN = 64
 	// EntityScale is the magnitude of each entity-sketch component.
 	EntityScale = 0.25
