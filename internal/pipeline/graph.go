@@ -75,6 +75,32 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 	if err != nil {
 		return fail("subgraph extraction", err)
 	}
+	// The subgraph rule never expands a hub, the root included; the channel
+	// still walks a hub query entity's own neighbours: one hop (its edges
+	// only, so no path goes on through a neighbour whose degree is unknown
+	// here), capped.
+	var hubRoots []string
+	for _, q := range roots {
+		if sg, ok := subs[q]; ok && len(sg.Nodes) > 0 && sg.Nodes[0].Hub {
+			hubRoots = append(hubRoots, q)
+		}
+	}
+	if len(hubRoots) > 0 {
+		more, err := r.p.cfg.Graph.Subgraphs(ctx, hubRoots, kg.SubgraphParams{Hops: 1, MaxNodes: graphMaxNodes, HubDegree: HubDegreeRange.Max})
+		if err != nil {
+			return fail("subgraph extraction", err)
+		}
+		for q, sg := range more {
+			star := sg.Edges[:0:0]
+			for _, e := range sg.Edges {
+				if e.From == q || e.To == q {
+					star = append(star, e)
+				}
+			}
+			sg.Edges = star
+			subs[q] = sg
+		}
+	}
 	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, roots, subs, o.GraphRecall)
 	if err != nil {
 		if ctx.Err() != nil {

@@ -108,6 +108,22 @@ func TestGraphWalk(t *testing.T) {
 			t.Fatal("results are not ranked by graph score")
 		}
 	}
+	// Every node a hub, the query entities included: their own neighbours
+	// are still walked.
+	hub := o
+	hub.HubDegree, hub.GraphRecall = 1, 2
+	hres, err := p.GraphWalk(context.Background(), nolan, hub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hres.Results) == 0 {
+		t.Fatal("a hub query entity's neighbours were not walked")
+	}
+	for _, d := range hres.Results {
+		if len(d.Breakdown.Graph.Steps) != 1 {
+			t.Fatalf("path %q passes through a hub", d.Breakdown.Graph.Path)
+		}
+	}
 	none, err := p.GraphWalk(context.Background(), "what happens when dreams collapse inside other dreams", o)
 	if err != nil {
 		t.Fatal(err)
