@@ -123,8 +123,9 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 	if err != nil {
 		return fail("fetching the entities' documents", err)
 	}
+	keep := filterOf(o.Filter)
 	for _, d := range docs {
-		if !o.Filter.Empty() && !passes(d, o.Filter) {
+		if !keep(d) {
 			continue
 		}
 		p := byID[d.ID]
@@ -153,28 +154,31 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 	return ch, nil
 }
 
-// passes reports whether d satisfies the filter.
-func passes(d retrieval.Document, f retrieval.Filter) bool {
-	if len(f.IDs) > 0 {
-		ok := false
-		for _, id := range f.IDs {
-			ok = ok || id == d.ID
-		}
-		if !ok {
+// filterOf is the request's filter as a predicate on documents.
+func filterOf(f retrieval.Filter) func(retrieval.Document) bool {
+	ids, ents := set(f.IDs), set(f.AnyEntities)
+	return func(d retrieval.Document) bool {
+		if len(ids) > 0 && !ids[d.ID] {
 			return false
 		}
-	}
-	if len(f.AnyEntities) > 0 {
+		if len(ents) == 0 {
+			return true
+		}
 		for _, e := range d.Entities {
-			for _, want := range f.AnyEntities {
-				if e == want {
-					return true
-				}
+			if ents[e] {
+				return true
 			}
 		}
 		return false
 	}
-	return true
+}
+
+func set(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
 }
 
 // mergeHits is the union of a search's hits and the graph channel's, the

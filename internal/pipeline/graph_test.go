@@ -108,6 +108,16 @@ func TestGraphWalk(t *testing.T) {
 			t.Fatal("results are not ranked by graph score")
 		}
 	}
+	// The request's filter applies to the channel.
+	f := o
+	f.Filter.IDs = []string{res.Results[len(res.Results)-1].ID, "Q-not-a-document"}
+	fres, err := p.GraphWalk(context.Background(), nolan, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fres.Results) != 1 || fres.Results[0].ID != f.Filter.IDs[0] {
+		t.Fatalf("filtered walk: %v", fres.Results)
+	}
 	// Every node a hub, the query entities included: their own neighbours
 	// are still walked.
 	hub := o
