@@ -31,7 +31,7 @@ var SystemNames = []string{"bm25", "dense", "hybrid", "kg-walk", "dmar", "dmar-p
 const (
 	graphHops      = 1
 	graphWeight    = 0.3
-	graphBoost     = 1.0
+	graphBoost     = 10.0
 	graphRelations = "plain"
 )
 
