@@ -40,6 +40,12 @@ type RetrieveRequest struct {
 	MaxAnchorSubgraphs *int    `json:"max_anchor_subgraphs,omitempty"`
 	Filter             *Filter `json:"filter,omitempty"`
 	Persist            *bool   `json:"persist,omitempty"`
+
+	GraphRecall    *int     `json:"graph_recall,omitempty"` // 0 (off) | 1 | 2
+	GraphRecallK   *int     `json:"graph_recall_k,omitempty"`
+	GraphWeight    *float64 `json:"graph_weight,omitempty"`
+	GraphBoost     *float64 `json:"graph_boost,omitempty"`
+	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed
 }
 
 // Ptr returns a pointer to v, for the options of a RetrieveRequest.
@@ -77,6 +83,12 @@ type Options struct {
 	MaxAnchorSubgraphs int    `json:"max_anchor_subgraphs"`
 	Filter             Filter `json:"filter"`
 	Persist            bool   `json:"persist"`
+
+	GraphRecall    int     `json:"graph_recall"`
+	GraphRecallK   int     `json:"graph_recall_k"`
+	GraphWeight    float64 `json:"graph_weight"`
+	GraphBoost     float64 `json:"graph_boost"`
+	GraphRelations string  `json:"graph_relations"`
 }
 
 // Filter restricts the documents a retrieval may return.
@@ -125,6 +137,29 @@ type Breakdown struct {
 	Explain     string  `json:"explain,omitempty"`
 	InFirst     bool    `json:"in_first_stage,omitempty"`
 	Anchor      bool    `json:"anchor,omitempty"`
+	// Source is "kg" for a document the graph channel reached (graph_recall
+	// on), and Graph the path that did.
+	Source string     `json:"source,omitempty"`
+	Graph  *GraphPath `json:"graph,omitempty"`
+}
+
+// GraphPath is the path from a query entity that brought a document in
+// through the graph channel.
+type GraphPath struct {
+	Path      string      `json:"path"`
+	Steps     []GraphStep `json:"steps"`
+	Relevance float64     `json:"relevance"`
+	Score     float64     `json:"score"`
+}
+
+// GraphStep is one edge of a GraphPath, walked From -> To.
+type GraphStep struct {
+	From      string  `json:"from"`
+	PID       string  `json:"pid"`
+	Label     string  `json:"label"`
+	To        string  `json:"to"`
+	Backward  bool    `json:"backward,omitempty"`
+	Relevance float64 `json:"relevance"`
 }
 
 // Weights are the gate's fusion weights.

@@ -18,6 +18,12 @@ type Retriever interface {
 	Retrieve(ctx context.Context, query string, o pipeline.Options) (*pipeline.Result, error)
 }
 
+// GraphWalker runs the pipeline's graph channel alone (the kg-walk system;
+// pipeline.Pipeline satisfies it).
+type GraphWalker interface {
+	GraphWalk(ctx context.Context, query string, o pipeline.Options) (*pipeline.Result, error)
+}
+
 // Config is what a run searches with.
 type Config struct {
 	Pipeline Retriever
@@ -78,7 +84,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 			var texts []string
 			var err error
 			switch s.Kind {
-			case "dmar":
+			case "dmar", "kg-walk":
 				texts, err = runDMAR(ctx, cfg, q, s, &rec)
 			default:
 				if qvec == nil && s.Kind != "bm25" {
@@ -153,10 +159,20 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 		o.N = min(o.N, max(len(q.Pool), o.M))
 	}
 	t := time.Now()
-	res, err := cfg.Pipeline.Retrieve(ctx, q.Question, o)
+	var res *pipeline.Result
+	var err error
+	if s.Kind == "kg-walk" {
+		w, ok := cfg.Pipeline.(GraphWalker)
+		if !ok {
+			return nil, fmt.Errorf("kg-walk: the retriever has no graph channel")
+		}
+		res, err = w.GraphWalk(ctx, q.Question, o)
+	} else {
+		res, err = cfg.Pipeline.Retrieve(ctx, q.Question, o)
+	}
 	rec.LatencyMS = msSince(t)
 	if err != nil {
-		return nil, fmt.Errorf("dmar: %w", err)
+		return nil, fmt.Errorf("%s: %w", s.Kind, err)
 	}
 	texts := make([]string, len(res.Results))
 	for i, d := range res.Results {
@@ -168,6 +184,9 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 			st += "+anchor"
 		} else if d.Breakdown.InFirst {
 			st += "+first"
+		}
+		if d.Breakdown.Source != "" && d.Breakdown.Source != st {
+			st += "+" + d.Breakdown.Source
 		}
 		rec.ResultStages = append(rec.ResultStages, st)
 	}

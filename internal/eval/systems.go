@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -10,7 +11,8 @@ import (
 // System is one retrieval configuration compared in a run.
 type System struct {
 	Name string `json:"name"`
-	// Kind is bm25, dense, hybrid (one search) or dmar (the pipeline).
+	// Kind is bm25, dense, hybrid (one search), kg-walk (the pipeline's
+	// graph channel alone) or dmar (the pipeline).
 	Kind  string  `json:"kind"`
 	Alpha float64 `json:"alpha,omitempty"` // hybrid: weight of the vector side
 	// Options are the pipeline options (dmar systems).
@@ -21,8 +23,66 @@ type System struct {
 // Baseline reports whether s is one of the baselines DMAR is compared against.
 func (s System) Baseline() bool { return s.Kind != "dmar" }
 
-// SystemNames are the systems a run knows, in report order.
+// SystemNames are the systems a run runs by default, in report order.
 var SystemNames = []string{"bm25", "dense", "hybrid", "dmar", "dmar-no-reform", "dmar-no-kg", "dmar-m1", "dmar-fixed-gate", "dmar-ged", "dmar-mc50"}
+
+// GraphSystemNames are the graph channel's systems (beyond the paper), run
+// only when named: kg-walk and dmar-graph, their sweep variants
+// (graphVariant), and dmar-paper, the paper's method under its own name.
+var GraphSystemNames = []string{"kg-walk", "dmar-paper", "dmar-graph"}
+
+// The graph channel's setting for kg-walk and dmar-graph, chosen on kgqa dev
+// (docs/method.md, "Beyond the paper: graph recall").
+const (
+	graphHops      = 1
+	graphWeight    = 0.3
+	graphBoost     = 10.0
+	graphRelations = "plain"
+)
+
+func withGraph(o pipeline.Options) pipeline.Options {
+	o.GraphRecall, o.GraphWeight, o.GraphBoost, o.GraphRelations = graphHops, graphWeight, graphBoost, graphRelations
+	return o
+}
+
+// graphVariant parses a sweep variant of kg-walk or dmar-graph: the name,
+// then any of -hN (graph_recall), -kN (graph_recall_k), -wX (graph_weight),
+// -bX (graph_boost), -dir (directed relation texts), e.g. dmar-graph-h2-b3.
+// The options are validated with the system's.
+func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Options, ok bool) {
+	for _, k := range []string{"kg-walk", "dmar-graph"} {
+		rest, found := strings.CutPrefix(name, k+"-")
+		if !found {
+			continue
+		}
+		o = withGraph(o)
+		for _, t := range strings.Split(rest, "-") {
+			var err error
+			switch {
+			case t == "dir":
+				o.GraphRelations = "directed"
+			case len(t) > 1 && t[0] == 'h':
+				o.GraphRecall, err = strconv.Atoi(t[1:])
+			case len(t) > 1 && t[0] == 'k':
+				o.GraphRecallK, err = strconv.Atoi(t[1:])
+			case len(t) > 1 && t[0] == 'w':
+				o.GraphWeight, err = strconv.ParseFloat(t[1:], 64)
+			case len(t) > 1 && t[0] == 'b':
+				o.GraphBoost, err = strconv.ParseFloat(t[1:], 64)
+			default:
+				return "", o, false
+			}
+			if err != nil {
+				return "", o, false
+			}
+		}
+		if k == "dmar-graph" {
+			k = "dmar"
+		}
+		return k, o, true
+	}
+	return "", o, false
+}
 
 // Systems builds the named systems. base is the DMAR configuration the
 // ablations start from; its K is raised to kmax (and P with it) so that
@@ -46,6 +106,14 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "hybrid":
 			s.Kind, s.Alpha = n, alpha
 		case "dmar":
+		case "dmar-paper":
+			s.Ablates = "the paper's method (today's default options; the same as dmar)"
+		case "kg-walk":
+			s.Kind, o = n, withGraph(o)
+			s.Ablates = fmt.Sprintf("graph channel alone: documents of the entities %d hop(s) from Q's linked entities, ranked by path relevance + %.2f x cos(Q, D); no linked entity ranks nothing", o.GraphRecall, o.GraphWeight)
+		case "dmar-graph":
+			o = withGraph(o)
+			s.Ablates = fmt.Sprintf("dmar with graph recall: %d hop(s), %d documents into both searches, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
 		case "dmar-no-reform":
 			o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
 		case "dmar-no-kg":
@@ -59,9 +127,14 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "dmar-mc50":
 			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 		default:
-			return nil, fmt.Errorf("unknown system %q (known: %s)", n, strings.Join(SystemNames, ", "))
+			kind, vo, ok := graphVariant(n, o)
+			if !ok {
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "))
+			}
+			s.Kind, o = kind, vo
+			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
 		}
-		if s.Kind == "dmar" {
+		if s.Kind == "dmar" || s.Kind == "kg-walk" {
 			if err := o.Validate(); err != nil {
 				return nil, fmt.Errorf("system %s: %w", n, err)
 			}

@@ -38,6 +38,13 @@ type Options struct {
 	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
 	Filter             retrieval.Filter `json:"filter"`
 	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
+
+	// The graph channel (beyond the paper; graph.go): off by default.
+	GraphRecall    int     `json:"graph_recall"`    // hops walked from Q's entities: 0 (off), 1 or 2
+	GraphRecallK   int     `json:"graph_recall_k"`  // documents the channel adds to each search's candidates
+	GraphWeight    float64 `json:"graph_weight"`    // weight of cos(enc(Q), enc(D)) in the graph score
+	GraphBoost     float64 `json:"graph_boost"`     // weight of the graph score added to the fused score
+	GraphRelations string  `json:"graph_relations"` // relation texts: plain | directed ("... of" backwards)
 }
 
 // Defaults are the method's (docs/method.md): n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
@@ -50,6 +57,7 @@ func Defaults() Options {
 		Stage1: "bm25", Stage1Alpha: 0.5, Stage2: "hybrid", Stage2Alpha: 0.5, Fusion: retrieval.RelativeScore,
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
+		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
 	}
 }
 
@@ -102,6 +110,12 @@ func (o Options) Validate() error {
 		}
 		return nil
 	}
+	within := func(name string, v, lo, hi float64) error {
+		if !(v >= lo && v <= hi) {
+			return errs.Field(name, "must be between %v and %v, got %v", lo, hi, v)
+		}
+		return nil
+	}
 	oneOf := func(name, v string, allowed ...string) error {
 		for _, a := range allowed {
 			if v == a {
@@ -130,6 +144,11 @@ func (o Options) Validate() error {
 		oneOf("structure", o.Structure, "gnn", "ged", "off"),
 		intIn("snippet_chars", o.SnippetChars, 50, 5000),
 		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
+		intIn("graph_recall", o.GraphRecall, 0, 2),
+		intIn("graph_recall_k", o.GraphRecallK, 1, 500),
+		unit("graph_weight", o.GraphWeight),
+		within("graph_boost", o.GraphBoost, 0, 10),
+		oneOf("graph_relations", o.GraphRelations, "plain", "directed"),
 	} {
 		if err != nil {
 			return err

@@ -30,6 +30,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
 // Reformulator produces Q' from the query and its anchors.
@@ -78,6 +79,8 @@ type Pipeline struct {
 	builtin  reformulate.Builtin
 	cache    *expirable.LRU[string, *entry]
 	defaults Options
+	// relation-text embeddings of the graph channel, plain and directed
+	relsPlain, relsDirected *pathrel.Relations
 }
 
 // New checks cfg and returns a pipeline.
@@ -104,7 +107,8 @@ func New(cfg Config) (*Pipeline, error) {
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("pipeline: default options: %w", err)
 	}
-	return &Pipeline{cfg: cfg, cache: expirable.NewLRU[string, *entry](cfg.CacheSize, nil, cfg.CacheTTL), defaults: d}, nil
+	return &Pipeline{cfg: cfg, cache: expirable.NewLRU[string, *entry](cfg.CacheSize, nil, cfg.CacheTTL), defaults: d,
+		relsPlain: pathrel.NewRelations(cfg.Encoder, false), relsDirected: pathrel.NewRelations(cfg.Encoder, true)}, nil
 }
 
 // Defaults returns the options requests start from.

@@ -52,6 +52,21 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 		return rec, fmt.Errorf("stage 1 search: %w", err)
 	}
 	r.trace.timed("recall", t)
+
+	if o.GraphRecall > 0 {
+		ms := rec.mentions
+		if o.Structure == "off" {
+			if ms, err = r.p.cfg.Graph.Link(ctx, r.query); err != nil && ctx.Err() != nil {
+				return rec, ctx.Err()
+			}
+		}
+		ch, err := r.graphRecall(ctx, rec.qvec, kg.QIDs(ms))
+		if err != nil {
+			return rec, err
+		}
+		*r.graph = ch
+		rec.hits = mergeHits(rec.hits, ch.hits)
+	}
 	return rec, nil
 }
 

@@ -10,10 +10,11 @@ type request struct {
 	opts  Options
 	query string
 	trace *trace
+	graph *graphChannel // the graph channel's candidates, set in phase 1
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}}}
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}}, graph: &graphChannel{}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings

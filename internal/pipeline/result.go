@@ -41,6 +41,10 @@ type Breakdown struct {
 	Explain     string  `json:"explain,omitempty"`
 	InFirst     bool    `json:"in_first_stage,omitempty"` // also among the stage-1 candidates
 	Anchor      bool    `json:"anchor,omitempty"`         // also an anchor
+	// Source is "kg" when the graph channel reached the document, and Graph
+	// the path that did (graph_recall on; graph.go).
+	Source string     `json:"source,omitempty"`
+	Graph  *GraphPath `json:"graph,omitempty"`
 }
 
 // Weights are the gate's fusion weights.

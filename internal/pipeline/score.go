@@ -161,6 +161,7 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 			},
 		}
 	}
+	r.withGraph(out)
 	return out, games, nil
 }
 

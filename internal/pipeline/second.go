@@ -32,5 +32,5 @@ func (r request) secondStage(ctx context.Context, qvec []float32, ref reformulat
 		return nil, fmt.Errorf("stage 2 search: %w", err)
 	}
 	r.trace.timed("second_stage", t)
-	return hits, nil
+	return mergeHits(hits, r.graph.hits), nil
 }

@@ -5,6 +5,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
 // This file is the one place where pipeline and kg values become the API's
@@ -45,8 +46,9 @@ func ToOptions(o pipeline.Options) api.Options {
 		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Fusion: string(o.Fusion),
 		Reformulator: o.Reformulator, Gate: o.Gate, FixedAlpha: o.FixedAlpha, Structure: o.Structure,
 		SnippetChars: o.SnippetChars, MaxAnchorSubgraphs: o.MaxAnchorSubgraphs,
-		Filter:  api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
-		Persist: o.Persist,
+		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
+		Persist:     o.Persist,
+		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
 	}
 }
 
@@ -55,7 +57,17 @@ func toDoc(d pipeline.Doc) api.Doc {
 	return api.Doc{ID: d.ID, Title: d.Title, Text: d.Text, Rank: d.Rank, Score: d.Score, Entities: d.Entities,
 		Breakdown: api.Breakdown{Semantic: b.Semantic, Structural: b.Structural, ZSemantic: b.ZSemantic, ZStructural: b.ZStructural,
 			Gate: api.Weights{Semantic: b.Gate.Semantic, Structural: b.Gate.Structural}, Stage: b.Stage, SearchScore: b.SearchScore,
-			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor}}
+			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor, Source: b.Source, Graph: toGraphPath(b.Graph)}}
+}
+
+func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
+	if g == nil {
+		return nil
+	}
+	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score,
+		Steps: convert(g.Steps, func(s pathrel.Step) api.GraphStep {
+			return api.GraphStep{From: s.From, PID: s.PID, Label: s.Label, To: s.To, Backward: s.Backward, Relevance: s.Relevance}
+		})}
 }
 
 func toAnchor(a pipeline.Anchor) api.Anchor {

@@ -1,0 +1,272 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+)
+
+// The graph channel (docs/method.md, "Beyond the paper: graph recall"): the
+// documents of the entities reachable from Q's entities in graph_recall hops,
+// ranked by how well the relations on the path match Q (pathrel) plus
+// graph_weight x cos(enc(Q), enc(D)), join the candidates of both searches.
+// It is off by default (graph_recall 0): the paper's method is unchanged.
+
+// graphMaxNodes caps the subgraphs the channel walks: far above N_max, so
+// that a query entity's neighbourhood is walked whole (hubs are kept, never
+// expanded).
+const graphMaxNodes = 4000
+
+// graphMaxEntities caps the reachable entities whose documents are fetched,
+// best paths first.
+const graphMaxEntities = 2000
+
+// GraphPath is the path that brought a document in through the graph
+// channel, and its scores.
+type GraphPath struct {
+	Path      string         `json:"path"`      // Q1 -[relation]-> Q2
+	Steps     []pathrel.Step `json:"steps"`     // the path's edges
+	Relevance float64        `json:"relevance"` // the path's question relevance
+	Score     float64        `json:"score"`     // relevance + graph_weight x cos(enc(Q), enc(D))
+}
+
+// graphChannel is the channel's output for one request: its candidates, best
+// first, and the path of each document it reached.
+type graphChannel struct {
+	hits  []retrieval.Hit
+	paths map[string]GraphPath // by document ID
+}
+
+// relations returns the relation-text cache for the request's text mode.
+func (p *Pipeline) relations(directed bool) *pathrel.Relations {
+	if directed {
+		return p.relsDirected
+	}
+	return p.relsPlain
+}
+
+// graphRecall runs the channel for the query entities roots. A graph or
+// index failure leaves the channel empty and says so; only the context's
+// own errors fail the request.
+func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string) (graphChannel, error) {
+	ch := graphChannel{paths: map[string]GraphPath{}}
+	o := r.opts
+	if o.GraphRecall == 0 {
+		return ch, nil
+	}
+	defer r.trace.timed("graph_recall", time.Now())
+	if len(roots) == 0 {
+		r.trace.fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
+		return ch, nil
+	}
+	fail := func(what string, err error) (graphChannel, error) {
+		if ctx.Err() != nil {
+			return graphChannel{}, ctx.Err()
+		}
+		r.trace.fallback("graph_recall_unavailable", what+" failed, the graph channel adds nothing: "+err.Error())
+		return graphChannel{paths: map[string]GraphPath{}}, nil
+	}
+	subs, err := r.p.cfg.Graph.Subgraphs(ctx, roots, kg.SubgraphParams{Hops: o.GraphRecall, MaxNodes: graphMaxNodes, HubDegree: o.HubDegree})
+	if err != nil {
+		return fail("subgraph extraction", err)
+	}
+	// The subgraph rule never expands a hub, the root included; the channel
+	// still walks a hub query entity's own neighbours: one hop (its edges
+	// only, so no path goes on through a neighbour whose degree is unknown
+	// here), capped.
+	var hubRoots []string
+	for _, q := range roots {
+		if sg, ok := subs[q]; ok && len(sg.Nodes) > 0 && sg.Nodes[0].Hub {
+			hubRoots = append(hubRoots, q)
+		}
+	}
+	if len(hubRoots) > 0 {
+		more, err := r.p.cfg.Graph.Subgraphs(ctx, hubRoots, kg.SubgraphParams{Hops: 1, MaxNodes: graphMaxNodes, HubDegree: HubDegreeRange.Max})
+		if err != nil {
+			return fail("subgraph extraction", err)
+		}
+		for q, sg := range more {
+			star := sg.Edges[:0:0]
+			for _, e := range sg.Edges {
+				if e.From == q || e.To == q {
+					star = append(star, e)
+				}
+			}
+			sg.Edges = star
+			subs[q] = sg
+		}
+	}
+	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, roots, subs, o.GraphRecall)
+	if err != nil {
+		if ctx.Err() != nil {
+			return graphChannel{}, ctx.Err()
+		}
+		return graphChannel{}, err // the encoder failed: as any encoder failure
+	}
+	if len(paths) > graphMaxEntities {
+		paths = paths[:graphMaxEntities]
+	}
+	ids := make([]string, len(paths))
+	byID := make(map[string]pathrel.Path, len(paths))
+	for i, p := range paths {
+		ids[i], byID[p.Entity] = p.Entity, p
+	}
+	// An entity's document is the document whose ID is its QID (the
+	// convention of the entity-page corpora, codexm and codexm-film): the
+	// port's Documents fetches them on every backend.
+	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+	if err != nil {
+		return fail("fetching the entities' documents", err)
+	}
+	keep := filterOf(o.Filter)
+	for _, d := range docs {
+		if !keep(d) {
+			continue
+		}
+		p := byID[d.ID]
+		gp := GraphPath{Path: p.String(), Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+		if len(d.Vector) > 0 {
+			gp.Score += o.GraphWeight * cosine(qvec, d.Vector)
+		}
+		ch.paths[d.ID] = gp
+		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score, Explain: fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)})
+	}
+	if len(docs) == 0 && len(paths) > 0 {
+		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
+	}
+	sort.SliceStable(ch.hits, func(i, j int) bool {
+		if ch.hits[i].Score != ch.hits[j].Score {
+			return ch.hits[i].Score > ch.hits[j].Score
+		}
+		return ch.hits[i].Doc.ID < ch.hits[j].Doc.ID
+	})
+	if len(ch.hits) > o.GraphRecallK {
+		for _, h := range ch.hits[o.GraphRecallK:] {
+			delete(ch.paths, h.Doc.ID)
+		}
+		ch.hits = ch.hits[:o.GraphRecallK]
+	}
+	return ch, nil
+}
+
+// filterOf is the request's filter as a predicate on documents.
+func filterOf(f retrieval.Filter) func(retrieval.Document) bool {
+	ids, ents := set(f.IDs), set(f.AnyEntities)
+	return func(d retrieval.Document) bool {
+		if len(ids) > 0 && !ids[d.ID] {
+			return false
+		}
+		if len(ents) == 0 {
+			return true
+		}
+		for _, e := range d.Entities {
+			if ents[e] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func set(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
+// mergeHits is the union of a search's hits and the graph channel's, the
+// search's first, each document once.
+func mergeHits(search, graph []retrieval.Hit) []retrieval.Hit {
+	if len(graph) == 0 {
+		return search
+	}
+	seen := make(map[string]bool, len(search))
+	out := append([]retrieval.Hit(nil), search...)
+	for _, h := range search {
+		seen[h.Doc.ID] = true
+	}
+	for _, h := range graph {
+		if !seen[h.Doc.ID] {
+			seen[h.Doc.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// withGraph marks the documents the graph channel reached and adds
+// graph_boost x their graph score to their fused score.
+func (r request) withGraph(docs []Doc) {
+	if r.graph == nil || len(r.graph.paths) == 0 {
+		return
+	}
+	for i := range docs {
+		gp, ok := r.graph.paths[docs[i].ID]
+		if !ok {
+			continue
+		}
+		g := gp
+		docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
+		docs[i].Score += r.opts.GraphBoost * gp.Score
+	}
+}
+
+// GraphWalk is the graph channel alone (the kg-walk system): Q is encoded
+// and linked, and the documents of the entities reachable from its entities
+// are ranked by their graph score, no DMAR stage. A query that links to no
+// entity ranks nothing. graph_recall 0 is walked as 1.
+func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*Result, error) {
+	begin := time.Now()
+	query, err := cleanQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.GraphRecall == 0 {
+		opts.GraphRecall = 1
+	}
+	r := p.newRequest(query, opts)
+	vecs, err := p.cfg.Encoder.Encode(ctx, []string{query})
+	if err != nil {
+		return nil, fmt.Errorf("encode query: %w", err)
+	}
+	ms, err := p.cfg.Graph.Link(ctx, query)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("link: %w", err)
+	}
+	ch, err := r.graphRecall(ctx, vecs[0], kg.QIDs(ms))
+	if err != nil {
+		return nil, err
+	}
+	*r.graph = ch
+	res := &Result{Query: query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
+		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: queryEntities(ms, nil), QuerySubgraphs: []kg.Subgraph{}}
+	for i, h := range ch.hits {
+		if i == opts.K {
+			break
+		}
+		d := Doc{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities, Rank: i + 1, Score: h.Score,
+			Breakdown: Breakdown{Stage: "kg", SearchScore: h.Score, Explain: h.Explain}}
+		if len(h.Doc.Vector) > 0 {
+			d.Breakdown.Semantic = cosine(vecs[0], h.Doc.Vector)
+		}
+		gp := ch.paths[h.Doc.ID]
+		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp
+		res.Results = append(res.Results, d)
+	}
+	res.Fallbacks = r.trace.fallbacks
+	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
+	return res, nil
+}

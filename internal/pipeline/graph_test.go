@@ -1,0 +1,168 @@
+package pipeline_test
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+// With graph_recall 0 the other graph options change nothing: the channel is
+// off and the answer is the paper's.
+func TestGraphRecallOffIsThePaper(t *testing.T) {
+	p := newPipeline(t, nil)
+	a, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := p.Defaults()
+	if o.GraphRecall != 0 {
+		t.Fatalf("graph_recall defaults to %d, want 0 (off)", o.GraphRecall)
+	}
+	o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations = 7, 0.9, 5, "directed"
+	b, err := p.Retrieve(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.TimingsMS, b.TimingsMS = nil, nil
+	b.Options = a.Options
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("graph options changed the answer with graph_recall 0")
+	}
+	for _, d := range a.Results {
+		if d.Breakdown.Source != "" || d.Breakdown.Graph != nil {
+			t.Fatalf("result %s has a graph source with the channel off", d.ID)
+		}
+	}
+}
+
+// With graph_recall on, the documents of the query entities' neighbours join
+// the stage-1 candidates, each with the path that brought it.
+func TestGraphRecallAddsPathDocuments(t *testing.T) {
+	p := newPipeline(t, nil)
+	g, _ := film(t)
+	ms, err := g.Link(context.Background(), nolan)
+	if err != nil || len(ms) == 0 {
+		t.Fatalf("link: %v, %v", ms, err)
+	}
+	roots := map[string]bool{}
+	for _, q := range kg.QIDs(ms) {
+		roots[q] = true
+	}
+	for _, hops := range []int{1, 2} {
+		o := p.Defaults()
+		o.GraphRecall, o.GraphRecallK = hops, 10
+		docs, _, err := p.Candidates(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kgDocs := 0
+		for _, d := range docs {
+			if d.Breakdown.Source != "kg" {
+				continue
+			}
+			kgDocs++
+			gp := d.Breakdown.Graph
+			if gp == nil || len(gp.Steps) == 0 || len(gp.Steps) > hops {
+				t.Fatalf("%d hops: document %s has path %+v", hops, d.ID, gp)
+			}
+			if !roots[gp.Steps[0].From] || gp.Steps[len(gp.Steps)-1].To != d.ID || !strings.Contains(gp.Path, " -[") {
+				t.Fatalf("%d hops: document %s's path %q does not run from a query entity to it", hops, d.ID, gp.Path)
+			}
+		}
+		if kgDocs == 0 || kgDocs > 10 {
+			t.Fatalf("%d hops: %d candidates from the graph channel, want 1 to 10", hops, kgDocs)
+		}
+	}
+	o := p.Defaults()
+	o.GraphRecall = 1
+	res, err := p.Retrieve(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) != o.K {
+		t.Fatalf("%d results, want %d", len(res.Results), o.K)
+	}
+}
+
+func TestGraphWalk(t *testing.T) {
+	p := newPipeline(t, nil)
+	o := p.Defaults()
+	o.GraphRecall = 1
+	res, err := p.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 || len(res.Results) > o.K || len(res.QueryEntities) == 0 {
+		t.Fatalf("%d results for %d query entities", len(res.Results), len(res.QueryEntities))
+	}
+	for i, d := range res.Results {
+		if d.Breakdown.Source != "kg" || d.Breakdown.Graph == nil || d.Rank != i+1 {
+			t.Fatalf("result %d: %+v", i, d)
+		}
+		if i > 0 && d.Score > res.Results[i-1].Score {
+			t.Fatal("results are not ranked by graph score")
+		}
+	}
+	// The request's filter applies to the channel.
+	f := o
+	f.Filter.IDs = []string{res.Results[len(res.Results)-1].ID, "Q-not-a-document"}
+	fres, err := p.GraphWalk(context.Background(), nolan, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fres.Results) != 1 || fres.Results[0].ID != f.Filter.IDs[0] {
+		t.Fatalf("filtered walk: %v", fres.Results)
+	}
+	// Every node a hub, the query entities included: their own neighbours
+	// are still walked.
+	hub := o
+	hub.HubDegree, hub.GraphRecall = 1, 2
+	hres, err := p.GraphWalk(context.Background(), nolan, hub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hres.Results) == 0 {
+		t.Fatal("a hub query entity's neighbours were not walked")
+	}
+	for _, d := range hres.Results {
+		if len(d.Breakdown.Graph.Steps) != 1 {
+			t.Fatalf("path %q passes through a hub", d.Breakdown.Graph.Path)
+		}
+	}
+	none, err := p.GraphWalk(context.Background(), "what happens when dreams collapse inside other dreams", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(none.QueryEntities) == 0 && (len(none.Results) != 0 || !strings.Contains(strings.Join(fallbackNames(none), ","), "graph_recall_no_entities")) {
+		t.Fatalf("no entity: %d results, fallbacks %v", len(none.Results), fallbackNames(none))
+	}
+}
+
+func TestGraphOptionsValidated(t *testing.T) {
+	p := newPipeline(t, nil)
+	for _, c := range []struct {
+		mod   func(*pipeline.Options)
+		field string
+	}{
+		{func(o *pipeline.Options) { o.GraphRecall = 3 }, "graph_recall"},
+		{func(o *pipeline.Options) { o.GraphRecall = -1 }, "graph_recall"},
+		{func(o *pipeline.Options) { o.GraphRecallK = 0 }, "graph_recall_k"},
+		{func(o *pipeline.Options) { o.GraphRecallK = 501 }, "graph_recall_k"},
+		{func(o *pipeline.Options) { o.GraphWeight = 1.5 }, "graph_weight"},
+		{func(o *pipeline.Options) { o.GraphBoost = 11 }, "graph_boost"},
+		{func(o *pipeline.Options) { o.GraphRelations = "both" }, "graph_relations"},
+	} {
+		o := p.Defaults()
+		c.mod(&o)
+		_, err := p.Retrieve(context.Background(), nolan, o)
+		e, ok := errs.As(err)
+		if !ok || e.Code != errs.Invalid || e.Field != c.field || !strings.Contains(e.Message, c.field) {
+			t.Errorf("error %v, want one naming %q", err, c.field)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+// Package pathrel scores knowledge-graph paths against a question: how well
+// the relations on the path from a query entity to another entity match what
+// the question asks. A relation's text ("place of birth" forwards, "place of
+// birth of" backwards) is embedded once per (encoder version, PID,
+// direction) and cached; a path's relevance is the cosine of the question to
+// its relation texts (docs/method.md, "Beyond the paper: graph recall").
+package pathrel
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"sync"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// TwoHopPenalty is subtracted from a two-hop path's relevance (the mean of
+// its two relations' cosines): a longer path is a weaker link.
+const TwoHopPenalty = 0.1
+
+// Step is one edge of a path, walked From -> To; Backward says the KG edge
+// points the other way (To -[PID]-> From).
+type Step struct {
+	From     string `json:"from"`
+	PID      string `json:"pid"`
+	Label    string `json:"label"`
+	To       string `json:"to"`
+	Backward bool   `json:"backward,omitempty"`
+	// Relevance is cos(question, the relation's text in this direction).
+	Relevance float64 `json:"relevance"`
+}
+
+// Path is the best path from a query entity to Entity.
+type Path struct {
+	Entity    string  `json:"entity"`
+	Steps     []Step  `json:"steps"`
+	Relevance float64 `json:"relevance"`
+}
+
+// Root is the query entity the path starts from.
+func (p Path) Root() string {
+	if len(p.Steps) == 0 {
+		return p.Entity
+	}
+	return p.Steps[0].From
+}
+
+// String is the path as text: Q1 -[place of birth]-> Q2.
+func (p Path) String() string {
+	s := p.Root()
+	for _, st := range p.Steps {
+		l := st.Label
+		if l == "" {
+			l = st.PID
+		}
+		if st.Backward {
+			l += " of"
+		}
+		s += " -[" + l + "]-> " + st.To
+	}
+	return s
+}
+
+// Text is the relation text embedded for an edge walked in a direction.
+func Text(label, pid string, backward bool) string {
+	if label == "" {
+		label = pid
+	}
+	if backward {
+		return label + " of"
+	}
+	return label
+}
+
+// Relations embeds relation texts with an encoder and caches them by
+// (encoder version, PID, direction). It is safe for concurrent use.
+type Relations struct {
+	enc scoring.Encoder
+	// Directed: backwards edges get their own text ("... of"); otherwise a
+	// relation has one text in both directions.
+	Directed bool
+	mu       sync.Mutex
+	vecs     map[string][]float32
+}
+
+// NewRelations returns an empty cache over enc.
+func NewRelations(enc scoring.Encoder, directed bool) *Relations {
+	return &Relations{enc: enc, Directed: directed, vecs: map[string][]float32{}}
+}
+
+type relKey struct {
+	pid, label string
+	backward   bool
+}
+
+func (r *Relations) key(k relKey) string {
+	return fmt.Sprintf("%s|%s|%t", r.enc.Version(), k.pid, k.backward && r.Directed)
+}
+
+// vectors returns the embeddings of keys, encoding the misses in one call.
+func (r *Relations) vectors(ctx context.Context, keys []relKey) (map[relKey][]float32, error) {
+	out := make(map[relKey][]float32, len(keys))
+	var miss []relKey
+	var texts []string
+	r.mu.Lock()
+	for _, k := range keys {
+		if v, ok := r.vecs[r.key(k)]; ok {
+			out[k] = v
+			continue
+		}
+		miss = append(miss, k)
+		texts = append(texts, Text(k.label, k.pid, k.backward && r.Directed))
+	}
+	r.mu.Unlock()
+	if len(miss) == 0 {
+		return out, nil
+	}
+	vs, err := r.enc.Encode(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("encode relations: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i, k := range miss {
+		r.vecs[r.key(k)] = vs[i]
+		out[k] = vs[i]
+	}
+	return out, nil
+}
+
+// Reach returns every entity reachable from the roots in their subgraphs
+// (up to hops steps, 1 or 2) with its best path and that path's relevance,
+// best first (ties by QID). A one-hop path's relevance is cos(q, relation);
+// a two-hop path's is the mean of its two relations' cosines minus
+// TwoHopPenalty, and it never passes through a hub. The roots themselves are
+// not returned.
+func (r *Relations) Reach(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph, hops int) ([]Path, error) {
+	if hops < 1 {
+		return nil, nil
+	}
+	isRoot := map[string]bool{}
+	for _, q := range roots {
+		isRoot[q] = true
+	}
+	// Collect the relation texts of every edge first: one encoder call.
+	var keys []relKey
+	seenKey := map[relKey]bool{}
+	for _, q := range roots {
+		for _, e := range subs[q].Edges {
+			for _, b := range []bool{false, true} {
+				k := relKey{pid: e.PID, label: e.Label, backward: b && r.Directed}
+				if !seenKey[k] {
+					seenKey[k] = true
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	vecs, err := r.vectors(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	rel := map[relKey]float64{}
+	for k, v := range vecs {
+		rel[k] = Cosine(qvec, v)
+	}
+	step := func(e kg.Edge, from string) Step {
+		back := e.To == from && e.From != from
+		to := e.To
+		if back {
+			to = e.From
+		}
+		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}]}
+	}
+	best := map[string]Path{}
+	offer := func(p Path) {
+		if isRoot[p.Entity] {
+			return
+		}
+		if b, ok := best[p.Entity]; !ok || p.Relevance > b.Relevance || (p.Relevance == b.Relevance && p.String() < b.String()) {
+			best[p.Entity] = p
+		}
+	}
+	for _, q := range roots {
+		sg, ok := subs[q]
+		if !ok {
+			continue
+		}
+		hub := map[string]bool{}
+		for _, n := range sg.Nodes {
+			hub[n.QID] = n.Hub
+		}
+		adj := map[string][]kg.Edge{}
+		for _, e := range sg.Edges {
+			if e.From == e.To {
+				continue
+			}
+			adj[e.From] = append(adj[e.From], e)
+			adj[e.To] = append(adj[e.To], e)
+		}
+		for _, e1 := range adj[q] {
+			s1 := step(e1, q)
+			offer(Path{Entity: s1.To, Steps: []Step{s1}, Relevance: s1.Relevance})
+			if hops < 2 || hub[s1.To] || isRoot[s1.To] {
+				continue
+			}
+			for _, e2 := range adj[s1.To] {
+				s2 := step(e2, s1.To)
+				if s2.To == q {
+					continue
+				}
+				offer(Path{Entity: s2.To, Steps: []Step{s1, s2}, Relevance: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]Path, 0, len(best))
+	for _, p := range best {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Relevance != out[j].Relevance {
+			return out[i].Relevance > out[j].Relevance
+		}
+		return out[i].Entity < out[j].Entity
+	})
+	return out, nil
+}
+
+// Cosine is the cosine of a and b (0 if either is zero or they differ in length).
+func Cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var d, na, nb float64
+	for i := range a {
+		d += float64(a[i]) * float64(b[i])
+		na += float64(a[i]) * float64(a[i])
+		nb += float64(b[i]) * float64(b[i])
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return d / math.Sqrt(na*nb)
+}
