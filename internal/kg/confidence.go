@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // This file is the opt-in context linker (pipeline option linking=context):
@@ -24,10 +26,11 @@ type SpanCandidates struct {
 	I, N  int    // the first token and the number of tokens
 	Form  string // the normalised form
 	Cands []Candidate
-	// NameFreq is, for a one-token span, the number of entity names (labels
-	// and aliases) that hold the token: a word that many names share
-	// ("music", "film", "band") is generic. 0 for longer spans.
-	NameFreq int
+	// Content counts the span's tokens that are not stopwords ("an artist":
+	// 1). NameFreq is, for a span of one content token, the number of entity
+	// names (labels and aliases) that hold the token: a word that many names
+	// share ("music", "artist", "band") is generic. 0 for longer spans.
+	Content, NameFreq int
 }
 
 // Candidate.Derived marks a candidate found through a derived form; see
@@ -35,11 +38,13 @@ type SpanCandidates struct {
 
 // DerivedForms are weaker normalised forms of a label or alias: without a
 // leading article ("A slasher film" -> "slasher film"), with film and movie
-// swapped ("slasher movie"), and for a personal name of three or four
-// capitalised words, the name without its first or its middle words
-// ("Julius Robert Oppenheimer" -> "robert oppenheimer", "julius
-// oppenheimer"). Forms that are not Linkable, or a single token, are left
-// out.
+// swapped ("slasher movie"), without diacritics ("Gérard Depardieu" ->
+// "gerard depardieu"), and for a personal name of three to six words
+// (capitalised, or particles such as "de"; a trailing "Jr.", "Sr." or "III"
+// dropped), the first name with each later name and the last two names
+// ("Katharine Hope McPhee Foster" -> "katharine mcphee", "Julius Robert
+// Oppenheimer" -> "robert oppenheimer"). Forms that are not Linkable, or a
+// single token, are left out.
 func DerivedForms(name string) []string {
 	toks := Tokenize(name)
 	if len(toks) < 2 {
@@ -55,12 +60,14 @@ func DerivedForms(name string) []string {
 		if len(ws) < 2 {
 			return
 		}
-		f := strings.Join(ws, " ")
-		if !seen[f] && Linkable(f) {
-			seen[f] = true
-			out = append(out, f)
+		for _, f := range []string{strings.Join(ws, " "), Fold(strings.Join(ws, " "))} {
+			if !seen[f] && Linkable(f) {
+				seen[f] = true
+				out = append(out, f)
+			}
 		}
 	}
+	add(words) // its folded form
 	base := [][]string{words}
 	if articles[words[0]] && len(words) >= 3 {
 		base = append(base, words[1:])
@@ -74,12 +81,15 @@ func DerivedForms(name string) []string {
 			}
 		}
 	}
-	if n := len(words); (n == 3 || n == 4) && personLike(name, toks) {
-		add([]string{words[0], words[n-1]})
-		add(words[n-2:])
-		if n == 4 {
-			add(words[1:])
+	if ws, ok := personName(name, toks); ok && len(ws) >= 3 {
+		for j := 1; j < len(ws); j++ {
+			if !particles[ws[j]] {
+				add([]string{ws[0], ws[j]})
+			}
 		}
+		add(ws[len(ws)-2:]) // "de alencar" too: it helped on train
+	} else if ok && len(ws) == 2 && len(ws) < len(words) {
+		add(ws) // "Harold Lloyd Sr." -> "harold lloyd"
 	}
 	return out
 }
@@ -88,22 +98,64 @@ var articles = map[string]bool{"a": true, "an": true, "the": true}
 
 var filmSynonyms = map[string]string{"film": "movie", "movie": "film", "films": "movies", "movies": "films"}
 
-// personLike reports whether name looks like a personal name: every token a
-// capitalised word of letters, the last one at least three letters long.
-func personLike(name string, toks []Token) bool {
-	for _, t := range toks {
+var particles = map[string]bool{"de": true, "da": true, "di": true, "du": true, "van": true, "von": true, "der": true, "den": true, "le": true, "la": true, "née": true, "y": true, "bin": true, "al": true}
+
+var titles = map[string]bool{"sir": true, "lord": true, "lady": true, "count": true, "countess": true, "saint": true, "st": true, "dr": true, "king": true, "queen": true, "prince": true, "princess": true, "pope": true, "dame": true}
+
+var nameSuffixes = map[string]bool{"jr": true, "sr": true, "ii": true, "iii": true, "iv": true}
+
+// personName reports whether name looks like a personal name of two to six
+// words: every token a capitalised word of letters or a particle, the last
+// name at least three letters long. It returns the normalised words without
+// a leading title (Sir, Count) and a trailing suffix (Jr., Sr., III); a
+// name that starts with an article is none.
+func personName(name string, toks []Token) ([]string, bool) {
+	if len(toks) > 7 {
+		return nil, false
+	}
+	if articles[toks[0].Norm] {
+		return nil, false // "The Las Vegas Story" is no name
+	}
+	if titles[toks[0].Norm] && len(toks) > 2 {
+		toks = toks[1:] // "Sir Francis Bacon", "Count Adam Zamoyski"
+	}
+	var ws []string
+	for k, t := range toks {
 		w := name[t.Start:t.End]
+		if k > 0 && k == len(toks)-1 && nameSuffixes[t.Norm] {
+			break
+		}
+		if particles[t.Norm] && k > 0 {
+			ws = append(ws, t.Norm)
+			continue
+		}
 		for i, r := range w {
 			if !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) {
-				return false
+				return nil, false
 			}
 			if i == 0 && !unicode.IsUpper(r) {
-				return false
+				return nil, false
 			}
 		}
+		ws = append(ws, t.Norm)
 	}
-	last := toks[len(toks)-1]
-	return len([]rune(name[last.Start:last.End])) >= 3
+	if len(ws) < 2 || len(ws) > 6 || particles[ws[len(ws)-1]] || len([]rune(ws[len(ws)-1])) < 3 {
+		return nil, false
+	}
+	return ws, true
+}
+
+// Fold removes diacritics from a normalised form ("gérard" -> "gerard",
+// "takurō" -> "takuro"); other letters are kept.
+func Fold(s string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // ContextDictionary is the context linker's dictionary: the exact forms of
@@ -144,6 +196,21 @@ func NewContextDictionary(es []Entity, exact Dictionary) *ContextDictionary {
 	return d
 }
 
+// content counts the content tokens of form and, when there is one, the
+// names that hold it.
+func (d *ContextDictionary) content(form string) (n, freq int) {
+	var last string
+	for _, w := range strings.Fields(form) {
+		if !stopwords[w] {
+			n, last = n+1, w
+		}
+	}
+	if n == 1 {
+		freq = d.nameFreq[last]
+	}
+	return n, freq
+}
+
 // Candidates lists the spans of text that have candidates.
 func (d *ContextDictionary) Candidates(text string) ([]Token, []SpanCandidates) {
 	toks := Tokenize(text)
@@ -164,12 +231,13 @@ func (d *ContextDictionary) Candidates(text string) ([]Token, []SpanCandidates) 
 				cs = d.Derived[f]
 			}
 			if len(cs) == 0 {
+				cs = d.Derived[Fold(f)]
+			}
+			if len(cs) == 0 {
 				continue
 			}
 			sc := SpanCandidates{I: i, N: n + 1, Form: f, Cands: cs}
-			if n == 0 {
-				sc.NameFreq = d.nameFreq[f]
-			}
+			sc.Content, sc.NameFreq = d.content(f)
 			out = append(out, sc)
 		}
 	}
@@ -179,26 +247,32 @@ func (d *ContextDictionary) Candidates(text string) ([]Token, []SpanCandidates) 
 // ConfidenceParams weigh the features of a mention's confidence, a logistic
 // function of
 //
-//	Bias + Alias (alias form) + Derived (derived form) + Tokens*(tokens-1, at most 3)
-//	- Shared*ln(entities sharing the form) - Generic*ln(1+NameFreq) (one token)
-//	+ Degree*ln(1+degree) + Context*cosine(question, entity document)
+//	Bias + Alias (alias form) + Derived (derived form) + Tokens*(content tokens-1, at most 3)
+//	- Shared*ln(entities sharing the form) - Generic*ln(1+NameFreq) (one content token)
+//	+ Degree*ln(1+degree)
 //
 // Mentions below Threshold are dropped, the most confident one kept.
+// Context weighs the context score (the cosine between the question and the
+// entity's document) when one form has several entities: it chooses among
+// them, and is left out of the confidence, which was tuned without it.
 type ConfidenceParams struct {
-	Bias, Alias, Derived, Tokens, Shared, Generic, Degree, Context float64
-	Threshold                                                      float64
+	Bias, Alias, Derived, Tokens, Shared, Generic, Degree float64
+	Context, Threshold                                    float64
 }
 
-// DefaultConfidenceParams were tuned on kgqa train (docs in linkfilter.go).
+// DefaultConfidenceParams were tuned for linking F1 on kgqa train (a grid
+// over the weights and the threshold; Shared and Degree came out 0). The
+// context weight is not tuned: it only breaks ties between the entities of
+// one form.
 func DefaultConfidenceParams() ConfidenceParams {
 	return ConfidenceParams{
-		Bias: 2, Alias: -0.5, Derived: -1, Tokens: 1, Shared: 0.5, Generic: 0.5, Degree: 0.2, Context: 4,
-		Threshold: 0.5,
+		Bias: 2, Alias: 0, Derived: -2, Tokens: 2, Shared: 0, Generic: 0.25, Degree: 0,
+		Context: 4, Threshold: 0.9,
 	}
 }
 
-func (p ConfidenceParams) logit(s SpanCandidates, c Candidate, ctxScore map[string]float64) float64 {
-	z := p.Bias + p.Tokens*float64(min(s.N-1, 3))
+func (p ConfidenceParams) logit(s SpanCandidates, c Candidate) float64 {
+	z := p.Bias + p.Tokens*float64(min(s.Content-1, 3))
 	switch {
 	case c.Derived:
 		z += p.Derived
@@ -206,13 +280,8 @@ func (p ConfidenceParams) logit(s SpanCandidates, c Candidate, ctxScore map[stri
 		z += p.Alias
 	}
 	z -= p.Shared * math.Log(float64(len(s.Cands)))
-	if s.N == 1 {
-		z -= p.Generic * math.Log1p(float64(s.NameFreq))
-	}
+	z -= p.Generic * math.Log1p(float64(s.NameFreq))
 	z += p.Degree * math.Log1p(float64(c.Degree))
-	if v, ok := ctxScore[c.QID]; ok {
-		z += p.Context * v
-	}
 	return z
 }
 
@@ -249,13 +318,14 @@ func ResolveConfident(text string, toks []Token, spans []SpanCandidates, ctxScor
 		if len(s.Cands) == 0 {
 			continue
 		}
-		pk := pick{s: s, best: s.Cands[0], z: p.logit(s, s.Cands[0], ctxScore)}
+		choice := func(c Candidate) float64 { return p.logit(s, c) + p.Context*ctxScore[c.QID] }
+		pk := pick{s: s, best: s.Cands[0]}
 		for _, c := range s.Cands[1:] {
-			z := p.logit(s, c, ctxScore)
-			if z > pk.z || (z == pk.z && better(c, pk.best)) {
-				pk.best, pk.z = c, z
+			if a, b := choice(c), choice(pk.best); a > b || (a == b && better(c, pk.best)) {
+				pk.best = c
 			}
 		}
+		pk.z = p.logit(s, pk.best)
 		picks = append(picks, pk)
 	}
 	sort.SliceStable(picks, func(a, b int) bool {
