@@ -353,10 +353,11 @@ func ResolveConfident(text string, toks []Token, spans []SpanCandidates, ctxScor
 	if len(out) == 0 {
 		return out
 	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Start < out[b].Start })
 	top := 0
 	for i, m := range out {
 		if m.Confidence > out[top].Confidence {
-			top = i
+			top = i // ties: the earlier mention
 		}
 	}
 	kept := out[:0:0]
@@ -365,6 +366,5 @@ func ResolveConfident(text string, toks []Token, spans []SpanCandidates, ctxScor
 			kept = append(kept, m)
 		}
 	}
-	sort.Slice(kept, func(a, b int) bool { return kept[a].Start < kept[b].Start })
 	return kept
 }
