@@ -33,9 +33,6 @@ type SpanCandidates struct {
 	Content, NameFreq int
 }
 
-// Candidate.Derived marks a candidate found through a derived form; see
-// DerivedForms.
-
 // DerivedForms are weaker normalised forms of a label or alias: without a
 // leading article ("A slasher film" -> "slasher film"), with film and movie
 // swapped ("slasher movie"), without diacritics ("Gérard Depardieu" ->
