@@ -35,6 +35,7 @@ type RetrieveRequest struct {
 	Gate         *string  `json:"gate,omitempty"`         // learned | fixed
 	FixedAlpha   *float64 `json:"fixed_alpha,omitempty"`
 	Structure    *string  `json:"structure,omitempty"` // gnn | ged | off
+	Linking      *string  `json:"linking,omitempty"`   // exact | context
 
 	SnippetChars       *int    `json:"snippet_chars,omitempty"`
 	MaxAnchorSubgraphs *int    `json:"max_anchor_subgraphs,omitempty"`
@@ -78,6 +79,7 @@ type Options struct {
 	Gate         string  `json:"gate"`
 	FixedAlpha   float64 `json:"fixed_alpha"`
 	Structure    string  `json:"structure"`
+	Linking      string  `json:"linking,omitempty"` // absent: exact
 
 	SnippetChars       int    `json:"snippet_chars"`
 	MaxAnchorSubgraphs int    `json:"max_anchor_subgraphs"`
@@ -192,6 +194,8 @@ type QueryEntity struct {
 	Surface string `json:"surface"`
 	Start   int    `json:"start"`
 	End     int    `json:"end"`
+	// Confidence is set by the context linker only (linking=context).
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // Fallback says that a degradation or fallback fired, and why.

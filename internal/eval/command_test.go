@@ -27,6 +27,7 @@ func TestFlagsPrepare(t *testing.T) {
 		{"--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--reader-url", "http://r"},
 		{"--dataset", "nope:x", "--out", "o"},
 		{"--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "bogus"},
+		{"--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "dmar", "--linking", "fuzzy"},
 	} {
 		if _, _, _, err := prepare(args...); errs.CodeOf(err) != errs.Invalid {
 			t.Errorf("%v: err = %v, want an invalid-argument error", args, err)
@@ -35,6 +36,12 @@ func TestFlagsPrepare(t *testing.T) {
 	ds, sys, corpus, err := prepare("--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "bm25,dmar")
 	if err != nil || len(ds.Questions) == 0 || len(sys) != 2 || filepath.Ext(corpus) != ".jsonl" {
 		t.Fatalf("ds %v, systems %v, corpus %q, err %v", ds != nil, sys, corpus, err)
+	}
+	if o := sys[1].Options; o.Linking != "" {
+		t.Errorf("default linking %q, want unset (exact)", o.Linking)
+	}
+	if _, sys, _, err := prepare("--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "dmar", "--linking", "context"); err != nil || sys[0].Options.Linking != "context" {
+		t.Fatalf("--linking context: %v, %v", sys, err)
 	}
 	if c, err := CorpusFor(ds, t.TempDir(), "mine.jsonl"); c != "mine.jsonl" || err != nil {
 		t.Fatalf("CorpusFor with a corpus = %q, %v", c, err)

@@ -76,7 +76,8 @@ func eachLine(path string, fn func(n int, line []byte) error) error {
 }
 
 // readKGQA reads ../shared/data/kgqa/*.jsonl: gold = gold_doc_ids, answers =
-// answer labels and aliases, strata = kg.connection and answer_is_hub.
+// answer labels and aliases, strata = kg.connection and answer_is_hub,
+// topics = topic_qids (the linking metrics).
 func readKGQA(path string) (*Dataset, error) {
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
@@ -88,6 +89,7 @@ func readKGQA(path string) (*Dataset, error) {
 			AnswerLabels  []string   `json:"answer_labels"`
 			AnswerAliases [][]string `json:"answer_aliases"`
 			GoldDocIDs    []string   `json:"gold_doc_ids"`
+			TopicQIDs     []string   `json:"topic_qids"`
 			AnswerIsHub   *bool      `json:"answer_is_hub"`
 			KG            struct {
 				Connection string `json:"connection"`
@@ -103,7 +105,7 @@ func readKGQA(path string) (*Dataset, error) {
 			return fmt.Errorf("duplicate id %q", r.ID)
 		}
 		seen[r.ID] = true
-		q := Question{ID: r.ID, Question: r.Question, Gold: r.GoldDocIDs, Strata: map[string]string{}}
+		q := Question{ID: r.ID, Question: r.Question, Gold: r.GoldDocIDs, Strata: map[string]string{}, Topics: r.TopicQIDs}
 		q.Answers = append(q.Answers, r.AnswerLabels...)
 		for _, as := range r.AnswerAliases {
 			q.Answers = append(q.Answers, as...)

@@ -24,6 +24,9 @@ type Question struct {
 	Pool []string
 	// Label is a FEVER-style claim label (SUPPORTS, REFUTES, NOT ENOUGH INFO), if any.
 	Label string
+	// Topics are the gold topic entities (kgqa topic_qids), for the linking
+	// metrics; never shown to the systems.
+	Topics []string
 }
 
 // Dataset is a benchmark read by an adapter.

@@ -29,7 +29,10 @@ type Summary struct {
 	RecallCurve   map[string][]float64          `json:"recall_curve"` // system -> mean recall@k, k = 1..k_max
 	Reformulators map[string]map[string]int     `json:"reformulators,omitempty"`
 	Generator     string                        `json:"generator,omitempty"`
-	Extra         map[string]any                `json:"extra,omitempty"`
+	// Linking scores each linking DMAR system's query entities against the
+	// gold topic entities (kgqa); absent for datasets without them.
+	Linking map[string]LinkingScores `json:"linking,omitempty"`
+	Extra   map[string]any           `json:"extra,omitempty"`
 }
 
 // DatasetInfo describes the evaluated data.
@@ -209,6 +212,7 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 			s.RecallCurve[sys.Name] = curve
 		}
 	}
+	s.Linking = summarizeLinking(ds, systems, recs)
 	// The best baseline per metric, and every other system against it.
 	for _, m := range s.Metrics {
 		best, bestV := "", math.Inf(-1)

@@ -95,6 +95,9 @@ type Mention struct {
 	Surface string `json:"surface"` // the text as written
 	Start   int    `json:"start"`   // byte offsets into the linked text
 	End     int    `json:"end"`
+	// Confidence is the context linker's (ResolveConfident); 0, and absent
+	// from JSON, for exact linking.
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // Graph is the port the pipeline reads the knowledge graph through.

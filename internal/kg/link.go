@@ -12,6 +12,7 @@ type Candidate struct {
 	QID     string
 	IsLabel bool // the form is the entity's label, not only an alias
 	Degree  int
+	Derived bool // found through a derived form (the context linker only)
 }
 
 // better orders candidates for one form: label over alias, then higher

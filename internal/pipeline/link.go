@@ -27,7 +27,7 @@ func (p *Pipeline) Link(ctx context.Context, text string) ([]QueryEntity, error)
 func queryEntities(ms []kg.Mention, ents map[string]kg.Entity) []QueryEntity {
 	out := []QueryEntity{}
 	for _, m := range ms {
-		out = append(out, QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End})
+		out = append(out, QueryEntity{QID: m.QID, Label: ents[m.QID].Label, Surface: m.Surface, Start: m.Start, End: m.End, Confidence: m.Confidence})
 	}
 	return out
 }

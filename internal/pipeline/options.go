@@ -33,6 +33,9 @@ type Options struct {
 	Gate         string  `json:"gate"`         // learned | fixed
 	FixedAlpha   float64 `json:"fixed_alpha"`  // semantic weight of the fixed gate
 	Structure    string  `json:"structure"`    // gnn | ged | off (ablation: semantic only)
+	// Linking is exact (the method's; "" means exact) or context: derived
+	// forms, a confidence per mention and a filter (linkfilter.go; opt-in).
+	Linking string `json:"linking,omitempty"`
 
 	SnippetChars       int              `json:"snippet_chars"`
 	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
@@ -142,6 +145,7 @@ func (o Options) Validate() error {
 		oneOf("gate", o.Gate, "learned", "fixed"),
 		unit("fixed_alpha", o.FixedAlpha),
 		oneOf("structure", o.Structure, "gnn", "ged", "off"),
+		oneOf("linking", o.Linking, "", "exact", "context"),
 		intIn("snippet_chars", o.SnippetChars, 50, 5000),
 		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
 		intIn("graph_recall", o.GraphRecall, 0, 2),

@@ -34,7 +34,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	r.trace.timed("encode", t)
 
 	t = time.Now()
-	rec.mentions, rec.structOn, err = r.linkQuery(ctx)
+	rec.mentions, rec.structOn, err = r.linkQuery(ctx, rec.qvec)
 	if err != nil {
 		return rec, err
 	}
@@ -73,12 +73,12 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 // linkQuery links Q unless the request turned the structural path off. A
 // graph failure turns the path off instead of failing the request; it
 // reports whether the path is still on.
-func (r request) linkQuery(ctx context.Context) ([]kg.Mention, bool, error) {
+func (r request) linkQuery(ctx context.Context, qvec []float32) ([]kg.Mention, bool, error) {
 	if r.opts.Structure == "off" {
 		r.trace.fallback("structure_off", "the request turned the structural path off (semantic only)")
 		return nil, false, nil
 	}
-	ms, err := r.p.cfg.Graph.Link(ctx, r.query)
+	ms, err := r.linkWith(ctx, qvec)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()

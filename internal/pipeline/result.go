@@ -78,6 +78,9 @@ type QueryEntity struct {
 	Surface string `json:"surface"`
 	Start   int    `json:"start"`
 	End     int    `json:"end"`
+	// Confidence is the context linker's (option linking=context); absent
+	// for exact linking.
+	Confidence float64 `json:"confidence,omitempty"`
 }
 
 // Fallback says that a degradation or fallback fired, and why.

@@ -44,7 +44,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree,
 		Lambda: o.Lambda, Shapley: o.Shapley, Samples: o.Samples, Seed: o.Seed,
 		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Fusion: string(o.Fusion),
-		Reformulator: o.Reformulator, Gate: o.Gate, FixedAlpha: o.FixedAlpha, Structure: o.Structure,
+		Reformulator: o.Reformulator, Gate: o.Gate, FixedAlpha: o.FixedAlpha, Structure: o.Structure, Linking: o.Linking,
 		SnippetChars: o.SnippetChars, MaxAnchorSubgraphs: o.MaxAnchorSubgraphs,
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
@@ -76,7 +76,7 @@ func toAnchor(a pipeline.Anchor) api.Anchor {
 }
 
 func toQueryEntity(e pipeline.QueryEntity) api.QueryEntity {
-	return api.QueryEntity{QID: e.QID, Label: e.Label, Surface: e.Surface, Start: e.Start, End: e.End}
+	return api.QueryEntity{QID: e.QID, Label: e.Label, Surface: e.Surface, Start: e.Start, End: e.End, Confidence: e.Confidence}
 }
 
 // ToSubgraph converts an ego subgraph.

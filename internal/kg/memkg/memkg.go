@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
@@ -20,6 +21,8 @@ import (
 var (
 	_ kg.Graph  = (*Graph)(nil)
 	_ kg.Pinger = (*Graph)(nil)
+
+	_ kg.CandidateLinker = (*Graph)(nil)
 )
 
 // Graph is an immutable in-memory knowledge graph, safe for concurrent use.
@@ -29,9 +32,12 @@ type Graph struct {
 	relations map[string]kg.Relation
 	// adj[i] lists the edges touching entity i (both directions), sorted by
 	// the neighbour's QID, then PID, then direction.
-	adj   [][]halfEdge
-	dict  kg.Dictionary
-	nTrip int
+	adj  [][]halfEdge
+	dict kg.Dictionary
+	// cdict is the context linker's dictionary, built on first use.
+	cdict     *kg.ContextDictionary
+	cdictOnce sync.Once
+	nTrip     int
 	// stats is the bundle read's report, for a graph built from a bundle or
 	// from a snapshot of one.
 	stats    bundle.Stats
@@ -236,6 +242,17 @@ func (g *Graph) Link(ctx context.Context, text string) ([]kg.Mention, error) {
 		return nil, err
 	}
 	return g.dict.Link(text), nil
+}
+
+// LinkCandidates implements kg.CandidateLinker: every span of text with
+// candidates, exact forms before derived ones (kg.ContextDictionary).
+func (g *Graph) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []kg.SpanCandidates, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	g.cdictOnce.Do(func() { g.cdict = kg.NewContextDictionary(g.ents, g.dict) })
+	toks, spans := g.cdict.Candidates(text)
+	return toks, spans, nil
 }
 
 // Subgraphs implements kg.Graph with the rules documented on kg.SubgraphParams.

@@ -1,0 +1,367 @@
+package kg
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// This file is the opt-in context linker (pipeline option linking=context):
+// the exact forms of Link plus weaker forms derived from labels and aliases,
+// a confidence per mention, and a filter. Link itself is unchanged.
+
+// CandidateLinker is implemented by backends that can list every candidate of
+// every span of a text, derived forms included, for the context linker
+// (memkg does; a backend without it links exactly).
+type CandidateLinker interface {
+	LinkCandidates(ctx context.Context, text string) (toks []Token, spans []SpanCandidates, err error)
+}
+
+// SpanCandidates are the entities a run of tokens can refer to.
+type SpanCandidates struct {
+	I, N  int    // the first token and the number of tokens
+	Form  string // the normalised form
+	Cands []Candidate
+	// Content counts the span's tokens that are not stopwords ("an artist":
+	// 1). NameFreq is, for a span of one content token, the number of entity
+	// names (labels and aliases) that hold the token: a word that many names
+	// share ("music", "artist", "band") is generic. 0 for longer spans.
+	Content, NameFreq int
+}
+
+// DerivedForms are weaker normalised forms of a label or alias: without a
+// leading article ("A slasher film" -> "slasher film"), with film and movie
+// swapped ("slasher movie"), without diacritics ("Gérard Depardieu" ->
+// "gerard depardieu"), and for a personal name of three to six words
+// (capitalised, or particles such as "de"; a trailing "Jr.", "Sr." or "III"
+// dropped), the first name with each later name and the last two names
+// ("Katharine Hope McPhee Foster" -> "katharine mcphee", "Julius Robert
+// Oppenheimer" -> "robert oppenheimer"). Forms that are not Linkable, or a
+// single token, are left out.
+func DerivedForms(name string) []string {
+	toks := Tokenize(name)
+	if len(toks) < 2 {
+		return nil
+	}
+	words := make([]string, len(toks))
+	for i, t := range toks {
+		words[i] = t.Norm
+	}
+	var out []string
+	seen := map[string]bool{strings.Join(words, " "): true}
+	add := func(ws []string) {
+		if len(ws) < 2 {
+			return
+		}
+		for _, f := range []string{strings.Join(ws, " "), Fold(strings.Join(ws, " "))} {
+			if !seen[f] && Linkable(f) {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	add(words) // its folded form
+	base := [][]string{words}
+	if articles[words[0]] && len(words) >= 3 {
+		base = append(base, words[1:])
+		add(words[1:])
+	}
+	for _, ws := range base {
+		for i, w := range ws {
+			if s, ok := filmSynonyms[w]; ok {
+				v := append(append(append([]string(nil), ws[:i]...), s), ws[i+1:]...)
+				add(v)
+			}
+		}
+	}
+	if ws, ok := personName(name, toks); ok && len(ws) >= 3 {
+		for j := 1; j < len(ws); j++ {
+			if !particles[ws[j]] {
+				add([]string{ws[0], ws[j]})
+			}
+		}
+		add(ws[len(ws)-2:]) // "de alencar" too: it helped on train
+	} else if ok && len(ws) == 2 && len(ws) < len(words) {
+		add(ws) // "Harold Lloyd Sr." -> "harold lloyd"
+	}
+	return out
+}
+
+var articles = map[string]bool{"a": true, "an": true, "the": true}
+
+var filmSynonyms = map[string]string{"film": "movie", "movie": "film", "films": "movies", "movies": "films"}
+
+var particles = map[string]bool{"de": true, "da": true, "di": true, "du": true, "van": true, "von": true, "der": true, "den": true, "le": true, "la": true, "née": true, "y": true, "bin": true, "al": true}
+
+var titles = map[string]bool{"sir": true, "lord": true, "lady": true, "count": true, "countess": true, "saint": true, "st": true, "dr": true, "king": true, "queen": true, "prince": true, "princess": true, "pope": true, "dame": true}
+
+var nameSuffixes = map[string]bool{"jr": true, "sr": true, "ii": true, "iii": true, "iv": true}
+
+// personName reports whether name looks like a personal name of two to six
+// words: every token a capitalised word of letters or a particle, the last
+// name at least three letters long. It returns the normalised words without
+// a leading title (Sir, Count) and a trailing suffix (Jr., Sr., III); a
+// name that starts with an article is none.
+func personName(name string, toks []Token) ([]string, bool) {
+	if len(toks) > 7 {
+		return nil, false
+	}
+	if articles[toks[0].Norm] {
+		return nil, false // "The Las Vegas Story" is no name
+	}
+	if titles[toks[0].Norm] && len(toks) > 2 {
+		toks = toks[1:] // "Sir Francis Bacon", "Count Adam Zamoyski"
+	}
+	var ws []string
+	for k, t := range toks {
+		w := name[t.Start:t.End]
+		if k > 0 && k == len(toks)-1 && nameSuffixes[t.Norm] {
+			break
+		}
+		if particles[t.Norm] && k > 0 {
+			ws = append(ws, t.Norm)
+			continue
+		}
+		for i, r := range w {
+			if !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) {
+				return nil, false
+			}
+			if i == 0 && !unicode.IsUpper(r) {
+				return nil, false
+			}
+		}
+		ws = append(ws, t.Norm)
+	}
+	if len(ws) < 2 || len(ws) > 6 || particles[ws[len(ws)-1]] || len([]rune(ws[len(ws)-1])) < 3 {
+		return nil, false
+	}
+	return ws, true
+}
+
+// Fold removes diacritics from a normalised form ("gérard" -> "gerard",
+// "takurō" -> "takuro"); other letters are kept.
+func Fold(s string) string {
+	var b strings.Builder
+	for _, r := range norm.NFD.String(s) {
+		if unicode.Is(unicode.Mn, r) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ContextDictionary is the context linker's dictionary: the exact forms of
+// NewDictionary, the derived forms, and how many names share each token.
+type ContextDictionary struct {
+	Exact    Dictionary
+	Derived  Dictionary // forms no entity has as a label or alias
+	nameFreq map[string]int
+}
+
+// NewContextDictionary indexes es; exact is their NewDictionary.
+func NewContextDictionary(es []Entity, exact Dictionary) *ContextDictionary {
+	d := &ContextDictionary{Exact: exact, Derived: Dictionary{}, nameFreq: map[string]int{}}
+	for _, e := range es {
+		names := append([]string{e.Label}, e.Aliases...)
+		seenTok, seenForm := map[string]bool{}, map[string]bool{}
+		for _, n := range names {
+			for _, t := range Tokenize(n) {
+				if !seenTok[t.Norm] {
+					seenTok[t.Norm] = true
+					d.nameFreq[t.Norm]++
+				}
+			}
+		}
+		for _, n := range names {
+			for _, f := range DerivedForms(n) {
+				if seenForm[f] {
+					continue
+				}
+				seenForm[f] = true
+				if _, ok := exact[f]; ok {
+					continue // an exact form wins; a derived one would only add noise
+				}
+				d.Derived[f] = append(d.Derived[f], Candidate{QID: e.QID, Degree: e.Degree, Derived: true})
+			}
+		}
+	}
+	return d
+}
+
+// content counts the content tokens of form and, when there is one, the
+// names that hold it.
+func (d *ContextDictionary) content(form string) (n, freq int) {
+	var last string
+	for _, w := range strings.Fields(form) {
+		if !stopwords[w] {
+			n, last = n+1, w
+		}
+	}
+	if n == 1 {
+		freq = d.nameFreq[last]
+	}
+	return n, freq
+}
+
+// Candidates lists the spans of text that have candidates.
+func (d *ContextDictionary) Candidates(text string) ([]Token, []SpanCandidates) {
+	toks := Tokenize(text)
+	var out []SpanCandidates
+	for i := range toks {
+		var b strings.Builder
+		for n := 0; n < MaxMentionTokens && i+n < len(toks); n++ {
+			if n > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(toks[i+n].Norm)
+			f := b.String()
+			if !Linkable(f) {
+				continue
+			}
+			cs := d.Exact[f]
+			if len(cs) == 0 {
+				cs = d.Derived[f]
+			}
+			if len(cs) == 0 {
+				cs = d.Derived[Fold(f)]
+			}
+			if len(cs) == 0 {
+				continue
+			}
+			sc := SpanCandidates{I: i, N: n + 1, Form: f, Cands: cs}
+			sc.Content, sc.NameFreq = d.content(f)
+			out = append(out, sc)
+		}
+	}
+	return toks, out
+}
+
+// ConfidenceParams weigh the features of a mention's confidence, a logistic
+// function of
+//
+//	Bias + Alias (alias form) + Derived (derived form) + Tokens*(content tokens-1, at most 3)
+//	- Shared*ln(entities sharing the form) - Generic*ln(1+NameFreq) (one content token)
+//	+ Degree*ln(1+degree)
+//
+// Mentions below Threshold are dropped, the most confident one kept.
+// Context weighs the context score (the cosine between the question and the
+// entity's document) when one form has several entities: it chooses among
+// them, and is left out of the confidence, which was tuned without it.
+type ConfidenceParams struct {
+	Bias, Alias, Derived, Tokens, Shared, Generic, Degree float64
+	Context, Threshold                                    float64
+}
+
+// DefaultConfidenceParams were tuned for linking F1 on kgqa train (a grid
+// over the weights and the threshold; Shared and Degree came out 0). The
+// context weight is not tuned: it only breaks ties between the entities of
+// one form.
+func DefaultConfidenceParams() ConfidenceParams {
+	return ConfidenceParams{
+		Bias: 2, Alias: 0, Derived: -2, Tokens: 2, Shared: 0, Generic: 0.25, Degree: 0,
+		Context: 4, Threshold: 0.9,
+	}
+}
+
+func (p ConfidenceParams) logit(s SpanCandidates, c Candidate) float64 {
+	z := p.Bias + p.Tokens*float64(min(s.Content-1, 3))
+	switch {
+	case c.Derived:
+		z += p.Derived
+	case !c.IsLabel:
+		z += p.Alias
+	}
+	z -= p.Shared * math.Log(float64(len(s.Cands)))
+	z -= p.Generic * math.Log1p(float64(s.NameFreq))
+	z += p.Degree * math.Log1p(float64(c.Degree))
+	return z
+}
+
+// CandidateQIDs are the distinct QIDs of spans, sorted.
+func CandidateQIDs(spans []SpanCandidates) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range spans {
+		for _, c := range s.Cands {
+			if !seen[c.QID] {
+				seen[c.QID] = true
+				out = append(out, c.QID)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveConfident picks mentions as Resolve does (longest first, then
+// leftmost, no overlaps) but chooses each span's entity by confidence
+// (ctxScore: a context score per QID in [-1, 1], e.g. the cosine between
+// the question and the entity's document; absent QIDs score nothing), then
+// drops the mentions below p.Threshold, always keeping the most confident.
+// Mentions come in text order with their Confidence set.
+func ResolveConfident(text string, toks []Token, spans []SpanCandidates, ctxScore map[string]float64, p ConfidenceParams) []Mention {
+	type pick struct {
+		s    SpanCandidates
+		best Candidate
+		z    float64
+	}
+	picks := make([]pick, 0, len(spans))
+	for _, s := range spans {
+		if len(s.Cands) == 0 {
+			continue
+		}
+		choice := func(c Candidate) float64 { return p.logit(s, c) + p.Context*ctxScore[c.QID] }
+		pk := pick{s: s, best: s.Cands[0]}
+		for _, c := range s.Cands[1:] {
+			if a, b := choice(c), choice(pk.best); a > b || (a == b && better(c, pk.best)) {
+				pk.best = c
+			}
+		}
+		pk.z = p.logit(s, pk.best)
+		picks = append(picks, pk)
+	}
+	sort.SliceStable(picks, func(a, b int) bool {
+		if picks[a].s.N != picks[b].s.N {
+			return picks[a].s.N > picks[b].s.N
+		}
+		return picks[a].s.I < picks[b].s.I
+	})
+	used := make([]bool, len(toks))
+	var out []Mention
+	for _, pk := range picks {
+		free := true
+		for k := pk.s.I; k < pk.s.I+pk.s.N; k++ {
+			free = free && !used[k]
+		}
+		if !free {
+			continue
+		}
+		for k := pk.s.I; k < pk.s.I+pk.s.N; k++ {
+			used[k] = true
+		}
+		start, end := toks[pk.s.I].Start, toks[pk.s.I+pk.s.N-1].End
+		out = append(out, Mention{QID: pk.best.QID, Surface: text[start:end], Start: start, End: end, Confidence: 1 / (1 + math.Exp(-pk.z))})
+	}
+	if len(out) == 0 {
+		return out
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a].Start < out[b].Start })
+	top := 0
+	for i, m := range out {
+		if m.Confidence > out[top].Confidence {
+			top = i // ties: the earlier mention
+		}
+	}
+	kept := out[:0:0]
+	for i, m := range out {
+		if i == top || m.Confidence >= p.Threshold {
+			kept = append(kept, m)
+		}
+	}
+	return kept
+}

@@ -1,0 +1,61 @@
+package kg
+
+import (
+	"slices"
+	"testing"
+)
+
+func TestDerivedForms(t *testing.T) {
+	for name, want := range map[string][]string{
+		"Julius Robert Oppenheimer":  {"julius robert", "julius oppenheimer", "robert oppenheimer"},
+		"Gérard Xavier Depardieu":    {"gerard xavier depardieu", "gérard xavier", "gerard xavier", "gérard depardieu", "gerard depardieu", "xavier depardieu"},
+		"Harold Clayton Lloyd Sr.":   {"harold clayton", "harold lloyd", "clayton lloyd"},
+		"Count Adam Stefan Zamoyski": {"adam stefan", "adam zamoyski", "stefan zamoyski"},
+		"The Las Vegas Story":        {"las vegas story"},
+		"José Martiniano de Alencar": {"jose martiniano de alencar", "josé martiniano", "jose martiniano", "josé alencar", "jose alencar", "de alencar"},
+		"A slasher film":             {"slasher film", "a slasher movie", "slasher movie"},
+		"The Band":                   nil, // one token left: never derived
+		"Canada":                     nil,
+		"music of Canada":            nil, // not a personal name
+	} {
+		if got := DerivedForms(name); !slices.Equal(got, want) {
+			t.Errorf("DerivedForms(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestResolveConfident(t *testing.T) {
+	es := []Entity{
+		{QID: "Q1", Label: "Julius Robert Oppenheimer", Degree: 30},
+		{QID: "Q2", Label: "music", Degree: 400},
+		{QID: "Q3", Label: "A slasher film", Degree: 5},
+		{QID: "Q4", Label: "music of Canada", Degree: 1},
+		{QID: "Q5", Label: "Canadian music", Aliases: []string{"music"}, Degree: 1},
+	}
+	d := NewContextDictionary(es, NewDictionary(es))
+	text := "which slasher movie did robert oppenheimer like, with music"
+	toks, spans := d.Candidates(text)
+	p := DefaultConfidenceParams()
+	p.Threshold = 0
+	ms := ResolveConfident(text, toks, spans, nil, p)
+	if got := QIDs(ms); !slices.Equal(got, []string{"Q3", "Q1", "Q2"}) {
+		t.Fatalf("linked %v (%+v)", got, ms)
+	}
+	for _, m := range ms {
+		if m.Confidence <= 0 || m.Confidence >= 1 {
+			t.Fatalf("confidence %v", m.Confidence)
+		}
+	}
+	// The context score decides between the two entities of "music".
+	if ms := ResolveConfident(text, toks, spans, map[string]float64{"Q5": 1, "Q2": -1}, p); ms[2].QID != "Q5" {
+		t.Fatalf("context did not pick Q5: %+v", ms)
+	}
+	// A threshold above every confidence keeps the most confident mention only.
+	p.Threshold = 1
+	if ms := ResolveConfident(text, toks, spans, nil, p); len(ms) != 1 {
+		t.Fatalf("kept %+v", ms)
+	}
+	if ms := ResolveConfident("nothing", nil, nil, nil, p); len(ms) != 0 {
+		t.Fatalf("no spans: %+v", ms)
+	}
+}
