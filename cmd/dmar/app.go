@@ -103,7 +103,7 @@ type models = onnx.Models
 func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	mc := a.cfg.Models
 	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ortConfig(a.cfg.ORT),
-		EncoderDir: mc.EncoderDir, EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate}, log)
+		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate}, log)
 }
 
 func ortConfig(o config.ORT) onnx.Config {
