@@ -1,6 +1,7 @@
 package onnx_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
@@ -256,5 +258,69 @@ func TestInt8CloseToFP32(t *testing.T) {
 	t.Logf("int8 vs fp32 bge-small-en-v1.5 on %d texts (%d queries, %d passages): min cosine %.4f, mean %.4f", n, len(qs), len(ps), minCos, sum/float64(n))
 	if n < 250 || minCos < 0.99 {
 		t.Errorf("%d texts, min cosine %.4f: want >= 250 texts and >= 0.99", n, minCos)
+	}
+}
+
+// codexmDocuments reads the first n codexm documents as the index embeds
+// them (corpus.EncodeText: title ". " text).
+func codexmDocuments(tb testing.TB, n int) []string {
+	tb.Helper()
+	dir, err := datapath.Dataset("codexm")
+	if err != nil {
+		tb.Skip(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "corpus.jsonl"))
+	if err != nil {
+		tb.Skip(err)
+	}
+	defer f.Close()
+	var docs []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() && len(docs) < n {
+		var d struct {
+			Title, Text string
+		}
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			tb.Fatal(err)
+		}
+		if d.Title != "" {
+			d.Text = d.Title + ". " + d.Text
+		}
+		docs = append(docs, d.Text)
+	}
+	return docs
+}
+
+// BenchmarkRegistryDocuments is the load-time cost of each encoder side by
+// side: the first 500 codexm documents as passages at doc_tokens 128, 32 per
+// call (docs/onnx.md):
+//
+//	DMAR_ORT_THREADS=2 go test -run '^$' -bench RegistryDocuments -benchtime 1x ./internal/scoring/onnx/
+func BenchmarkRegistryDocuments(b *testing.B) {
+	docs := codexmDocuments(b, 500)
+	for _, name := range append([]string{onnx.DefaultEncoderName}, extraEncoders...) {
+		b.Run(name, func(b *testing.B) {
+			var e *onnx.Encoder
+			if name == onnx.DefaultEncoderName {
+				e = testEncoder(b)
+			} else {
+				e = registryEncoder(b, name)
+			}
+			d := e.Truncated(128).Passage()
+			ctx := context.Background()
+			if _, err := d.Encode(ctx, docs[:32]); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			n := 0
+			for b.Loop() {
+				if _, err := d.Encode(ctx, docs); err != nil {
+					b.Fatal(err)
+				}
+				n += len(docs)
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "docs/s")
+		})
 	}
 }
