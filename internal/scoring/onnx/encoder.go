@@ -31,6 +31,7 @@ const DefaultBatchSize = 32
 // Passage() embeds documents (with the passage prefix). Safe for concurrent
 // use.
 type Encoder struct {
+	ident   string
 	sess    *Session
 	tok     *wordpiece.Tokenizer
 	spec    EncoderSpec
@@ -60,12 +61,14 @@ func WithBatchSize(n int) EncoderOption {
 // manifest is what build_onnx.py writes beside model.onnx.
 // scripts/setup/30-encoders.sh writes Name, Source and SHA256 instead.
 type manifest struct {
-	Name   string            `json:"name"`
-	Dim    int               `json:"dim"`
-	Inputs []string          `json:"inputs"`
-	Output string            `json:"output"`
-	Source string            `json:"source"`
-	SHA256 map[string]string `json:"sha256"`
+	SourceSHA256 string            `json:"source_sha256"`       // 20-encoder.sh
+	BuildSHA256  string            `json:"build_script_sha256"` // 20-encoder.sh
+	Name         string            `json:"name"`
+	Dim          int               `json:"dim"`
+	Inputs       []string          `json:"inputs"`
+	Output       string            `json:"output"`
+	Source       string            `json:"source"`
+	SHA256       map[string]string `json:"sha256"`
 }
 
 // rawDim is the width of last_hidden_state of the registry's raw encoders.
@@ -99,8 +102,10 @@ func NewEncoder(rt *Runtime, dir string, opts ...EncoderOption) (*Encoder, error
 		return nil, fmt.Errorf("encoder: %s holds %q, not the configured %s (set DMAR_ENCODER_DIR or models.encoder)", dir, m.Name, spec.Name)
 	}
 	if spec.Pooling != PoolInGraph {
+		e.ident = fmt.Sprintf("%s model.onnx sha256 %s, tokenizer.json sha256 %s (%s)", spec.Name, m.SHA256["model.onnx"], m.SHA256["tokenizer.json"], m.Source)
 		return e.openRaw(rt, dir, m)
 	}
+	e.ident = fmt.Sprintf("%s from %s sha256 %s, build script sha256 %s", spec.Name, m.Source, m.SourceSHA256, m.BuildSHA256)
 	if m.Dim <= 0 || len(m.Inputs) != 2 || m.Output == "" {
 		return nil, fmt.Errorf("encoder: %s: incomplete manifest %+v", dir, m)
 	}
@@ -158,6 +163,10 @@ func readJSON(path string, v any) error {
 	}
 	return nil
 }
+
+// Identity names the encoder and the content hashes of what made its files
+// (from the folder's manifest), for the records kept beside stored vectors.
+func (e *Encoder) Identity() string { return e.ident }
 
 // Spec is the encoder's registry entry.
 func (e *Encoder) Spec() EncoderSpec { return e.spec }
