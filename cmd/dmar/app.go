@@ -195,7 +195,7 @@ func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Enc
 	if load {
 		open = weaviate.OpenOrCreate
 	}
-	var opts []weaviate.Option
+	opts := []weaviate.Option{weaviate.WithEncoder(enc.Version())}
 	if k := a.cfg.Weaviate.APIKey; !k.IsZero() {
 		opts = append(opts, weaviate.WithAPIKey(k.Reveal()))
 	}
