@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -129,6 +130,10 @@ func CacheDir(getenv func(string) string) string {
 
 // DefaultEncoder is models.encoder's default (onnx.DefaultEncoderName).
 const DefaultEncoder = "all-MiniLM-L6-v2"
+
+// EncoderNames are the names of the encoder registry
+// (internal/scoring/onnx/registry.go; a test there keeps the two equal).
+var EncoderNames = []string{"all-MiniLM-L6-v2", "bge-small-en-v1.5", "bge-small-en-v1.5-int8", "e5-small-v2-int8"}
 
 // EncoderFolder is the folder of the configured encoder: encoder_dir, except
 // that encoder_dir left at the default encoder's folder under the cache
@@ -341,8 +346,8 @@ func (c *Config) Validate() Problems {
 	if c.State == "" {
 		ps.add("state", "must not be empty")
 	}
-	if c.Models.Encoder == "" {
-		ps.add("models.encoder", "must not be empty (default %s)", DefaultEncoder)
+	if !slices.Contains(EncoderNames, c.Models.Encoder) {
+		ps.add("models.encoder", "%q: want one of %s", c.Models.Encoder, strings.Join(EncoderNames, ", "))
 	}
 	if c.Models.EncoderDir == "" {
 		ps.add("models.encoder_dir", "must not be empty")

@@ -9,9 +9,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
@@ -57,6 +59,9 @@ func TestRegistry(t *testing.T) {
 		if !seen[name] {
 			t.Errorf("%s is not in the registry", name)
 		}
+	}
+	if !slices.Equal(onnx.Encoders(), config.EncoderNames) {
+		t.Errorf("registry %v, config.EncoderNames %v", onnx.Encoders(), config.EncoderNames)
 	}
 	if _, err := onnx.LookupEncoder("nope"); err == nil || !strings.Contains(err.Error(), "bge-small-en-v1.5") {
 		t.Errorf("unknown name: %v", err)
