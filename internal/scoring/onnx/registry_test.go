@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -299,33 +300,40 @@ func codexmDocuments(tb testing.TB, n int) []string {
 
 // BenchmarkRegistryDocuments is the load-time cost of each encoder side by
 // side: the first 500 codexm documents as passages at doc_tokens 128, 32 per
-// call (docs/onnx.md):
+// call, and for the int8 encoders also one per call (where their vectors do
+// not depend on their batch neighbours; docs/onnx.md):
 //
 //	DMAR_ORT_THREADS=2 go test -run '^$' -bench RegistryDocuments -benchtime 1x ./internal/scoring/onnx/
 func BenchmarkRegistryDocuments(b *testing.B) {
 	docs := codexmDocuments(b, 500)
 	for _, name := range append([]string{onnx.DefaultEncoderName}, extraEncoders...) {
-		b.Run(name, func(b *testing.B) {
-			var e *onnx.Encoder
-			if name == onnx.DefaultEncoderName {
-				e = testEncoder(b)
-			} else {
-				e = registryEncoder(b, name)
-			}
-			d := e.Truncated(128).Passage()
-			ctx := context.Background()
-			if _, err := d.Encode(ctx, docs[:32]); err != nil { // warm-up
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			n := 0
-			for b.Loop() {
-				if _, err := d.Encode(ctx, docs); err != nil {
+		batches := []int{32}
+		if strings.HasSuffix(name, "-int8") {
+			batches = append(batches, 1)
+		}
+		for _, batch := range batches {
+			b.Run(fmt.Sprintf("%s/batch=%d", name, batch), func(b *testing.B) {
+				var e *onnx.Encoder
+				if name == onnx.DefaultEncoderName {
+					e = testEncoder(b, onnx.WithBatchSize(batch))
+				} else {
+					e = registryEncoder(b, name, onnx.WithBatchSize(batch))
+				}
+				d := e.Truncated(128).Passage()
+				ctx := context.Background()
+				if _, err := d.Encode(ctx, docs[:32]); err != nil { // warm-up
 					b.Fatal(err)
 				}
-				n += len(docs)
-			}
-			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "docs/s")
-		})
+				b.ResetTimer()
+				n := 0
+				for b.Loop() {
+					if _, err := d.Encode(ctx, docs); err != nil {
+						b.Fatal(err)
+					}
+					n += len(docs)
+				}
+				b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "docs/s")
+			})
+		}
 	}
 }
