@@ -31,7 +31,7 @@ if [ -z "$want" ]; then
 		want=${DMAR_ENCODER:-}
 	fi
 fi
-[ -n "$want" ] || { echo "encoders: none requested (DMAR_ENCODERS=all fetches every one, ~200 MB)" >&2; exit 0; }
+[ -n "$want" ] || { echo "encoders: none requested (DMAR_ENCODERS=all fetches every one, ~125 MB of jars)" >&2; exit 0; }
 
 selected() {
 	[ "$want" = all ] && return 0
