@@ -51,6 +51,7 @@ for entry in "${registry[@]}"; do
 	fi
 	jar=$HOME/.m2/repository/${group//.//}/$artifact/$version/$artifact-$version.jar
 	if [ ! -s "$jar" ]; then
+		command -v mvn >/dev/null || { echo "encoders: $name needs Maven (mvn) to fetch $coord" >&2; exit 1; }
 		mvn -B -q dependency:get -Dtransitive=false -Dartifact="$coord" >&2
 	fi
 	[ -s "$jar" ] || { echo "encoders: $jar missing after mvn dependency:get" >&2; exit 1; }
