@@ -103,7 +103,7 @@ type models = onnx.Models
 func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	mc := a.cfg.Models
 	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ortConfig(a.cfg.ORT),
-		EncoderDir: mc.EncoderDir, EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate}, log)
+		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate}, log)
 }
 
 func ortConfig(o config.ORT) onnx.Config {
@@ -195,7 +195,7 @@ func (a *appFlags) openIndex(ctx context.Context, g openedGraph, enc scoring.Enc
 	if load {
 		open = weaviate.OpenOrCreate
 	}
-	var opts []weaviate.Option
+	opts := []weaviate.Option{weaviate.WithEncoder(enc.Version())}
 	if k := a.cfg.Weaviate.APIKey; !k.IsZero() {
 		opts = append(opts, weaviate.WithAPIKey(k.Reveal()))
 	}

@@ -22,7 +22,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var f onnx.EmbedFlags
 	fs := newFlagSet("embed", stderr)
-	f.Register(fs, ortConfig(c.ORT), c.Models.EncoderDir, c.Models.EncoderBatch)
+	f.Register(fs, ortConfig(c.ORT), c.Models.Encoder, c.Models.EncoderFolder(), c.Models.EncoderBatch)
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}

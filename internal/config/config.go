@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -55,6 +56,7 @@ type Weaviate struct {
 
 // Models are the ONNX model files.
 type Models struct {
+	Encoder      string `yaml:"encoder"` // a name of the encoder registry (internal/scoring/onnx/registry.go)
 	EncoderDir   string `yaml:"encoder_dir"`
 	EncoderBatch int    `yaml:"encoder_batch"` // texts per encoder call
 	GNN          string `yaml:"gnn"`           // empty: the GED heuristic
@@ -126,6 +128,24 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(home, ".cache", "dmar")
 }
 
+// DefaultEncoder is models.encoder's default (onnx.DefaultEncoderName).
+const DefaultEncoder = "all-MiniLM-L6-v2"
+
+// EncoderNames are the names of the encoder registry
+// (internal/scoring/onnx/registry.go; a test there keeps the two equal).
+var EncoderNames = []string{"all-MiniLM-L6-v2", "bge-small-en-v1.5", "bge-small-en-v1.5-int8", "e5-small-v2-int8"}
+
+// EncoderFolder is the folder of the configured encoder: encoder_dir, except
+// that encoder_dir left at the default encoder's folder under the cache
+// follows models.encoder to the folder of that name beside it (where
+// scripts/setup/30-encoders.sh puts it).
+func (m Models) EncoderFolder() string {
+	if m.Encoder != "" && m.Encoder != DefaultEncoder && filepath.Base(m.EncoderDir) == DefaultEncoder {
+		return filepath.Join(filepath.Dir(m.EncoderDir), m.Encoder)
+	}
+	return m.EncoderDir
+}
+
 // Default is the configuration that serves the embedded backend over data,
 // keeping state and models under cache.
 func Default(cache, data string) Config {
@@ -134,7 +154,7 @@ func Default(cache, data string) Config {
 		State:  filepath.Join(cache, "state"),
 		Graph:  "embedded",
 		Index:  "embedded",
-		Models: Models{EncoderDir: filepath.Join(cache, "models", "all-MiniLM-L6-v2"), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
+		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", DocTokens: 128},
 		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
@@ -325,6 +345,9 @@ func (c *Config) Validate() Problems {
 	}
 	if c.State == "" {
 		ps.add("state", "must not be empty")
+	}
+	if !slices.Contains(EncoderNames, c.Models.Encoder) {
+		ps.add("models.encoder", "%q: want one of %s", c.Models.Encoder, strings.Join(EncoderNames, ", "))
 	}
 	if c.Models.EncoderDir == "" {
 		ps.add("models.encoder_dir", "must not be empty")

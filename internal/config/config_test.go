@@ -190,3 +190,23 @@ func TestKeyRatesAreFiniteAndHashesUnique(t *testing.T) {
 		})
 	}
 }
+
+// encoder_dir left at the default encoder's folder follows models.encoder;
+// set elsewhere it is used as given.
+func TestEncoderFolderFollowsTheEncoder(t *testing.T) {
+	c := config.Default("/c", "")
+	if c.Models.Encoder != config.DefaultEncoder || c.Models.EncoderFolder() != "/c/models/all-MiniLM-L6-v2" {
+		t.Fatalf("default: %q %q", c.Models.Encoder, c.Models.EncoderFolder())
+	}
+	c.Models.Encoder = "bge-small-en-v1.5"
+	if got := c.Models.EncoderFolder(); got != "/c/models/bge-small-en-v1.5" {
+		t.Errorf("follows: %q", got)
+	}
+	c.Models.EncoderDir = "/opt/bge"
+	if got := c.Models.EncoderFolder(); got != "/opt/bge" {
+		t.Errorf("explicit: %q", got)
+	}
+	if err := config.Env(&c, func(k string) string { return map[string]string{"DMAR_ENCODER": "e5-small-v2-int8"}[k] }).Err(); err != nil || c.Models.Encoder != "e5-small-v2-int8" {
+		t.Errorf("DMAR_ENCODER: %q %v", c.Models.Encoder, err)
+	}
+}

@@ -9,10 +9,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/corpus"
@@ -118,6 +121,9 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	}
 	snap := filepath.Join(in.Dir, "index-"+key+".gob")
 	if x, err := memindex.Load(snap, memindex.DefaultParams()); err == nil {
+		if err := checkEncoder(snap, enc); err != nil {
+			return nil, err
+		}
 		return x, nil
 	}
 	docs, err := in.PrepareCorpus(ctx, g, enc)
@@ -131,8 +137,60 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	if err := x.Save(snap); err != nil {
 		return nil, err
 	}
+	if err := saveEncoder(snap, enc); err != nil {
+		return nil, err
+	}
 	x.Build()
 	return x, nil
+}
+
+// encoderRecord is what index-KEY.encoder.json says of the encoder that
+// embedded index-KEY.gob. The snapshot's key already includes the
+// encoder's version; the record names it for people and guards a snapshot
+// copied or renamed by hand. Snapshots from before it have none.
+type encoderRecord struct {
+	Version  string `json:"version"`
+	Identity string `json:"identity,omitempty"` // name and content hashes
+}
+
+func encoderRecordPath(snap string) string { return strings.TrimSuffix(snap, ".gob") + ".encoder.json" }
+
+func recordOf(enc scoring.Encoder) encoderRecord {
+	r := encoderRecord{Version: enc.Version()}
+	if id, ok := enc.(interface{ Identity() string }); ok {
+		r.Identity = id.Identity()
+	}
+	return r
+}
+
+func saveEncoder(snap string, enc scoring.Encoder) error {
+	b, err := json.MarshalIndent(recordOf(enc), "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(encoderRecordPath(snap), append(b, '\n'), 0o644)
+}
+
+// checkEncoder refuses a snapshot whose record names another encoder.
+func checkEncoder(snap string, enc scoring.Encoder) error {
+	b, err := os.ReadFile(encoderRecordPath(snap))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("index snapshot: %w", err)
+	}
+	var got encoderRecord
+	if err := json.Unmarshal(b, &got); err != nil {
+		return fmt.Errorf("index snapshot %s: %w", encoderRecordPath(snap), err)
+	}
+	want := recordOf(enc)
+	if got.Version != want.Version || got.Identity != "" && want.Identity != "" && got.Identity != want.Identity {
+		return fmt.Errorf("index snapshot %s was built with encoder %s [%s], not the configured %s [%s]: "+
+			"set models.encoder (DMAR_ENCODER) back, or delete %s and its .encoder.json and rerun (dmar load corpus) to rebuild it with this encoder",
+			snap, got.Version, got.Identity, want.Version, want.Identity, snap)
+	}
+	return nil
 }
 
 // PrepareCorpus reads, links and embeds the corpus, with progress and counts.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/errs"
@@ -40,9 +41,13 @@ var searchProps = []string{propTitle, propText}
 // and sums them (see docs/weaviate.md for the exact formula).
 func classDef(cfg Config) *models.Class {
 	f, t := false, true
+	desc := "dmar corpus documents (title, text, linked entity QIDs) with dmar's encoder vectors"
+	if cfg.Encoder != "" {
+		desc += encoderMark + cfg.Encoder
+	}
 	return &models.Class{
 		Class:       cfg.Class,
-		Description: "dmar corpus documents (title, text, linked entity QIDs) with dmar's encoder vectors",
+		Description: desc,
 		Vectorizer:  "none",
 		// The rest of the HNSW config stays at Weaviate's defaults (ef -1 =
 		// dynamic, efConstruction 128, maxConnections 32). No quantization,
@@ -94,8 +99,25 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 	return s.ensureTenant(ctx)
 }
 
+// encoderMark ends the description of a collection created with
+// Config.Encoder set, before the encoder's version.
+const encoderMark = "; encoder: "
+
+// classEncoder is the encoder version a collection records, "" for one
+// created before collections recorded it.
+func classEncoder(cls *models.Class) string {
+	if i := strings.LastIndex(cls.Description, encoderMark); i >= 0 {
+		return cls.Description[i+len(encoderMark):]
+	}
+	return ""
+}
+
 // checkClass refuses a collection that dmar cannot search correctly.
 func checkClass(cls *models.Class, cfg Config) error {
+	if got := classEncoder(cls); got != "" && cfg.Encoder != "" && got != cfg.Encoder {
+		return fmt.Errorf("weaviate: collection %s was loaded with encoder %s, not the configured %s; set models.encoder (DMAR_ENCODER) back, "+
+			"or drop the collection and reload it with this encoder (dmar load corpus --index weaviate://HOST:PORT/%s), or load into another collection", cfg.Class, got, cfg.Encoder, cfg.Class)
+	}
 	mt := cls.MultiTenancyConfig != nil && cls.MultiTenancyConfig.Enabled
 	switch {
 	case cfg.Tenant != "" && !mt:

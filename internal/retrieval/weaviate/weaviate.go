@@ -64,6 +64,10 @@ type Config struct {
 	// APIKey, when set, is sent as a bearer token on every REST/GraphQL and
 	// gRPC call (Weaviate's API-key authentication). Never logged.
 	APIKey string
+	// Encoder is the version of the encoder that embeds the documents
+	// (scoring.Encoder.Version). A collection created with it set records it
+	// in its description, and one recording another encoder is refused.
+	Encoder string
 	// Create makes New create the collection (and tenant) when missing;
 	// otherwise a missing one is an error (a mistyped name must not serve an
 	// empty index).
@@ -191,6 +195,10 @@ type Option func(*Config)
 // WithAPIKey authenticates with a Weaviate API key (kept out of URLs, which
 // end up in logs).
 func WithAPIKey(key string) Option { return func(c *Config) { c.APIKey = key } }
+
+// WithEncoder sets Config.Encoder: the collection records the encoder that
+// embeds its documents and refuses another one.
+func WithEncoder(version string) Option { return func(c *Config) { c.Encoder = version } }
 
 // Open connects to an existing collection (and tenant) at an index URL (see
 // ParseURL), for searching: `dmar serve --index weaviate://...`.

