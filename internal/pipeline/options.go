@@ -36,6 +36,11 @@ type Options struct {
 	// Linking is exact (the method's; "" means exact) or context: derived
 	// forms, a confidence per mention and a filter (linkfilter.go; opt-in).
 	Linking string `json:"linking,omitempty"`
+	// Utility is the structural game's F: paper ("" means paper), or path,
+	// which adds path_weight x the question relevance of the best KG path
+	// from a coalition's roots to D's entities (structural.go; opt-in).
+	Utility    string  `json:"utility,omitempty"`
+	PathWeight float64 `json:"path_weight,omitempty"` // c in F = (1-c)*paper + c*rel (utility path)
 
 	SnippetChars       int              `json:"snippet_chars"`
 	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
@@ -59,10 +64,14 @@ func Defaults() Options {
 		Lambda: 0.5, Shapley: "exact", Samples: 50, Seed: 0,
 		Stage1: "bm25", Stage1Alpha: 0.5, Stage2: "hybrid", Stage2Alpha: 0.5, Fusion: retrieval.RelativeScore,
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
+		PathWeight:   DefaultPathWeight,
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
 	}
 }
+
+// DefaultPathWeight is path_weight's default (it matters with utility path only).
+const DefaultPathWeight = 0.5
 
 // SubgraphParams are the options' subgraph parameters.
 func (o Options) SubgraphParams() kg.SubgraphParams {
@@ -146,6 +155,8 @@ func (o Options) Validate() error {
 		unit("fixed_alpha", o.FixedAlpha),
 		oneOf("structure", o.Structure, "gnn", "ged", "off"),
 		oneOf("linking", o.Linking, "", "exact", "context"),
+		oneOf("utility", o.Utility, "", "paper", "path"),
+		unit("path_weight", o.PathWeight),
 		intIn("snippet_chars", o.SnippetChars, 50, 5000),
 		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
 		intIn("graph_recall", o.GraphRecall, 0, 2),

@@ -14,7 +14,7 @@ type request struct {
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}}, graph: &graphChannel{}}
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}, graph: &graphChannel{}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings
@@ -23,6 +23,7 @@ type trace struct {
 	metrics   Metrics
 	fallbacks []Fallback
 	timings   map[string]float64 // milliseconds, summed per stage
+	entStd    map[string]float64 // per stage: the spread of the raw ent over its candidates
 }
 
 func (t *trace) fallback(name, reason string) {

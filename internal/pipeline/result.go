@@ -16,6 +16,10 @@ type Result struct {
 	Options           Options            `json:"options"`
 	Neo4j             *Statement         `json:"neo4j,omitempty"`
 	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
+	// EntStd is, per stage (first, second), the population standard
+	// deviation of the raw structural score ent over that stage's candidates
+	// (with the structural path on): how much ent tells the candidates apart.
+	EntStd map[string]float64 `json:"ent_std,omitempty"`
 }
 
 // Doc is a scored document with its score breakdown.
