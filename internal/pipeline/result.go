@@ -18,7 +18,9 @@ type Result struct {
 	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
 	// EntStd is, per stage (first, second), the population standard
 	// deviation of the raw structural score ent over that stage's candidates
-	// (with the structural path on): how much ent tells the candidates apart.
+	// (with the structural path on): how much ent tells the candidates apart;
+	// first_nonzero is the same over the candidates with ent > 0, and
+	// first_distinct the share of distinct values among those (1: no ties).
 	EntStd map[string]float64 `json:"ent_std,omitempty"`
 }
 

@@ -155,7 +155,7 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 		}
 	}
 	if st.on {
-		r.trace.entStd[stage] = std(ent)
+		r.trace.entSpread(stage, ent)
 	}
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
 	weights, err := r.weights(ctx, st.on, qvec, dvecs)

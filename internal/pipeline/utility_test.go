@@ -31,7 +31,7 @@ func TestUtilityPaperIsTheDefault(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("utility paper changed the answer")
 	}
-	if _, ok := a.EntStd["first"]; !ok {
+	if _, ok := a.EntStd["first_nonzero"]; !ok {
 		t.Fatalf("no ent spread for the first stage: %v", a.EntStd)
 	}
 }
