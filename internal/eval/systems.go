@@ -157,7 +157,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		default:
 			if po, ok := pathVariant(n, o); ok {
 				o = po
-				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.PathWeight, o.GraphRecall)
+				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.EffectivePathWeight(), o.GraphRecall)
 				break
 			}
 			kind, vo, ok := graphVariant(n, o)

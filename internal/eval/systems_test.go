@@ -52,7 +52,7 @@ func TestPathSystems(t *testing.T) {
 	if o := by["dmar"].Options; o.Utility != "" {
 		t.Errorf("dmar's utility %q, want the paper's", o.Utility)
 	}
-	if o := by["dmar-path"].Options; o.Utility != "path" || o.GraphRecall != 0 || o.PathWeight != pipeline.DefaultPathWeight {
+	if o := by["dmar-path"].Options; o.Utility != "path" || o.GraphRecall != 0 || o.EffectivePathWeight() != pipeline.DefaultPathWeight {
 		t.Errorf("dmar-path: %+v", o)
 	}
 	if o := by["dmar-graph-path"].Options; o.Utility != "path" || o.GraphRecall != graphHops || o.GraphBoost != graphBoost {

@@ -39,8 +39,10 @@ type Options struct {
 	// Utility is the structural game's F: paper ("" means paper), or path,
 	// which adds path_weight x the question relevance of the best KG path
 	// from a coalition's roots to D's entities (structural.go; opt-in).
-	Utility    string  `json:"utility,omitempty"`
-	PathWeight float64 `json:"path_weight,omitempty"` // c in F = (1-c)*paper + c*rel (utility path)
+	Utility string `json:"utility,omitempty"`
+	// PathWeight is c in F = (1-c)*paper + c*rel (utility path); 0 means
+	// unset: DefaultPathWeight.
+	PathWeight float64 `json:"path_weight,omitempty"`
 
 	SnippetChars       int              `json:"snippet_chars"`
 	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
@@ -64,14 +66,23 @@ func Defaults() Options {
 		Lambda: 0.5, Shapley: "exact", Samples: 50, Seed: 0,
 		Stage1: "bm25", Stage1Alpha: 0.5, Stage2: "hybrid", Stage2Alpha: 0.5, Fusion: retrieval.RelativeScore,
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
-		PathWeight:   DefaultPathWeight,
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
 	}
 }
 
-// DefaultPathWeight is path_weight's default (it matters with utility path only).
+// DefaultPathWeight is path_weight's default (it matters with utility path
+// only): what an unset (0) path_weight means.
 const DefaultPathWeight = 0.5
+
+// EffectivePathWeight is the weight of the path-relevance term the request
+// runs with: path_weight, or DefaultPathWeight when it is unset (0).
+func (o Options) EffectivePathWeight() float64 {
+	if o.PathWeight == 0 {
+		return DefaultPathWeight
+	}
+	return o.PathWeight
+}
 
 // SubgraphParams are the options' subgraph parameters.
 func (o Options) SubgraphParams() kg.SubgraphParams {

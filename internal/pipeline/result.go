@@ -21,7 +21,8 @@ type Result struct {
 	// (with the structural path on): how much ent tells the candidates apart;
 	// first_nonzero is the same over the candidates with ent > 0, and
 	// first_distinct the share of distinct values among those (1: no ties).
-	EntStd map[string]float64 `json:"ent_std,omitempty"`
+	// It is not part of the API's response.
+	EntStd map[string]float64 `json:"-"` // for dmar eval; not on the wire
 }
 
 // Doc is a scored document with its score breakdown.

@@ -203,7 +203,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda, r.opts.PathWeight)
+	b := newGameBuilder(st, r.opts.Lambda, r.opts.EffectivePathWeight())
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):
