@@ -83,7 +83,7 @@ type Options struct {
 	Structure    string  `json:"structure"`
 	Linking      string  `json:"linking,omitempty"`     // absent: exact
 	Utility      string  `json:"utility,omitempty"`     // absent: paper
-	PathWeight   float64 `json:"path_weight,omitempty"` // absent: 0.5
+	PathWeight   float64 `json:"path_weight,omitempty"` // absent: 0.75
 
 	SnippetChars       int    `json:"snippet_chars"`
 	MaxAnchorSubgraphs int    `json:"max_anchor_subgraphs"`

@@ -73,7 +73,7 @@ func Defaults() Options {
 
 // DefaultPathWeight is path_weight's default (it matters with utility path
 // only): what an unset (0) path_weight means.
-const DefaultPathWeight = 0.5
+const DefaultPathWeight = 0.75
 
 // EffectivePathWeight is the weight of the path-relevance term the request
 // runs with: path_weight, or DefaultPathWeight when it is unset (0).
