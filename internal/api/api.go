@@ -36,6 +36,8 @@ type RetrieveRequest struct {
 	FixedAlpha   *float64 `json:"fixed_alpha,omitempty"`
 	Structure    *string  `json:"structure,omitempty"` // gnn | ged | off
 	Linking      *string  `json:"linking,omitempty"`   // exact | context
+	Utility      *string  `json:"utility,omitempty"`   // paper | path
+	PathWeight   *float64 `json:"path_weight,omitempty"`
 
 	SnippetChars       *int    `json:"snippet_chars,omitempty"`
 	MaxAnchorSubgraphs *int    `json:"max_anchor_subgraphs,omitempty"`
@@ -79,7 +81,9 @@ type Options struct {
 	Gate         string  `json:"gate"`
 	FixedAlpha   float64 `json:"fixed_alpha"`
 	Structure    string  `json:"structure"`
-	Linking      string  `json:"linking,omitempty"` // absent: exact
+	Linking      string  `json:"linking,omitempty"`     // absent: exact
+	Utility      string  `json:"utility,omitempty"`     // absent: paper
+	PathWeight   float64 `json:"path_weight,omitempty"` // absent: 0.75
 
 	SnippetChars       int    `json:"snippet_chars"`
 	MaxAnchorSubgraphs int    `json:"max_anchor_subgraphs"`

@@ -57,8 +57,11 @@ type Record struct {
 	// Stages says where each result came from (DMAR: first/second) and
 	// whether it was an anchor, to study failures.
 	ResultStages []string `json:"result_stages,omitempty"`
-	Prediction   string   `json:"prediction,omitempty"` // the reader's answer
-	Error        string   `json:"error,omitempty"`
+	// EntStd is the spread (population std) of the raw structural score
+	// over each stage's candidates (first, second); DMAR only.
+	EntStd     map[string]float64 `json:"ent_std,omitempty"`
+	Prediction string             `json:"prediction,omitempty"` // the reader's answer
+	Error      string             `json:"error,omitempty"`
 }
 
 // Run answers every question with every system, in the same order on the
@@ -202,6 +205,7 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	}
 	rec.ReformulatedQuery, rec.Reformulator = res.ReformulatedQuery, res.Reformulator
 	rec.TimingsMS = res.TimingsMS
+	rec.EntStd = res.EntStd
 	return texts, nil
 }
 

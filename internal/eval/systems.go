@@ -31,6 +31,34 @@ var SystemNames = []string{"bm25", "dense", "hybrid", "dmar", "dmar-no-reform", 
 // (graphVariant), and dmar-paper, the paper's method under its own name.
 var GraphSystemNames = []string{"kg-walk", "dmar-paper", "dmar-graph"}
 
+// PathSystemNames are the question-conditioned utility's systems (beyond the
+// paper), run only when named: dmar and dmar-graph with utility path, and
+// their variants with -cX (path_weight), e.g. dmar-path-c0.3.
+var PathSystemNames = []string{"dmar-path", "dmar-graph-path"}
+
+// pathVariant parses dmar-path, dmar-graph-path and their -cX variants.
+func pathVariant(name string, o pipeline.Options) (pipeline.Options, bool) {
+	for _, k := range PathSystemNames {
+		rest, found := strings.CutPrefix(name, k)
+		if !found || (rest != "" && !strings.HasPrefix(rest, "-c")) {
+			continue
+		}
+		if k == "dmar-graph-path" {
+			o = withGraph(o)
+		}
+		o.Utility = "path"
+		if rest != "" {
+			c, err := strconv.ParseFloat(rest[2:], 64)
+			if err != nil {
+				return o, false
+			}
+			o.PathWeight = c
+		}
+		return o, true
+	}
+	return o, false
+}
+
 // The graph channel's setting for kg-walk and dmar-graph, chosen on kgqa dev
 // (docs/method.md, "Beyond the paper: graph recall").
 const (
@@ -127,9 +155,14 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "dmar-mc50":
 			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 		default:
+			if po, ok := pathVariant(n, o); ok {
+				o = po
+				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.EffectivePathWeight(), o.GraphRecall)
+				break
+			}
 			kind, vo, ok := graphVariant(n, o)
 			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "))
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)

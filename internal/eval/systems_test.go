@@ -39,3 +39,34 @@ func TestGraphSystems(t *testing.T) {
 		}
 	}
 }
+
+func TestPathSystems(t *testing.T) {
+	ss, err := Systems([]string{"dmar", "dmar-path", "dmar-graph-path", "dmar-path-c0.3", "dmar-graph-path-c0.7"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]System{}
+	for _, s := range ss {
+		by[s.Name] = s
+	}
+	if o := by["dmar"].Options; o.Utility != "" {
+		t.Errorf("dmar's utility %q, want the paper's", o.Utility)
+	}
+	if o := by["dmar-path"].Options; o.Utility != "path" || o.GraphRecall != 0 || o.EffectivePathWeight() != pipeline.DefaultPathWeight {
+		t.Errorf("dmar-path: %+v", o)
+	}
+	if o := by["dmar-graph-path"].Options; o.Utility != "path" || o.GraphRecall != graphHops || o.GraphBoost != graphBoost {
+		t.Errorf("dmar-graph-path: %+v", o)
+	}
+	if o := by["dmar-path-c0.3"].Options; o.PathWeight != 0.3 || o.GraphRecall != 0 {
+		t.Errorf("dmar-path-c0.3: %+v", o)
+	}
+	if o := by["dmar-graph-path-c0.7"].Options; o.PathWeight != 0.7 || o.GraphRecall != graphHops {
+		t.Errorf("dmar-graph-path-c0.7: %+v", o)
+	}
+	for _, bad := range []string{"dmar-path-c2", "dmar-path-x", "dmar-path-c"} {
+		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

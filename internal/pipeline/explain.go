@@ -17,7 +17,7 @@ func (r request) result(g grounded) *Result {
 	}
 	return &Result{
 		Query: r.query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
-		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: g.entities, QuerySubgraphs: qsubs,
+		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: g.entities, QuerySubgraphs: qsubs, EntStd: r.trace.entStd,
 	}
 }
 

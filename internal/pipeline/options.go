@@ -36,6 +36,13 @@ type Options struct {
 	// Linking is exact (the method's; "" means exact) or context: derived
 	// forms, a confidence per mention and a filter (linkfilter.go; opt-in).
 	Linking string `json:"linking,omitempty"`
+	// Utility is the structural game's F: paper ("" means paper), or path,
+	// which adds path_weight x the question relevance of the best KG path
+	// from a coalition's roots to D's entities (structural.go; opt-in).
+	Utility string `json:"utility,omitempty"`
+	// PathWeight is c in F = (1-c)*paper + c*rel (utility path); 0 means
+	// unset: DefaultPathWeight.
+	PathWeight float64 `json:"path_weight,omitempty"`
 
 	SnippetChars       int              `json:"snippet_chars"`
 	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
@@ -62,6 +69,19 @@ func Defaults() Options {
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
 	}
+}
+
+// DefaultPathWeight is path_weight's default (it matters with utility path
+// only): what an unset (0) path_weight means.
+const DefaultPathWeight = 0.75
+
+// EffectivePathWeight is the weight of the path-relevance term the request
+// runs with: path_weight, or DefaultPathWeight when it is unset (0).
+func (o Options) EffectivePathWeight() float64 {
+	if o.PathWeight == 0 {
+		return DefaultPathWeight
+	}
+	return o.PathWeight
 }
 
 // SubgraphParams are the options' subgraph parameters.
@@ -146,6 +166,8 @@ func (o Options) Validate() error {
 		unit("fixed_alpha", o.FixedAlpha),
 		oneOf("structure", o.Structure, "gnn", "ged", "off"),
 		oneOf("linking", o.Linking, "", "exact", "context"),
+		oneOf("utility", o.Utility, "", "paper", "path"),
+		unit("path_weight", o.PathWeight),
 		intIn("snippet_chars", o.SnippetChars, 50, 5000),
 		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
 		intIn("graph_recall", o.GraphRecall, 0, 2),

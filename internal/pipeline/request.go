@@ -14,7 +14,7 @@ type request struct {
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}}, graph: &graphChannel{}}
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}, graph: &graphChannel{}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings
@@ -23,6 +23,27 @@ type trace struct {
 	metrics   Metrics
 	fallbacks []Fallback
 	timings   map[string]float64 // milliseconds, summed per stage
+	entStd    map[string]float64 // per stage: the spread of the raw ent over its candidates
+}
+
+// entSpread records how much ent tells a stage's candidates apart: the
+// population std over all of them (stage), over those with ent > 0
+// (stage_nonzero), and the share of distinct values among those
+// (stage_distinct; 1: no ties).
+func (t *trace) entSpread(stage string, ent []float64) {
+	t.entStd[stage] = std(ent)
+	var pos []float64
+	distinct := map[float64]bool{}
+	for _, e := range ent {
+		if e > 0 {
+			pos = append(pos, e)
+			distinct[e] = true
+		}
+	}
+	t.entStd[stage+"_nonzero"] = std(pos)
+	if len(pos) > 0 {
+		t.entStd[stage+"_distinct"] = float64(len(distinct)) / float64(len(pos))
+	}
 }
 
 func (t *trace) fallback(name, reason string) {

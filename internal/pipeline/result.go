@@ -16,6 +16,13 @@ type Result struct {
 	Options           Options            `json:"options"`
 	Neo4j             *Statement         `json:"neo4j,omitempty"`
 	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
+	// EntStd is, per stage (first, second), the population standard
+	// deviation of the raw structural score ent over that stage's candidates
+	// (with the structural path on): how much ent tells the candidates apart;
+	// first_nonzero is the same over the candidates with ent > 0, and
+	// first_distinct the share of distinct values among those (1: no ties).
+	// It is not part of the API's response.
+	EntStd map[string]float64 `json:"-"` // for dmar eval; not on the wire
 }
 
 // Doc is a scored document with its score breakdown.

@@ -19,6 +19,9 @@ type structure struct {
 	qsubs []*entry          // G_Q, in query-entity order
 	subs  map[string]*entry // subgraphs by root, the query's and the documents'
 	sim   func(q, d *entry) float64
+	// rel[j]: the best question relevance of a path from G_Q[j]'s root to
+	// each entity of its subgraph (utility path); nil: the paper's utility.
+	rel []map[string]float64
 }
 
 // grounded is Q on the graph: G_Q, the candidates' subgraphs and the
@@ -79,6 +82,13 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 		r.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
 	}
 	r.trace.timed("subgraphs", t)
+	if g.st.on && r.opts.Utility == "path" {
+		rel, err := r.pathRelevance(ctx, rec.qvec, g.st.qsubs)
+		if err != nil {
+			return g, err
+		}
+		g.st.rel = rel
+	}
 	return g, nil
 }
 
@@ -144,6 +154,9 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 			return nil, nil, err
 		}
 	}
+	if st.on {
+		r.trace.entSpread(stage, ent)
+	}
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
 	weights, err := r.weights(ctx, st.on, qvec, dvecs)
 	if err != nil {
@@ -190,7 +203,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda)
+	b := newGameBuilder(st, r.opts.Lambda, r.opts.EffectivePathWeight())
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):

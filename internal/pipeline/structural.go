@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -33,16 +34,17 @@ func (r request) similarity(structOn bool) func(q, d *entry) float64 {
 // players are G_Q's subgraphs over one universe of nodes; what documents
 // share (node indices of a document subgraph, sim of a pair) is memoised.
 type gameBuilder struct {
-	st       structure
-	lambda   float64
-	universe map[string]int
-	players  [][]int
-	rootIdx  map[string][]int      // universe indices of a document subgraph's nodes
-	simMemo  map[[2]string]float64 // (query root, doc root) -> sim
+	st         structure
+	lambda     float64
+	pathWeight float64 // c of the path-relevance term (st.rel set)
+	universe   map[string]int
+	players    [][]int
+	rootIdx    map[string][]int      // universe indices of a document subgraph's nodes
+	simMemo    map[[2]string]float64 // (query root, doc root) -> sim
 }
 
-func newGameBuilder(st structure, lambda float64) *gameBuilder {
-	b := &gameBuilder{st: st, lambda: lambda, universe: map[string]int{}, rootIdx: map[string][]int{}, simMemo: map[[2]string]float64{}}
+func newGameBuilder(st structure, lambda, pathWeight float64) *gameBuilder {
+	b := &gameBuilder{st: st, lambda: lambda, pathWeight: pathWeight, universe: map[string]int{}, rootIdx: map[string][]int{}, simMemo: map[[2]string]float64{}}
 	for _, q := range st.qsubs {
 		var idx []int
 		for _, n := range q.sg.Nodes {
@@ -61,6 +63,15 @@ func newGameBuilder(st structure, lambda float64) *gameBuilder {
 func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scoring.Game {
 	inDoc := make([]bool, len(b.universe))
 	best := make([]float64, len(b.players))
+	var rel []float64
+	if b.st.rel != nil {
+		rel = make([]float64, len(b.players))
+		for _, e := range doc.Entities {
+			for j, m := range b.st.rel {
+				rel[j] = math.Max(rel[j], m[e]) // rel starts at 0: max(0, best path)
+			}
+		}
+	}
 	for _, e := range doc.Entities {
 		d, ok := subs[e]
 		if !ok {
@@ -88,7 +99,50 @@ func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scor
 			best[j] = math.Max(best[j], s) // best starts at 0: max(0, max_d sim)
 		}
 	}
-	return scoring.NewGame(b.lambda, len(b.universe), b.players, inDoc, best)
+	g := scoring.NewGame(b.lambda, len(b.universe), b.players, inDoc, best)
+	if rel != nil {
+		g.WithPathRelevance(b.pathWeight, rel)
+	}
+	return g
+}
+
+// pathRelevance is, for each query subgraph, the best question relevance of
+// a path from its root to each of its entities (1 hop, or 2 when hops >= 2,
+// inside the subgraph; pathrel.Reach with the request's relation texts). An
+// encoder failure fails the request, as any encoder failure does.
+func (r request) pathRelevance(ctx context.Context, qvec []float32, qsubs []*entry) ([]map[string]float64, error) {
+	defer r.trace.timed("path_relevance", time.Now())
+	rels := r.p.relations(r.opts.GraphRelations == "directed")
+	hops := min(r.opts.Hops, 2)
+	out := make([]map[string]float64, len(qsubs))
+	for j, q := range qsubs {
+		paths, err := rels.Reach(ctx, qvec, []string{q.sg.Root}, map[string]kg.Subgraph{q.sg.Root: q.sg}, hops)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			return nil, fmt.Errorf("path relevance: %w", err)
+		}
+		m := make(map[string]float64, len(paths))
+		for _, p := range paths {
+			m[p.Entity] = p.Relevance
+		}
+		out[j] = m
+	}
+	return out, nil
+}
+
+// std is the population standard deviation of xs.
+func std(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	m := mean(xs)
+	v := 0.0
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return math.Sqrt(v / float64(len(xs)))
 }
 
 // phi is the explanation of an anchor's game: exact by enumeration for small

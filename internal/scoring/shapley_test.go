@@ -181,3 +181,120 @@ func TestMonteCarloStopsWhenTheContextEnds(t *testing.T) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }
+
+// pathGame is randomGame with the path-relevance term: rel uniform in
+// [-0.2, 1) (negative values count as 0) and weight c in [0.2, 0.8).
+func pathGame(r *rand.Rand, n int) *Game {
+	g := randomGame(r, n)
+	rel := make([]float64, n)
+	for j := range rel {
+		rel[j] = r.Float64()*1.2 - 0.2
+	}
+	return g.WithPathRelevance(0.2+0.6*r.Float64(), rel)
+}
+
+func TestPathRelevanceHandWorked(t *testing.T) {
+	// handGame with rel = [0, 0.9, 0.3], c = 0.5: F = 0.5*paper + 0.5*max rel.
+	g := handGame().WithPathRelevance(0.5, []float64{0, 0.9, -0.3})
+	values := map[string][]int{"1": {0}, "2": {1}, "3": {2}, "12": {0, 1}, "13": {0, 2}, "23": {1, 2}, "123": {0, 1, 2}}
+	paper := map[string]float64{"1": 0.9, "2": 0.7, "3": 0, "12": 0.8, "13": 0.4, "23": 0.3, "123": 0.45}
+	rel := map[string]float64{"1": 0, "2": 0.9, "3": 0, "12": 0.9, "13": 0, "23": 0.9, "123": 0.9}
+	for k, m := range values {
+		if want, got := 0.5*paper[k]+0.5*rel[k], g.Value(m); math.Abs(got-want) > 1e-12 {
+			t.Errorf("v(%s) = %v, want %v", k, got, want)
+		}
+	}
+	if g.Value(nil) != 0 {
+		t.Error("F(empty) must be 0")
+	}
+	if want := (0.5*0.45 + 0.5*0.9) / 3; math.Abs(g.Ent()-want) > 1e-12 {
+		t.Errorf("ent = %v, want %v", g.Ent(), want)
+	}
+}
+
+func TestPathRelevanceWeightZeroIsThePaper(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 20; trial++ {
+		n := 1 + r.IntN(6)
+		seed := r.Uint64()
+		a := randomGame(rand.New(rand.NewPCG(seed, 1)), n)
+		b := randomGame(rand.New(rand.NewPCG(seed, 1)), n).WithPathRelevance(0, []float64{0.9, 0.1})
+		pa, pb := a.ShapleyExact(), b.ShapleyExact()
+		for j := range pa {
+			if pa[j] != pb[j] {
+				t.Fatalf("c = 0: phi%d %v != %v", j, pb[j], pa[j])
+			}
+		}
+		if a.Ent() != b.Ent() {
+			t.Fatalf("c = 0: ent %v != %v", b.Ent(), a.Ent())
+		}
+	}
+}
+
+func TestPathGameEfficiencyAndMonteCarlo(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := 0; trial < 30; trial++ {
+		g := pathGame(r, 1+r.IntN(8))
+		sum := 0.0
+		for _, p := range g.ShapleyExact() {
+			sum += p
+		}
+		if math.Abs(sum-g.Grand()) > 1e-9 || math.Abs(sum/float64(g.Players())-g.Ent()) > 1e-9 {
+			t.Fatalf("efficiency: sum phi = %v, F(G_Q) = %v, ent = %v", sum, g.Grand(), g.Ent())
+		}
+	}
+	g := pathGame(r, 6)
+	exact := g.ShapleyExact()
+	rmse := func(T int) float64 {
+		const reps = 40
+		se := 0.0
+		for rep := 0; rep < reps; rep++ {
+			est := mustMC(t, g, T, NewRand(uint64(rep), "path"))
+			for j := range est {
+				se += (est[j] - exact[j]) * (est[j] - exact[j])
+			}
+		}
+		return math.Sqrt(se / float64(reps*len(exact)))
+	}
+	e10, e160, e2560 := rmse(10), rmse(160), rmse(2560)
+	t.Logf("RMSE: T=10 %.5f, T=160 %.5f, T=2560 %.5f", e10, e160, e2560)
+	for _, c := range []struct{ a, b float64 }{{e10, e160}, {e160, e2560}} {
+		if ratio := c.a / c.b; ratio < 2.5 || ratio > 6.5 {
+			t.Errorf("error ratio for 16x samples = %.2f, want about 4 (1/sqrt(T))", ratio)
+		}
+	}
+	if e2560 > 0.01 {
+		t.Errorf("Monte Carlo with T=2560 is %.4f away from the exact values", e2560)
+	}
+	// ent by Monte Carlo (the mean of the estimated phi) converges to F(G_Q)/|G_Q|.
+	est := mustMC(t, g, 20000, NewRand(1, "ent"))
+	m := 0.0
+	for _, p := range est {
+		m += p / float64(len(est))
+	}
+	if math.Abs(m-g.Ent()) > 0.01 {
+		t.Errorf("Monte Carlo ent %v, exact %v", m, g.Ent())
+	}
+}
+
+func TestPathRelevanceCarriesPhi(t *testing.T) {
+	// Two players alike in coverage and similarity; only the second one's
+	// root has a question-relevant path to the document.
+	nodes := [][]int{{0, 1}, {2, 3}}
+	in := []bool{true, false, true, false}
+	best := []float64{0.5, 0.5}
+	paper := NewGame(0.5, 4, nodes, in, best).ShapleyExact()
+	if math.Abs(paper[0]-paper[1]) > 1e-12 {
+		t.Fatalf("paper: phi %v, want equal", paper)
+	}
+	g := NewGame(0.5, 4, nodes, in, best).WithPathRelevance(0.5, []float64{0.1, 0.8})
+	phi := g.ShapleyExact()
+	if !(phi[1] > phi[0]) {
+		t.Fatalf("phi %v: the player with the relevant path must carry more", phi)
+	}
+	// rel = max: v(1)=0.5*0.5+0.05, v(2)=0.25+0.4, v(12)=0.25+0.4;
+	// phi1 = (v1 + v12 - v2)/2 = 0.15, phi2 = (v2 + v12 - v1)/2 = 0.5.
+	if math.Abs(phi[0]-0.15) > 1e-12 || math.Abs(phi[1]-0.5) > 1e-12 {
+		t.Fatalf("phi %v, want [0.15 0.5]", phi)
+	}
+}
