@@ -212,32 +212,24 @@ func (d *ContextDictionary) content(form string) (n, freq int) {
 func (d *ContextDictionary) Candidates(text string) ([]Token, []SpanCandidates) {
 	toks := Tokenize(text)
 	var out []SpanCandidates
-	for i := range toks {
-		var b strings.Builder
-		for n := 0; n < MaxMentionTokens && i+n < len(toks); n++ {
-			if n > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(toks[i+n].Norm)
-			f := b.String()
-			if !Linkable(f) {
-				continue
-			}
-			cs := d.Exact[f]
-			if len(cs) == 0 {
-				cs = d.Derived[f]
-			}
-			if len(cs) == 0 {
-				cs = d.Derived[Fold(f)]
-			}
-			if len(cs) == 0 {
-				continue
-			}
-			sc := SpanCandidates{I: i, N: n + 1, Form: f, Cands: cs}
-			sc.Content, sc.NameFreq = d.content(f)
-			out = append(out, sc)
+	eachSpan(toks, func(i, n int, f string) {
+		if !Linkable(f) {
+			return
 		}
-	}
+		cs := d.Exact[f]
+		if len(cs) == 0 {
+			cs = d.Derived[f]
+		}
+		if len(cs) == 0 {
+			cs = d.Derived[Fold(f)]
+		}
+		if len(cs) == 0 {
+			return
+		}
+		sc := SpanCandidates{I: i, N: n + 1, Form: f, Cands: cs}
+		sc.Content, sc.NameFreq = d.content(f)
+		out = append(out, sc)
+	})
 	return toks, out
 }
 

@@ -87,6 +87,19 @@ func Linkable(form string) bool {
 func Spans(text string) (toks []Token, forms []string) {
 	toks = Tokenize(text)
 	seen := map[string]bool{}
+	eachSpan(toks, func(_, _ int, f string) {
+		if !seen[f] && Linkable(f) {
+			seen[f] = true
+			forms = append(forms, f)
+		}
+	})
+	return toks, forms
+}
+
+// eachSpan calls f for every run of 1..MaxMentionTokens tokens starting at
+// token i, n tokens long, with its normalised form, leftmost first and, from
+// one start, shortest first: the one enumeration of mention candidates.
+func eachSpan(toks []Token, f func(i, n int, form string)) {
 	for i := range toks {
 		var b strings.Builder
 		for n := 0; n < MaxMentionTokens && i+n < len(toks); n++ {
@@ -94,14 +107,9 @@ func Spans(text string) (toks []Token, forms []string) {
 				b.WriteByte(' ')
 			}
 			b.WriteString(toks[i+n].Norm)
-			f := b.String()
-			if !seen[f] && Linkable(f) {
-				seen[f] = true
-				forms = append(forms, f)
-			}
+			f(i, n, b.String())
 		}
 	}
-	return toks, forms
 }
 
 // Resolve picks mentions from the candidates found for text's forms (as
@@ -115,26 +123,19 @@ func Resolve(text string, toks []Token, cands map[string][]Candidate) []Mention 
 		best Candidate
 	}
 	var spans []span
-	for i := range toks {
-		var b strings.Builder
-		for n := 0; n < MaxMentionTokens && i+n < len(toks); n++ {
-			if n > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(toks[i+n].Norm)
-			cs := cands[b.String()]
-			if len(cs) == 0 || !Linkable(b.String()) {
-				continue
-			}
-			best := cs[0]
-			for _, c := range cs[1:] {
-				if better(c, best) {
-					best = c
-				}
-			}
-			spans = append(spans, span{i: i, n: n + 1, best: best})
+	eachSpan(toks, func(i, n int, f string) {
+		cs := cands[f]
+		if len(cs) == 0 || !Linkable(f) {
+			return
 		}
-	}
+		best := cs[0]
+		for _, c := range cs[1:] {
+			if better(c, best) {
+				best = c
+			}
+		}
+		spans = append(spans, span{i: i, n: n + 1, best: best})
+	})
 	sort.Slice(spans, func(a, b int) bool {
 		if spans[a].n != spans[b].n {
 			return spans[a].n > spans[b].n
