@@ -227,7 +227,11 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
+	// Wait until the drain has begun (a fixed sleep raced it on a loaded
+	// machine: a request sent before the signal was handled got 200).
+	for end := time.Now().Add(10 * time.Second); !strings.Contains(p.logs.String(), `"msg":"draining: new requests get 503"`) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	// New requests while draining: 503 with Retry-After (or a refused
 	// connection once the listener has closed).
 	drained := 0
