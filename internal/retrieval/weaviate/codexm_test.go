@@ -1,7 +1,6 @@
 package weaviate
 
 import (
-	"bufio"
 	"context"
 	"encoding/gob"
 	"encoding/json"
@@ -12,6 +11,8 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/bench"
 
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
@@ -83,7 +84,7 @@ func readFixture(tb testing.TB, dataset string, encode bool) (*codexm, error) {
 	if err != nil {
 		return nil, err
 	}
-	qs, err := readQuestions(filepath.Join(qdir, "dev.jsonl"))
+	qs, err := bench.ReadQuestions(filepath.Join(qdir, "dev.jsonl"), 0) // the question text only: the rest is gold
 	if err != nil {
 		return nil, err
 	}
@@ -92,29 +93,6 @@ func readFixture(tb testing.TB, dataset string, encode bool) (*codexm, error) {
 		tb.Logf("%s: %v", dataset, err)
 	}
 	return c, nil
-}
-
-// readQuestions reads only the question text of each kgqa line: everything
-// else in the file is gold data.
-func readQuestions(path string) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
-	for n := 1; sc.Scan(); n++ {
-		var q struct {
-			Question string `json:"question"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil || q.Question == "" {
-			return nil, fmt.Errorf("%s:%d: no question (%v)", path, n, err)
-		}
-		out = append(out, q.Question)
-	}
-	return out, sc.Err()
 }
 
 type vectorCache struct {
