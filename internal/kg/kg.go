@@ -3,7 +3,10 @@
 // process, neo4jkg on Neo4j). It imports no backend.
 package kg
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Entity is a Wikidata item.
 type Entity struct {
@@ -126,4 +129,23 @@ type Graph interface {
 // Pinger is implemented by backends that can report their health.
 type Pinger interface {
 	Ping(ctx context.Context) error
+}
+
+// CleanAliases is the aliases of an entity labelled label, from lists in
+// order of preference: trimmed, empties, the label and exact duplicates
+// dropped, first occurrence kept. Every loader cleans aliases this way.
+func CleanAliases(label string, lists ...[]string) []string {
+	var out []string
+	seen := map[string]bool{label: true}
+	for _, as := range lists {
+		for _, a := range as {
+			a = strings.TrimSpace(a)
+			if a == "" || seen[a] {
+				continue
+			}
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -200,7 +200,7 @@ func parseObject(s *scanner, f *Filter) (Entity, seenKeys, error) {
 	}
 	e.Label = first(labels)
 	e.Description = first(descs)
-	e.Aliases = mergeAliases(e.Label, aliases)
+	e.Aliases = kg.CleanAliases(e.Label, aliases...)
 	e.Claims = truthy(claims)
 	return e, k, nil
 }
@@ -294,22 +294,6 @@ func first(vs []string) string {
 		}
 	}
 	return ""
-}
-
-func mergeAliases(label string, per [][]string) []string {
-	var out []string
-	seen := map[string]bool{label: true}
-	for _, as := range per {
-		for _, a := range as {
-			a = strings.TrimSpace(a)
-			if a == "" || seen[a] {
-				continue
-			}
-			seen[a] = true
-			out = append(out, a)
-		}
-	}
-	return out
 }
 
 func truthy(claims map[string][]candidate) []Claim {

@@ -194,7 +194,7 @@ func refParse(line []byte, f *Filter) (Entity, error) {
 	}
 	e.Label = first(labels)
 	e.Description = first(descs)
-	e.Aliases = mergeAliases(e.Label, aliases)
+	e.Aliases = kg.CleanAliases(e.Label, aliases...)
 	e.Claims = truthy(claims)
 	return e, nil
 }

@@ -176,24 +176,9 @@ func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, s
 		if label == "" {
 			label = l.QID
 		}
-		ents[l.QID] = kg.Entity{QID: l.QID, Label: label, Aliases: cleanAliases(label, l.Aliases), Description: l.Description}
+		ents[l.QID] = kg.Entity{QID: l.QID, Label: label, Aliases: kg.CleanAliases(label, l.Aliases), Description: l.Description}
 		st.EntitiesLoaded++
 	})
-}
-
-// cleanAliases trims, drops empties and exact duplicates, keeps order.
-func cleanAliases(label string, in []string) []string {
-	seen := map[string]bool{label: true}
-	var out []string
-	for _, a := range in {
-		a = strings.TrimSpace(a)
-		if a == "" || seen[a] {
-			continue
-		}
-		seen[a] = true
-		out = append(out, a)
-	}
-	return out
 }
 
 func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
