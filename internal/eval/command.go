@@ -42,7 +42,7 @@ func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
 	fs.StringVar(&f.reader.BaseURL, "reader-url", reader.BaseURL, "OpenAI-compatible base URL of a generator for EM/F1 (env DMAR_READER_BASE_URL); unset: no end-to-end metrics")
 	fs.StringVar(&f.reader.Model, "reader-model", reader.Model, "generator model name (env DMAR_READER_MODEL)")
 	fs.IntVar(&f.readerK, "reader-k", 5, "documents the generator reads")
-	fs.StringVar(&f.linking, "linking", "", "entity linking of the DMAR systems: exact (the method's, default) or context (opt-in: derived forms, confidence, filter); kgqa reports linking P/R/F1 either way")
+	fs.StringVar(&f.linking, "linking", "", "entity linking of every DMAR system, overriding each system's own (dmar: context, dmar-paper: exact): exact or context; kgqa reports linking P/R/F1 either way")
 	fs.BoolVar(&f.skipMissing, "skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
 }
 

@@ -37,11 +37,14 @@ func TestFlagsPrepare(t *testing.T) {
 	if err != nil || len(ds.Questions) == 0 || len(sys) != 2 || filepath.Ext(corpus) != ".jsonl" {
 		t.Fatalf("ds %v, systems %v, corpus %q, err %v", ds != nil, sys, corpus, err)
 	}
-	if o := sys[1].Options; o.Linking != "" {
-		t.Errorf("default linking %q, want unset (exact)", o.Linking)
+	if o := sys[1].Options; o.Linking != "context" {
+		t.Errorf("dmar's linking %q, want its own (context)", o.Linking)
 	}
-	if _, sys, _, err := prepare("--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "dmar", "--linking", "context"); err != nil || sys[0].Options.Linking != "context" {
-		t.Fatalf("--linking context: %v, %v", sys, err)
+	if _, sys, _, err := prepare("--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "dmar-paper,dmar,dmar-no-link-filter"); err != nil || sys[0].Options.Linking != "" || sys[2].Options.Linking != "exact" {
+		t.Fatalf("dmar-paper and dmar-no-link-filter link exactly: %v, %v", sys, err)
+	}
+	if _, sys, _, err := prepare("--dataset", "hotpotqa:testdata/hotpot", "--out", "o", "--systems", "dmar-paper,dmar", "--linking", "exact"); err != nil || sys[0].Options.Linking != "exact" || sys[1].Options.Linking != "exact" {
+		t.Fatalf("--linking exact overrides every system's: %v, %v", sys, err)
 	}
 	if c, err := CorpusFor(ds, t.TempDir(), "mine.jsonl"); c != "mine.jsonl" || err != nil {
 		t.Fatalf("CorpusFor with a corpus = %q, %v", c, err)

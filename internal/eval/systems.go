@@ -24,12 +24,15 @@ type System struct {
 func (s System) Baseline() bool { return s.Kind != "dmar" }
 
 // SystemNames are the systems a run runs by default, in report order.
-var SystemNames = []string{"bm25", "dense", "hybrid", "dmar", "dmar-no-reform", "dmar-no-kg", "dmar-m1", "dmar-fixed-gate", "dmar-ged", "dmar-mc50"}
+// dmar is the question-aware method (pipeline.Options.QuestionAware) and its
+// ablations start from it; dmar-paper is DMAR-SPEC.md's method.
+var SystemNames = []string{"bm25", "dense", "hybrid", "kg-walk", "dmar-paper", "dmar", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate", "dmar-no-reform", "dmar-no-kg", "dmar-m1", "dmar-ged", "dmar-mc50"}
 
-// GraphSystemNames are the graph channel's systems (beyond the paper), run
-// only when named: kg-walk and dmar-graph, their sweep variants
-// (graphVariant), and dmar-paper, the paper's method under its own name.
-var GraphSystemNames = []string{"kg-walk", "dmar-paper", "dmar-graph"}
+// GraphSystemNames are the graph channel's sweep systems (beyond the
+// paper), run only when named: dmar-graph (the first channel setting: one
+// hop, linked roots only, graph_boost 10) and the sweep variants of it and
+// of kg-walk (graphVariant).
+var GraphSystemNames = []string{"dmar-graph"}
 
 // PathSystemNames are the question-conditioned utility's systems (beyond the
 // paper), run only when named: dmar and dmar-graph with utility path, and
@@ -75,7 +78,8 @@ func withGraph(o pipeline.Options) pipeline.Options {
 
 // graphVariant parses a sweep variant of kg-walk or dmar-graph: the name,
 // then any of -hN (graph_recall), -kN (graph_recall_k), -wX (graph_weight),
-// -bX (graph_boost), -dir (directed relation texts), e.g. dmar-graph-h2-b3.
+// -bX (graph_boost), -rN (graph_roots), -pX (path_prior), -dir (directed
+// relation texts), e.g. dmar-graph-h2-b3.
 // The options are validated with the system's.
 func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Options, ok bool) {
 	for _, k := range []string{"kg-walk", "dmar-graph"} {
@@ -97,6 +101,10 @@ func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Op
 				o.GraphWeight, err = strconv.ParseFloat(t[1:], 64)
 			case len(t) > 1 && t[0] == 'b':
 				o.GraphBoost, err = strconv.ParseFloat(t[1:], 64)
+			case len(t) > 1 && t[0] == 'r':
+				o.GraphRoots, err = strconv.Atoi(t[1:])
+			case len(t) > 1 && t[0] == 'p':
+				o.PathPrior, err = strconv.ParseFloat(t[1:], 64)
 			default:
 				return "", o, false
 			}
@@ -112,12 +120,17 @@ func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Op
 	return "", o, false
 }
 
-// Systems builds the named systems. base is the DMAR configuration the
-// ablations start from; its K is raised to kmax (and P with it) so that
-// every system returns kmax documents.
+// Systems builds the named systems. base is the paper's configuration
+// (dmar-paper); dmar and its ablations start from base.QuestionAware(). A
+// Linking set in base (eval --linking) overrides every system's but
+// dmar-no-link-filter's. K is raised to kmax (and P with it) so that every
+// system returns kmax documents.
 func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]System, error) {
 	base.K = kmax
 	base.P = max(base.P, kmax)
+	linking := base.Linking
+	paper := base
+	base = base.QuestionAware()
 	var out []System
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -135,12 +148,18 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			s.Kind, s.Alpha = n, alpha
 		case "dmar":
 		case "dmar-paper":
-			s.Ablates = "the paper's method (today's default options; the same as dmar)"
+			o, s.Ablates = paper, "the paper's method (DMAR-SPEC.md; the service's default options)"
 		case "kg-walk":
-			s.Kind, o = n, withGraph(o)
-			s.Ablates = fmt.Sprintf("graph channel alone: documents of the entities %d hop(s) from Q's linked entities, ranked by path relevance + %.2f x cos(Q, D); no linked entity ranks nothing", o.GraphRecall, o.GraphWeight)
+			s.Kind = n
+			s.Ablates = fmt.Sprintf("graph channel alone: documents of the entities %d hop(s) from Q's linked entities and the top %d stage-1 document(s)' entities, ranked by path relevance + %.2f x cos(Q, D); no root ranks nothing", o.GraphRecall, o.GraphRoots, o.GraphWeight)
+		case "dmar-no-graph-recall":
+			o.GraphRecall, s.Ablates = 0, "no graph channel (BM25 recall only, as the paper)"
+		case "dmar-no-path-relevance":
+			o.GraphRelations, s.Ablates = "none", "graph channel ranked by cos(Q, D) alone, not by the relations' question relevance"
+		case "dmar-no-link-filter":
+			o.Linking, s.Ablates = "exact", "exact linking (the paper's), no context linker"
 		case "dmar-graph":
-			o = withGraph(o)
+			o = withGraph(paper)
 			s.Ablates = fmt.Sprintf("dmar with graph recall: %d hop(s), %d documents into both searches, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
 		case "dmar-no-reform":
 			o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
@@ -155,17 +174,20 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "dmar-mc50":
 			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 		default:
-			if po, ok := pathVariant(n, o); ok {
+			if po, ok := pathVariant(n, paper); ok {
 				o = po
 				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.EffectivePathWeight(), o.GraphRecall)
 				break
 			}
-			kind, vo, ok := graphVariant(n, o)
+			kind, vo, ok := graphVariant(n, paper)
 			if !ok {
 				return nil, fmt.Errorf("unknown system %q (known: %s, %s, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
+		}
+		if linking != "" && n != "dmar-no-link-filter" {
+			o.Linking = linking
 		}
 		if s.Kind == "dmar" || s.Kind == "kg-walk" {
 			if err := o.Validate(); err != nil {

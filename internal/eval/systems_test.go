@@ -9,7 +9,8 @@ import (
 )
 
 func TestGraphSystems(t *testing.T) {
-	ss, err := Systems([]string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5"}, pipeline.Defaults(), 20, 0.5)
+	names := []string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate"}
+	ss, err := Systems(names, pipeline.Defaults(), 20, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,14 +18,30 @@ func TestGraphSystems(t *testing.T) {
 	for _, s := range ss {
 		by[s.Name] = s
 	}
-	if !reflect.DeepEqual(by["dmar"].Options, by["dmar-paper"].Options) || by["dmar-paper"].Kind != "dmar" {
-		t.Error("dmar-paper is not today's dmar")
+	paper := pipeline.Defaults()
+	paper.K, paper.P = 20, 20
+	if !reflect.DeepEqual(*by["dmar-paper"].Options, paper) || by["dmar-paper"].Kind != "dmar" {
+		t.Errorf("dmar-paper is not the paper's options: %+v", by["dmar-paper"].Options)
 	}
-	if by["dmar"].Options.GraphRecall != 0 {
-		t.Error("dmar has the graph channel on")
+	qa := paper.QuestionAware()
+	if !reflect.DeepEqual(*by["dmar"].Options, qa) || qa.GraphRecall == 0 || qa.GraphRoots == 0 || qa.Linking != "context" {
+		t.Errorf("dmar is not the question-aware method: %+v", by["dmar"].Options)
 	}
-	if s := by["kg-walk"]; s.Kind != "kg-walk" || !s.Baseline() || s.Options.GraphRecall != graphHops {
-		t.Errorf("kg-walk: %+v", s)
+	// Each ablation changes exactly its part of dmar.
+	for name, mod := range map[string]func(*pipeline.Options){
+		"dmar-no-graph-recall":   func(o *pipeline.Options) { o.GraphRecall = 0 },
+		"dmar-no-path-relevance": func(o *pipeline.Options) { o.GraphRelations = "none" },
+		"dmar-no-link-filter":    func(o *pipeline.Options) { o.Linking = "exact" },
+		"dmar-fixed-gate":        func(o *pipeline.Options) { o.Gate = "fixed" },
+	} {
+		want := qa
+		mod(&want)
+		if !reflect.DeepEqual(*by[name].Options, want) || by[name].Baseline() {
+			t.Errorf("%s: %+v, want %+v", name, by[name].Options, want)
+		}
+	}
+	if s := by["kg-walk"]; s.Kind != "kg-walk" || !s.Baseline() || !reflect.DeepEqual(*s.Options, qa) {
+		t.Errorf("kg-walk does not walk dmar's channel: %+v", s)
 	}
 	if s := by["dmar-graph"]; s.Kind != "dmar" || s.Options.GraphRecall != graphHops || s.Options.GraphBoost != graphBoost {
 		t.Errorf("dmar-graph: %+v", s)

@@ -71,37 +71,15 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 		r.trace.fallback("graph_recall_unavailable", what+" failed, the graph channel adds nothing: "+err.Error())
 		return graphChannel{paths: map[string]GraphPath{}}, nil
 	}
-	subs, err := r.p.cfg.Graph.Subgraphs(ctx, roots, kg.SubgraphParams{Hops: o.GraphRecall, MaxNodes: graphMaxNodes, HubDegree: o.HubDegree})
+	subs, err := r.p.ChannelSubgraphs(ctx, roots, o.GraphRecall, o.HubDegree)
 	if err != nil {
 		return fail("subgraph extraction", err)
 	}
-	// The subgraph rule never expands a hub, the root included; the channel
-	// still walks a hub query entity's own neighbours: one hop (its edges
-	// only, so no path goes on through a neighbour whose degree is unknown
-	// here), capped.
-	var hubRoots []string
-	for _, q := range roots {
-		if sg, ok := subs[q]; ok && len(sg.Nodes) > 0 && sg.Nodes[0].Hub {
-			hubRoots = append(hubRoots, q)
-		}
+	prior, err := r.stepPrior(ctx, qvec)
+	if err != nil {
+		return graphChannel{}, err
 	}
-	if len(hubRoots) > 0 {
-		more, err := r.p.cfg.Graph.Subgraphs(ctx, hubRoots, kg.SubgraphParams{Hops: 1, MaxNodes: graphMaxNodes, HubDegree: HubDegreeRange.Max})
-		if err != nil {
-			return fail("subgraph extraction", err)
-		}
-		for q, sg := range more {
-			star := sg.Edges[:0:0]
-			for _, e := range sg.Edges {
-				if e.From == q || e.To == q {
-					star = append(star, e)
-				}
-			}
-			sg.Edges = star
-			subs[q] = sg
-		}
-	}
-	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, roots, subs, o.GraphRecall)
+	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, roots, subs, o.GraphRecall, prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graphChannel{}, ctx.Err()
@@ -130,6 +108,9 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 		}
 		p := byID[d.ID]
 		gp := GraphPath{Path: p.String(), Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+		if o.GraphRelations == "none" {
+			gp.Score = 0 // the ablation: the document's cosine alone ranks
+		}
 		if len(d.Vector) > 0 {
 			gp.Score += o.GraphWeight * cosine(qvec, d.Vector)
 		}
@@ -152,6 +133,42 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 		ch.hits = ch.hits[:o.GraphRecallK]
 	}
 	return ch, nil
+}
+
+// ChannelSubgraphs are the subgraphs the graph channel walks from roots:
+// hops deep, hubs (above hubDegree) kept but never expanded. The subgraph
+// rule never expands a hub, the root included; the channel still walks a
+// hub query entity's own neighbours: one hop (its edges only, so no path
+// goes on through a neighbour whose degree is unknown here), capped.
+func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {
+	subs, err := p.cfg.Graph.Subgraphs(ctx, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
+	if err != nil {
+		return nil, err
+	}
+	var hubRoots []string
+	for _, q := range roots {
+		if sg, ok := subs[q]; ok && len(sg.Nodes) > 0 && sg.Nodes[0].Hub {
+			hubRoots = append(hubRoots, q)
+		}
+	}
+	if len(hubRoots) == 0 {
+		return subs, nil
+	}
+	more, err := p.cfg.Graph.Subgraphs(ctx, hubRoots, kg.SubgraphParams{Hops: 1, MaxNodes: graphMaxNodes, HubDegree: HubDegreeRange.Max})
+	if err != nil {
+		return nil, err
+	}
+	for q, sg := range more {
+		star := sg.Edges[:0:0]
+		for _, e := range sg.Edges {
+			if e.From == q || e.To == q {
+				star = append(star, e)
+			}
+		}
+		sg.Edges = star
+		subs[q] = sg
+	}
+	return subs, nil
 }
 
 // filterOf is the request's filter as a predicate on documents.
@@ -239,14 +256,24 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("encode query: %w", err)
 	}
-	ms, err := p.cfg.Graph.Link(ctx, query)
+	ms, err := r.linkWith(ctx, vecs[0])
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("link: %w", err)
 	}
-	ch, err := r.graphRecall(ctx, vecs[0], kg.QIDs(ms))
+	var hits []retrieval.Hit
+	if opts.GraphRoots > 0 {
+		q1 := retrieval.Query{Mode: retrieval.BM25, Text: query, Limit: opts.GraphRoots, Filter: opts.Filter}
+		if opts.Stage1 == "hybrid" {
+			q1.Mode, q1.Vector, q1.Alpha, q1.Fusion = retrieval.Hybrid, vecs[0], opts.Stage1Alpha, opts.Fusion
+		}
+		if hits, err = p.cfg.Index.Search(ctx, q1); err != nil {
+			return nil, fmt.Errorf("stage 1 search: %w", err)
+		}
+	}
+	ch, err := r.graphRecall(ctx, vecs[0], channelRoots(kg.QIDs(ms), hits, opts.GraphRoots))
 	if err != nil {
 		return nil, err
 	}
@@ -269,4 +296,47 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	res.Fallbacks = r.trace.fallbacks
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
 	return res, nil
+}
+
+// stepPrior is the learned relation prior for Q weighted by path_prior, or
+// nil when path_prior is 0 or no prior model is loaded (then path relevance
+// is the cosine alone, and the response says so). A model failure fails the
+// request, as any model failure does.
+func (r request) stepPrior(ctx context.Context, qvec []float32) (map[pathrel.StepKey]float64, error) {
+	if r.opts.PathPrior == 0 {
+		return nil, nil
+	}
+	if r.p.cfg.RelPrior == nil {
+		if !r.trace.hasFallback("path_prior_unavailable") {
+			r.trace.fallback("path_prior_unavailable", "no relation prior model is loaded: path relevance is the cosine alone")
+		}
+		return nil, nil
+	}
+	pr, err := r.p.cfg.RelPrior.Prior(ctx, qvec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("relation prior: %w", err)
+	}
+	for k, v := range pr {
+		pr[k] = r.opts.PathPrior * v
+	}
+	return pr, nil
+}
+
+// channelRoots are the graph channel's roots: Q's linked entities, then the
+// documents of the first graph_roots search hits (a document's ID is its
+// entity's QID in the entity-page corpora; other IDs are unknown to the
+// graph and walk nowhere), each once.
+func channelRoots(linked []string, hits []retrieval.Hit, n int) []string {
+	out := append([]string(nil), linked...)
+	seen := set(linked)
+	for i := 0; i < len(hits) && i < n; i++ {
+		if id := hits[i].Doc.ID; !seen[id] && kg.ValidQID(id) {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }

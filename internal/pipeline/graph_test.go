@@ -9,6 +9,8 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
 // With graph_recall 0 the other graph options change nothing: the channel is
@@ -154,7 +156,11 @@ func TestGraphOptionsValidated(t *testing.T) {
 		{func(o *pipeline.Options) { o.GraphRecallK = 0 }, "graph_recall_k"},
 		{func(o *pipeline.Options) { o.GraphRecallK = 501 }, "graph_recall_k"},
 		{func(o *pipeline.Options) { o.GraphWeight = 1.5 }, "graph_weight"},
-		{func(o *pipeline.Options) { o.GraphBoost = 11 }, "graph_boost"},
+		{func(o *pipeline.Options) { o.GraphBoost = 101 }, "graph_boost"},
+		{func(o *pipeline.Options) { o.GraphBoost = -1 }, "graph_boost"},
+		{func(o *pipeline.Options) { o.GraphRoots = 11 }, "graph_roots"},
+		{func(o *pipeline.Options) { o.GraphRoots = -1 }, "graph_roots"},
+		{func(o *pipeline.Options) { o.PathPrior = 5.5 }, "path_prior"},
 		{func(o *pipeline.Options) { o.GraphRelations = "both" }, "graph_relations"},
 	} {
 		o := p.Defaults()
@@ -165,4 +171,97 @@ func TestGraphOptionsValidated(t *testing.T) {
 			t.Errorf("error %v, want one naming %q", err, c.field)
 		}
 	}
+}
+
+// With graph_roots, the entity of the top stage-1 document is a root too:
+// a query the linker finds nothing in still walks from the page that the
+// search found first.
+func TestGraphRootsWalkFromTheTopDocument(t *testing.T) {
+	p := newPipeline(t, nil)
+	g, _ := film(t)
+	const q = "nolan films directed"
+	if ms, err := g.Link(context.Background(), q); err != nil || len(ms) != 0 {
+		t.Fatalf("the test query must link to nothing, got %v, %v", ms, err)
+	}
+	o := p.Defaults()
+	o.GraphRecall, o.GraphRecallK = 1, 10
+	off, err := p.GraphWalk(context.Background(), q, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(off.Results) != 0 {
+		t.Fatalf("graph_roots 0: %d results from a query with no entity, want 0", len(off.Results))
+	}
+	o.GraphRoots = 1
+	on, err := p.GraphWalk(context.Background(), q, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := p.Index().Search(context.Background(), retrievalBM25(q, 1))
+	if err != nil || len(hits) != 1 {
+		t.Fatalf("search: %v, %v", hits, err)
+	}
+	top := hits[0].Doc.ID
+	if len(on.Results) == 0 {
+		t.Fatalf("graph_roots 1: no results; the top document %s should be a root", top)
+	}
+	for _, d := range on.Results {
+		if gp := d.Breakdown.Graph; gp == nil || gp.Steps[0].From != top {
+			t.Fatalf("result %s's path %+v does not start at the top document's entity %s", d.ID, d.Breakdown.Graph, top)
+		}
+	}
+}
+
+// stepPrior: the prior's weight scales each step's relevance, so a strong
+// prior on one relation brings its documents to the top of the channel.
+type onePrior struct{ key string }
+
+func (p onePrior) Prior(_ context.Context, _ []float32) (map[pathrel.StepKey]float64, error) {
+	return map[pathrel.StepKey]float64{{PID: p.key}: 1, {PID: p.key, Backward: true}: 1}, nil
+}
+
+func TestPathPriorRanksItsRelationFirst(t *testing.T) {
+	// The relations on the paths to the documents the channel reaches.
+	base := newPipeline(t, nil)
+	o := base.Defaults()
+	o.GraphRecall, o.GraphRecallK = 1, 500
+	all, err := base.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pids := map[string]bool{}
+	for _, d := range all.Results {
+		pids[d.Breakdown.Graph.Steps[0].PID] = true
+	}
+	if len(pids) < 2 {
+		t.Fatalf("the test needs two relations around the query entities, got %v", pids)
+	}
+	for pid := range pids {
+		p := newPipeline(t, func(c *pipeline.Config) { c.RelPrior = onePrior{pid} })
+		o := p.Defaults()
+		o.GraphRecall, o.GraphRecallK, o.PathPrior = 1, 3, 5
+		r, err := p.GraphWalk(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Results) == 0 || r.Results[0].Breakdown.Graph.Steps[0].PID != pid {
+			t.Fatalf("prior on %s: top result's path %+v does not use it", pid, r.Results[0].Breakdown.Graph)
+		}
+		if hasFallback(r, "path_prior_unavailable") {
+			t.Fatal("path_prior_unavailable with a prior loaded")
+		}
+	}
+	o = base.Defaults()
+	o.GraphRecall, o.PathPrior = 1, 1
+	r, err := base.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !hasFallback(r, "path_prior_unavailable") {
+		t.Fatalf("no prior loaded: fallbacks %v, want path_prior_unavailable", fallbackNames(r))
+	}
+}
+
+func retrievalBM25(q string, n int) retrieval.Query {
+	return retrieval.Query{Mode: retrieval.BM25, Text: q, Limit: n}
 }

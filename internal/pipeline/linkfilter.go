@@ -31,6 +31,12 @@ func (r request) linkWith(ctx context.Context, qvec []float32) ([]kg.Mention, er
 	return kg.ResolveConfident(r.query, toks, spans, r.entityContext(ctx, qvec, kg.CandidateQIDs(spans)), kg.DefaultConfidenceParams()), nil
 }
 
+// LinkQuery links query as a retrieval with opts does; qvec is enc(query)
+// (needed by linking=context).
+func (p *Pipeline) LinkQuery(ctx context.Context, query string, qvec []float32, opts Options) ([]kg.Mention, error) {
+	return p.newRequest(query, opts).linkWith(ctx, qvec)
+}
+
 // entityContext is the cosine between qvec and the document vector of each
 // entity among qids that the index holds a document for (documents are
 // keyed by QID). An index error leaves the context out.

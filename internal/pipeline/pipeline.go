@@ -52,9 +52,12 @@ type Config struct {
 	Encoder scoring.Encoder
 	GNN     scoring.GraphEncoder // nil: structure "gnn" falls back to "ged"
 	Gate    scoring.Gate         // learned gate; nil: the fixed gate
-	Chat    Reformulator         // nil: reformulator "chat" falls back to builtin
-	Metrics Metrics
-	Logger  *slog.Logger
+	// RelPrior is the learned question -> relation prior (option
+	// path_prior); nil: path relevance is the cosine alone.
+	RelPrior pathrel.Prior
+	Chat     Reformulator // nil: reformulator "chat" falls back to builtin
+	Metrics  Metrics
+	Logger   *slog.Logger
 	// CacheSize bounds the subgraph/embedding cache (entries); CacheTTL lets
 	// a changing graph (Neo4j) be seen again.
 	CacheSize int

@@ -115,8 +115,12 @@ func (r request) pathRelevance(ctx context.Context, qvec []float32, qsubs []*ent
 	rels := r.p.relations(r.opts.GraphRelations == "directed")
 	hops := min(r.opts.Hops, 2)
 	out := make([]map[string]float64, len(qsubs))
+	prior, err := r.stepPrior(ctx, qvec)
+	if err != nil {
+		return nil, err
+	}
 	for j, q := range qsubs {
-		paths, err := rels.Reach(ctx, qvec, []string{q.sg.Root}, map[string]kg.Subgraph{q.sg.Root: q.sg}, hops)
+		paths, err := rels.Reach(ctx, qvec, []string{q.sg.Root}, map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

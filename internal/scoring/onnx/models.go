@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
 // ModelsConfig says which models to open, and on which runtime.
@@ -19,6 +20,9 @@ type ModelsConfig struct {
 	// looked up from the working directory up (the repository root), and
 	// empty turns the model off.
 	GNN, Gate string
+	// RelPrior is the question -> relation prior (RelPriorModelFile looked
+	// up like them); empty turns it off.
+	RelPrior string
 }
 
 // Models are the runtime's sentence encoder (for queries, and truncated for
@@ -26,13 +30,15 @@ type ModelsConfig struct {
 // pipeline then uses the GED heuristic or fixed weights and says so in
 // every response's fallbacks.
 type Models struct {
-	Encoder    *Encoder // queries (query prefix)
-	DocEncoder *Encoder // documents at load time (same session, truncated, passage prefix)
-	GNN        scoring.GraphEncoder
-	Gate       scoring.Gate
-	gnnPath    string
-	gatePath   string
-	closers    []func() error
+	Encoder      *Encoder // queries (query prefix)
+	DocEncoder   *Encoder // documents at load time (same session, truncated, passage prefix)
+	GNN          scoring.GraphEncoder
+	Gate         scoring.Gate
+	RelPrior     pathrel.Prior // nil: option path_prior falls back to the cosine alone
+	gnnPath      string
+	gatePath     string
+	relPriorPath string
+	closers      []func() error
 }
 
 // Close frees the models' sessions.
@@ -58,7 +64,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, closers: []func() error{enc.Close}}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()
 		return nil, err
@@ -102,6 +108,40 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 		m.closers = append(m.closers, g.Close)
 		log.Info("gate loaded", "path", path, "version", g.Version())
 	}
+	return m.openRelPrior(rt, log)
+}
+
+// openRelPrior opens the relation prior; a missing default model or one
+// trained on another encoder's vectors is left off with a warning (the
+// option path_prior then says so per request).
+func (m *Models) openRelPrior(rt *Runtime, log *slog.Logger) error {
+	path := m.relPriorPath
+	if path == "" {
+		return nil
+	}
+	def := path == RelPriorModelFile
+	if def {
+		path = DefaultRelPriorPath()
+	}
+	if _, err := os.Stat(path); err != nil {
+		if !def {
+			return fmt.Errorf("relation prior model: %w (set --relprior, or --relprior '' to turn it off)", err)
+		}
+		log.Warn("relation prior model not found; option path_prior falls back to the cosine alone", "path", path)
+		return nil
+	}
+	p, err := NewRelPrior(rt, path)
+	if err != nil {
+		return err
+	}
+	if p.encoder != "" && p.encoder != m.Encoder.spec.Name {
+		p.Close()
+		log.Warn("relation prior trained on another encoder's vectors; left off", "path", path, "trained_on", p.encoder, "encoder", m.Encoder.spec.Name)
+		return nil
+	}
+	m.RelPrior = p
+	m.closers = append(m.closers, p.Close)
+	log.Info("relation prior loaded", "path", path, "version", p.Version())
 	return nil
 }
 

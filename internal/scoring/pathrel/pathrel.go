@@ -75,6 +75,20 @@ func Text(label, pid string, backward bool) string {
 	return label
 }
 
+// StepKey is a relation walked in a direction: Backward says against the
+// KG edge.
+type StepKey struct {
+	PID      string
+	Backward bool
+}
+
+// Prior is a learned question -> relation prior: for enc(Q), the
+// probability of each (relation, direction) step leading to the answer.
+// Steps it does not know are absent (probability 0).
+type Prior interface {
+	Prior(ctx context.Context, qvec []float32) (map[StepKey]float64, error)
+}
+
 // Relations embeds relation texts with an encoder and caches them by
 // (encoder version, PID, direction). It is safe for concurrent use.
 type Relations struct {
@@ -137,7 +151,10 @@ func (r *Relations) vectors(ctx context.Context, keys []relKey) (map[relKey][]fl
 // a two-hop path's is the mean of its two relations' cosines minus
 // TwoHopPenalty, and it never passes through a hub. The roots themselves are
 // not returned.
-func (r *Relations) Reach(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph, hops int) ([]Path, error) {
+//
+// prior, when not nil, is added to each step's cosine (already weighted by
+// the caller): a step's relevance is cos(q, relation) + prior[step].
+func (r *Relations) Reach(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph, hops int, prior map[StepKey]float64) ([]Path, error) {
 	if hops < 1 {
 		return nil, nil
 	}
@@ -173,7 +190,8 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, roots []string, s
 		if back {
 			to = e.From
 		}
-		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}]}
+		rv := rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}] + prior[StepKey{PID: e.PID, Backward: back}]
+		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: rv}
 	}
 	best := map[string]Path{}
 	offer := func(p Path) {

@@ -72,7 +72,7 @@ func byEntity(ps []Path) map[string]Path {
 func TestReachOneHop(t *testing.T) {
 	enc := &bagEncoder{vocab: vocab}
 	r := NewRelations(enc, false)
-	ps, err := r.Reach(context.Background(), vec("place birth"), []string{"A"}, graph(), 1)
+	ps, err := r.Reach(context.Background(), vec("place birth"), []string{"A"}, graph(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReachOneHop(t *testing.T) {
 
 func TestReachTwoHopsSkipsHubs(t *testing.T) {
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 2)
+	ps, err := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestReachTwoHopsSkipsHubs(t *testing.T) {
 func TestDirectedTextsAndCache(t *testing.T) {
 	enc := &bagEncoder{vocab: vocab}
 	r := NewRelations(enc, true)
-	ps, err := r.Reach(context.Background(), vec("spouse of"), []string{"A"}, graph(), 1)
+	ps, err := r.Reach(context.Background(), vec("spouse of"), []string{"A"}, graph(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestDirectedTextsAndCache(t *testing.T) {
 	if calls != 1 || texts != 8 {
 		t.Fatalf("%d calls, %d texts; want 1 call for 4 relations x 2 directions", calls, texts)
 	}
-	if _, err := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 2); err != nil {
+	if _, err := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if enc.calls != calls || enc.texts != texts {
@@ -143,11 +143,11 @@ func TestDirectedTextsAndCache(t *testing.T) {
 
 func TestReachUnknownRootAndZeroHops(t *testing.T) {
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), []string{"Z"}, graph(), 1)
+	ps, err := r.Reach(context.Background(), vec("country"), []string{"Z"}, graph(), 1, nil)
 	if err != nil || len(ps) != 0 {
 		t.Fatalf("unknown root: %v, %v", ps, err)
 	}
-	if ps, _ := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 0); len(ps) != 0 {
+	if ps, _ := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 0, nil); len(ps) != 0 {
 		t.Fatalf("hops 0: %v", ps)
 	}
 }
