@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -38,7 +39,13 @@ type BatchEncoder struct {
 	mu      sync.Mutex
 	pending []*batchItem
 	timer   *time.Timer // set while a batch waits for its window
+
+	calls, texts atomic.Int64 // batched model calls and the texts they held
 }
+
+// Stats reports how many model calls the batches made and how many texts
+// they held (texts/calls is the mean batch size).
+func (b *BatchEncoder) Stats() (calls, texts int64) { return b.calls.Load(), b.texts.Load() }
 
 type batchItem struct {
 	ctx   context.Context
@@ -148,6 +155,8 @@ func (b *BatchEncoder) run(batch []*batchItem, n int) {
 	for _, it := range batch {
 		texts = append(texts, it.texts...)
 	}
+	b.calls.Add(1)
+	b.texts.Add(int64(len(texts)))
 	vecs, err := b.Encoder.Encode(ctx, texts)
 	if err == nil && len(vecs) != len(texts) {
 		err = fmt.Errorf("batched encoder: %d vectors for %d texts", len(vecs), len(texts))

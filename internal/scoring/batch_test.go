@@ -92,6 +92,9 @@ func TestBatchEncoderMergesConcurrentCalls(t *testing.T) {
 	for err := range errc {
 		t.Error(err)
 	}
+	if calls, texts := b.Stats(); calls != int64(inner.calls.Load()) || texts != int64(callers+callers/3) {
+		t.Errorf("Stats: %d calls, %d texts; the model saw %d calls", calls, texts, inner.calls.Load())
+	}
 	if n := inner.calls.Load(); n >= callers/2 {
 		t.Errorf("%d model calls for %d callers: not batched", n, callers)
 	}
