@@ -11,10 +11,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/bench"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -118,10 +119,11 @@ func run(dir, snap string, rebuild, lean bool, nSeeds int, qfile string, nq int,
 			return err
 		}
 	}
-	qs, err := readQuestions(qfile, nq)
+	qs, err := bench.LoadQuestions(qfile, io.Discard)
 	if err != nil {
 		return err
 	}
+	qs = qs[:min(nq, len(qs))]
 	return linkBench(ctx, g, qs)
 }
 
@@ -249,29 +251,6 @@ func linkBench(ctx context.Context, g *memkg.Graph, qs []string) error {
 	fmt.Printf("link questions=%d linked=%d p50_ms=%.3f p95_ms=%.3f context_dictionary_build_s=%.1f candidates_p50_ms=%.3f candidates_p95_ms=%.3f\n",
 		len(qs), linked, stats.Percentile(lat, 50), stats.Percentile(lat, 95), first.Seconds(), stats.Percentile(clat, 50), stats.Percentile(clat, 95))
 	return nil
-}
-
-func readQuestions(path string, n int) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var qs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() && len(qs) < n {
-		var o struct {
-			Question string `json:"question"`
-		}
-		if json.Unmarshal(sc.Bytes(), &o) == nil && o.Question != "" {
-			qs = append(qs, o.Question)
-		}
-	}
-	if len(qs) == 0 {
-		return nil, fmt.Errorf("%s: no questions", path)
-	}
-	return qs, sc.Err()
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
