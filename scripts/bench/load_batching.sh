@@ -28,13 +28,15 @@ pid=
 stop() { [ -n "$pid" ] && { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }; pid=; }
 trap stop EXIT
 first=1
+i=0
 for run in ${RUNS:-base:0 new:0 new:2ms}; do
 	IFS=: read -r build window threads <<<"$run"
 	bin=bin/dmar
 	args=(--data "$data" --addr "127.0.0.1:$port" --log-level warn --pprof --pprof-addr "127.0.0.1:$pport")
 	if [ "$build" = base ]; then bin=bin/dmar-base; else args+=(--encoder-batch-window "$window"); fi
 	[ -n "$threads" ] && args+=(--threads "$threads")
-	name=${run//:/-}
+	i=$((i + 1))
+	name=$i-${run//:/-} # a configuration may run twice
 	"$bin" serve "${args[@]}" >"$out/serve-$name.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 1 900); do
