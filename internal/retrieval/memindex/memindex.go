@@ -76,6 +76,7 @@ type Index struct {
 	// property (title and text), or one for title + text when Classic.
 	dirty  bool
 	fields []field
+	norms  []float64 // each document vector's length, rebuilt with fields
 }
 
 type posting struct {
@@ -248,6 +249,12 @@ func (x *Index) ensureIndexed() {
 		return
 	}
 	x.fields = buildFields(x.docs, x.params.Classic)
+	// A search computed every document's norm again: a third of its
+	// cosine work.
+	x.norms = make([]float64, len(x.docs))
+	for i, d := range x.docs {
+		x.norms[i] = norm(d.Vector)
+	}
 	x.dirty = false
 }
 
@@ -267,7 +274,7 @@ func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 		if len(d.Vector) != len(v) {
 			return nil, errs.E(errs.Invalid, "search: query vector has %d dimensions, documents have %d", len(v), len(d.Vector))
 		}
-		dn := norm(d.Vector)
+		dn := x.norms[i]
 		if dn == 0 {
 			continue
 		}
