@@ -17,7 +17,9 @@
 //     random order. So the in-degree is heavy-tailed: with the defaults and
 //     20M edges the top entities get 10^5-10^6 edges, like "human" (Q5) or
 //     "United States" (Q30) in Wikidata, and most get a few;
-//   - no self-loops, no repeated (head, property, tail);
+//   - no self-loops, no repeated (head, property, tail): such draws are
+//     dropped, and the synthetic entities are sized with 15% to spare for
+//     them (enough from about 10^4 edges up; a run that falls short says so);
 //   - output: the KG bundle format (triples.tsv, entities.jsonl,
 //     relations.json) that dmar's embedded loader reads (and `dmar load kg`
 //     writes to Neo4j).
@@ -145,7 +147,11 @@ func (g gen) run() error {
 	// Tails are drawn from every synthetic entity, headed or not: the ones
 	// the loop did not reach still need their entity line.
 	for i := made; i < nSyn; i++ {
-		fmt.Fprintf(ew, "{\"qid\": %q, \"label\": %q}\n", synQID(i), synLabel(i))
+		label := synLabel(i)
+		if r.words[strings.ToLower(label)] {
+			return fmt.Errorf("synthetic label %q is a word of a real label", label)
+		}
+		fmt.Fprintf(ew, "{\"qid\": %q, \"label\": %q}\n", synQID(i), label)
 	}
 	if total < g.edges {
 		return fmt.Errorf("made %d edges of %d: raise -out-degree", total, g.edges)
