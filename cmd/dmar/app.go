@@ -144,6 +144,11 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 		x = retrieval.WithTimeout(w, "weaviate", d, be)
 	}
 	enc, gnn, gate := scoring.Timed(metrics, m.Encoder, m.GNN, m.Gate)
+	if w := a.cfg.Server.EncoderBatchWindow; a.serve && w > 0 {
+		// Concurrent requests' queries share encoder calls (serve only:
+		// other subcommands ask one question at a time).
+		enc = scoring.Batched(enc, scoring.BatchConfig{Window: w, MaxBatch: a.cfg.Models.EncoderBatch})
+	}
 	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log,
 		RelPrior:              m.RelPrior,
 		MaxShapleyEvaluations: int64(a.cfg.Server.MaxRequestCost)}

@@ -50,7 +50,8 @@ func TestBenchLoad(t *testing.T) {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "conc ") || !strings.HasPrefix(lines[1], "1 ") || !strings.HasPrefix(lines[2], "2 ") {
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "conc ") || !strings.HasPrefix(lines[1], "1 ") || !strings.HasPrefix(lines[2], "2 ") ||
+		!strings.HasPrefix(lines[4], "saturated_rps=") || !strings.HasSuffix(lines[4], " p99_under_1s_up_to=2") {
 		t.Fatalf("output:\n%s", stdout.String())
 	}
 	if f := strings.Fields(lines[1]); f[1] == "0" || f[2] != "0" {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/httpserve"
@@ -49,6 +50,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: m.Close}
 	if sc.Pprof {
 		c.PprofAddr = sc.PprofAddr
+		// Contention and blocking are what a load test needs to see.
+		runtime.SetMutexProfileFraction(10)
+		runtime.SetBlockProfileRate(int(time.Millisecond))
 	}
 	c.Started = func(addr net.Addr) {
 		log.Info("dmar serving", "addr", "http://"+addr.String(), "graph", a.cfg.Graph, "index", a.cfg.Index, "data", a.cfg.Data,

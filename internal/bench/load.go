@@ -159,14 +159,27 @@ func (l Load) Run(ctx context.Context, stdout io.Writer) error {
 	return os.WriteFile(filepath.Join(l.Out, "summary.txt"), []byte(summary+"\n"), 0o644)
 }
 
-// loadSummary is the last line printed: where p99 first crosses 1 s.
+// loadSummary is what ends the output: where p99 first crosses 1 s, then
+// one line of figures for scripts: the highest throughput of any level
+// (saturated_rps) and the highest concurrency up to which every level kept
+// p99 under 1 s (p99_under_1s_up_to; 0 when the first level did not, and a
+// level with no successful request does not).
 func loadSummary(results []loadLevel) string {
+	human := "p99 stays under 1 s at every level tried"
+	upTo, crossed, best := 0, false, 0.0
 	for _, lv := range results {
-		if lv.P99 > 1000 {
-			return fmt.Sprintf("p99 crosses 1 s at concurrency %d", lv.Concurrency)
+		best = max(best, lv.Throughput)
+		if crossed {
+			continue
 		}
+		if lv.P99 > 1000 || lv.Requests == lv.Errors {
+			human = fmt.Sprintf("p99 crosses 1 s at concurrency %d", lv.Concurrency)
+			crossed = true
+			continue
+		}
+		upTo = lv.Concurrency
 	}
-	return "p99 stays under 1 s at every level tried"
+	return fmt.Sprintf("%s\nsaturated_rps=%.2f p99_under_1s_up_to=%d", human, best, upTo)
 }
 
 func fmtMS(v float64) string { return fmt.Sprintf("%.0fms", v) }

@@ -79,8 +79,9 @@ func TestLoadRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
-	if len(lines) != 4 || lines[0] != "conc    requests  errors      req/s       p50       p95       p99       max       rss" ||
-		!strings.HasPrefix(lines[1], "1 ") || !strings.HasPrefix(lines[2], "2 ") || lines[3] != "p99 stays under 1 s at every level tried" {
+	if len(lines) != 5 || lines[0] != "conc    requests  errors      req/s       p50       p95       p99       max       rss" ||
+		!strings.HasPrefix(lines[1], "1 ") || !strings.HasPrefix(lines[2], "2 ") || lines[3] != "p99 stays under 1 s at every level tried" ||
+		!strings.HasPrefix(lines[4], "saturated_rps=") || !strings.HasSuffix(lines[4], " p99_under_1s_up_to=2") {
 		t.Fatalf("output:\n%s", stdout.String())
 	}
 	if f := strings.Fields(lines[1]); f[2] == "0" || f[1] == f[2] || !strings.HasSuffix(f[4], "ms") || !strings.HasSuffix(f[8], "M") || f[8] == "0M" {
@@ -97,7 +98,7 @@ func TestLoadRun(t *testing.T) {
 	if rows := strings.Split(strings.TrimSpace(string(rss)), "\n"); len(rows) < 2 || rows[0] != "seconds,concurrency,rss_mib" {
 		t.Errorf("rss.csv:\n%s", rss)
 	}
-	if b, _ := os.ReadFile(filepath.Join(out, "summary.txt")); string(b) != lines[3]+"\n" {
+	if b, _ := os.ReadFile(filepath.Join(out, "summary.txt")); string(b) != lines[3]+"\n"+lines[4]+"\n" {
 		t.Errorf("summary.txt: %q", b)
 	}
 	if st, err := os.Stat(filepath.Join(out, "load.png")); err != nil || st.Size() == 0 {
@@ -120,62 +121,23 @@ func TestLoadRunNotReady(t *testing.T) {
 }
 
 func TestLoadSummary(t *testing.T) {
-	if s := loadSummary([]loadLevel{{Concurrency: 1, P99: 200}, {Concurrency: 4, P99: 1000.5}, {Concurrency: 8, P99: 3000}}); s != "p99 crosses 1 s at concurrency 4" {
-		t.Error(s)
-	}
-	if s := loadSummary([]loadLevel{{Concurrency: 1, P99: 1000}}); s != "p99 stays under 1 s at every level tried" {
-		t.Error(s)
-	}
-}
-
-func TestWriteLoadCSV(t *testing.T) {
-	dir := t.TempDir()
-	lv := []loadLevel{{Concurrency: 2, Requests: 10, Errors: 1, Throughput: 4.56789, P50: 12.34, P95: 20, P99: 31.25, Max: 40}}
-	rss := []rssSample{{At: 1500 * time.Millisecond, RSS: 3 << 19, C: 2}}
-	if err := writeLoadCSV(dir, lv, rss); err != nil {
-		t.Fatal(err)
-	}
-	for name, want := range map[string]string{
-		"load.csv": "concurrency,requests,errors,throughput_rps,p50_ms,p95_ms,p99_ms,max_ms\n2,10,1,4.568,12.3,20.0,31.2,40.0\n",
-		"rss.csv":  "seconds,concurrency,rss_mib\n1.5,2,1.5\n",
+	for _, c := range []struct {
+		levels []loadLevel
+		want   string
+	}{
+		{[]loadLevel{{Concurrency: 1, Requests: 9, P99: 200, Throughput: 5}, {Concurrency: 4, Requests: 9, P99: 1000.5, Throughput: 12.5}, {Concurrency: 8, Requests: 9, P99: 3000, Throughput: 9}},
+			"p99 crosses 1 s at concurrency 4\nsaturated_rps=12.50 p99_under_1s_up_to=1"},
+		{[]loadLevel{{Concurrency: 1, Requests: 3, P99: 1000, Throughput: 3}},
+			"p99 stays under 1 s at every level tried\nsaturated_rps=3.00 p99_under_1s_up_to=1"},
+		// A level whose every request failed has no p99 to trust.
+		{[]loadLevel{{Concurrency: 2, Requests: 4, Errors: 4}, {Concurrency: 4, Requests: 4, P99: 10, Throughput: 1}},
+			"p99 crosses 1 s at concurrency 2\nsaturated_rps=1.00 p99_under_1s_up_to=0"},
+		// Under 1 s again after crossing does not count.
+		{[]loadLevel{{Concurrency: 1, Requests: 2, P99: 10, Throughput: 2}, {Concurrency: 2, Requests: 2, P99: 1500, Throughput: 2}, {Concurrency: 4, Requests: 2, P99: 900, Throughput: 4}},
+			"p99 crosses 1 s at concurrency 2\nsaturated_rps=4.00 p99_under_1s_up_to=1"},
 	} {
-		if b, _ := os.ReadFile(filepath.Join(dir, name)); string(b) != want {
-			t.Errorf("%s = %q, want %q", name, b, want)
+		if s := loadSummary(c.levels); s != c.want {
+			t.Errorf("%+v:\n got %q\nwant %q", c.levels, s, c.want)
 		}
-	}
-}
-
-func TestParseLevels(t *testing.T) {
-	if l, err := ParseLevels("1, 4,16"); err != nil || len(l) != 3 || l[1] != 4 || l[2] != 16 {
-		t.Errorf("%v %v", l, err)
-	}
-	for _, bad := range []string{"", "1,0", "2,x", "-1"} {
-		if _, err := ParseLevels(bad); err == nil || !strings.Contains(err.Error(), "is not a positive integer") {
-			t.Errorf("%q: %v", bad, err)
-		}
-	}
-}
-
-func TestParseRequestOptions(t *testing.T) {
-	if r, err := ParseRequestOptions(`"k":3,"shapley":"montecarlo"`); err != nil || *r.K != 3 || *r.Shapley != "montecarlo" {
-		t.Errorf("%+v %v", r, err)
-	}
-	if r, err := ParseRequestOptions(""); err != nil || r.K != nil {
-		t.Errorf("%+v %v", r, err)
-	}
-	if _, err := ParseRequestOptions(`"topk":3`); err == nil {
-		t.Error("an unknown option was accepted")
-	}
-}
-
-func TestLoadQuestionsBuiltinAndEmpty(t *testing.T) {
-	if qs, err := LoadQuestions("", nil); err != nil || len(qs) != len(builtinLoadQuestions) {
-		t.Errorf("%d %v", len(qs), err)
-	}
-	f := filepath.Join(t.TempDir(), "e.jsonl")
-	os.WriteFile(f, []byte("{}\n"), 0o644)
-	var stderr bytes.Buffer
-	if _, err := LoadQuestions(f, &stderr); err == nil || !strings.Contains(err.Error(), "no questions") {
-		t.Errorf("no questions: %v", err)
 	}
 }

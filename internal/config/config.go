@@ -100,6 +100,9 @@ type Server struct {
 	AllowedHosts     []string `yaml:"allowed_hosts"`
 	MaxResponseBytes int      `yaml:"max_response_bytes"` // a larger answer gets 422
 	MaxRequestCost   int      `yaml:"max_request_cost"`   // Shapley game evaluations per request
+	// EncoderBatchWindow is how long a query waits to share a sentence
+	// encoder call with concurrent requests' queries (0: no batching).
+	EncoderBatchWindow time.Duration `yaml:"encoder_batch_window"`
 }
 
 // Auth turns API-key authentication on when Keys is not empty.
@@ -160,7 +163,7 @@ func Default(cache, data string) Config {
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
-			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000},
+			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, EncoderBatchWindow: 2 * time.Millisecond},
 	}
 }
 
@@ -435,6 +438,9 @@ func (c *Config) Validate() Problems {
 	}
 	if s.MaxResponseBytes < 64<<10 {
 		ps.add("server.max_response_bytes", "must be at least 65536, got %d", s.MaxResponseBytes)
+	}
+	if s.EncoderBatchWindow < 0 || s.EncoderBatchWindow > 100*time.Millisecond {
+		ps.add("server.encoder_batch_window", "must be between 0 (off) and 100ms, got %s", s.EncoderBatchWindow)
 	}
 	if s.MaxRequestCost < 10_000 {
 		ps.add("server.max_request_cost", "must be at least 10000 game evaluations, got %d", s.MaxRequestCost)

@@ -210,3 +210,20 @@ func TestEncoderFolderFollowsTheEncoder(t *testing.T) {
 		t.Errorf("DMAR_ENCODER: %q %v", c.Models.Encoder, err)
 	}
 }
+
+// The batching window is a serve setting from 0 (off) to 100ms; the
+// variable sets it and a value outside the range is named.
+func TestEncoderBatchWindow(t *testing.T) {
+	for v, bad := range map[string]bool{"0": false, "5ms": false, "100ms": false, "101ms": true, "-1ms": true} {
+		c := config.Default(t.TempDir(), bundleDir(t))
+		ps := config.Env(&c, envOf(map[string]string{"DMAR_ENCODER_BATCH_WINDOW": v}))
+		ps = append(ps, c.Validate()...)
+		named := strings.Contains(ps.Error(), "server.encoder_batch_window")
+		if named != bad {
+			t.Errorf("%s: problems %q", v, ps.Error())
+		}
+		if !bad && c.Server.EncoderBatchWindow.String() != map[string]string{"0": "0s", "5ms": "5ms", "100ms": "100ms"}[v] {
+			t.Errorf("%s read as %s", v, c.Server.EncoderBatchWindow)
+		}
+	}
+}

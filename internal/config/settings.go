@@ -58,6 +58,7 @@ func Settings(c *Config) []Setting {
 		{"server.allowed_hosts", "DMAR_ALLOWED_HOSTS", "allowed-hosts", true, "comma-separated Host names answered (* for any); empty: loopback only when no API key is configured", list(&c.Server.AllowedHosts)},
 		{"server.max_response_bytes", "DMAR_MAX_RESPONSE_BYTES", "max-response-bytes", true, "largest response body; a larger answer is refused with 422 naming the options that grew it", integer(&c.Server.MaxResponseBytes)},
 		{"server.max_request_cost", "DMAR_MAX_REQUEST_COST", "max-request-cost", true, "Shapley game evaluations one request may need (query entities x samples x documents); more is refused with 422 before the work", integer(&c.Server.MaxRequestCost)},
+		{"server.encoder_batch_window", "DMAR_ENCODER_BATCH_WINDOW", "encoder-batch-window", true, "how long a query waits to share a sentence encoder call with concurrent requests (0: no batching)", dur(&c.Server.EncoderBatchWindow)},
 	}
 }
 

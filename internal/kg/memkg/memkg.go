@@ -7,7 +7,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/gob"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -26,14 +28,25 @@ var (
 )
 
 // Graph is an immutable in-memory knowledge graph, safe for concurrent use.
+//
+// Edges are held as compressed sparse rows: entity i's half-edges (both
+// directions) are adj[off[i]:off[i+1]], each one uint64 packing the
+// neighbour's index (high 32 bits) and the property's index times two plus
+// one for an incoming edge (low 32 bits). Entities are sorted by QID and
+// properties by PID, so sorting the packed values sorts a row by
+// neighbour QID, then PID, then outgoing first. That is 16 bytes per triple,
+// against about 70 for per-entity slices of structs holding the PID string.
 type Graph struct {
-	ents      []kg.Entity      // sorted by QID
-	idx       map[string]int32 // QID -> index into ents
+	ents []kg.Entity      // sorted by QID
+	idx  map[string]int32 // QID -> index into ents
+	// relations is the properties' metadata; pids is the property table adj
+	// indexes (every PID of a relation or a triple, sorted).
 	relations map[string]kg.Relation
-	// adj[i] lists the edges touching entity i (both directions), sorted by
-	// the neighbour's QID, then PID, then direction.
-	adj  [][]halfEdge
-	dict kg.Dictionary
+	pids      []string
+	pidx      map[string]uint32
+	off       []int64 // len(ents)+1
+	adj       []uint64
+	dict      kg.Dictionary
 	// cdict is the context linker's dictionary, built on first use.
 	cdict     *kg.ContextDictionary
 	cdictOnce sync.Once
@@ -44,70 +57,136 @@ type Graph struct {
 	hasStats bool
 }
 
-type halfEdge struct {
-	other int32
-	pid   string
-	out   bool // true: i -[pid]-> other
+func pack(other int32, pid uint32, out bool) uint64 {
+	r := uint64(pid) << 1
+	if !out {
+		r |= 1
+	}
+	return uint64(uint32(other))<<32 | r
+}
+
+// halfEdge unpacks one entry of adj.
+func halfEdge(e uint64) (other int32, pid uint32, out bool) {
+	return int32(e >> 32), uint32(e) >> 1, e&1 == 0
 }
 
 // snapshot is what Save writes. It holds no map: gob writes a map's entries
 // in Go's random iteration order, and two saves of one graph must be the
-// same bytes. Version 1 held a Relations map (and no stats): gob skips that
-// field when it decodes one, and Load refuses it by its Version, so callers
-// rebuild it from the bundle.
+// same bytes. Version 3 holds the rows (Adj, each entity's Degree long)
+// instead of triples of strings, so that a graph of tens of millions of
+// edges loads without parsing or sorting; Load refuses other versions by
+// their number, so callers rebuild them from the bundle.
 type snapshot struct {
 	Version      int
-	Entities     []kg.Entity
+	Entities     []kg.Entity   // sorted by QID, Degree set
 	RelationList []kg.Relation // sorted by PID
-	Triples      []kg.Triple
+	PIDs         []string      // the property table Adj indexes
+	Adj          []uint64      // the rows, concatenated in entity order
+	NTriples     int           // a new name: versions 1 and 2 held Triples []kg.Triple
 	// Stats is what reading the bundle reported (HasStats: there was one).
 	Stats    bundle.Stats
 	HasStats bool
 }
 
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 // New builds a graph from entities, relations and triples. Triples naming an
 // unknown entity are skipped; Degree is recomputed from the triples.
 func New(ents []kg.Entity, rels map[string]kg.Relation, triples []kg.Triple) *Graph {
-	g := &Graph{relations: rels, idx: make(map[string]int32, len(ents))}
+	g := &Graph{idx: make(map[string]int32, len(ents))}
 	g.ents = append([]kg.Entity(nil), ents...)
 	sort.Slice(g.ents, func(i, j int) bool { return g.ents[i].QID < g.ents[j].QID })
 	for i := range g.ents {
-		g.ents[i].Degree = 0
 		g.idx[g.ents[i].QID] = int32(i)
 	}
-	g.adj = make([][]halfEdge, len(g.ents))
-	seen := map[kg.Triple]bool{}
-	for _, t := range triples {
+	g.setRelations(rels, triples)
+	// Two passes over the triples: count each entity's half-edges, then
+	// place them; duplicates are dropped after each row is sorted.
+	g.off = make([]int64, len(g.ents)+1)
+	type end struct{ h, t int32 }
+	ends := make([]end, len(triples))
+	for k, t := range triples {
 		h, ok1 := g.idx[t.Head]
 		tl, ok2 := g.idx[t.Tail]
-		if !ok1 || !ok2 || seen[t] {
+		if !ok1 || !ok2 {
+			ends[k] = end{-1, -1}
 			continue
 		}
-		seen[t] = true
-		g.nTrip++
-		g.adj[h] = append(g.adj[h], halfEdge{other: tl, pid: t.PID, out: true})
-		g.adj[tl] = append(g.adj[tl], halfEdge{other: h, pid: t.PID, out: false})
-		g.ents[h].Degree++
-		g.ents[tl].Degree++
+		ends[k] = end{h, tl}
+		g.off[h+1]++
+		g.off[tl+1]++
 	}
-	for i := range g.adj {
-		a := g.adj[i]
-		sort.Slice(a, func(x, y int) bool {
-			qx, qy := g.ents[a[x].other].QID, g.ents[a[y].other].QID
-			if qx != qy {
-				return qx < qy
-			}
-			if a[x].pid != a[y].pid {
-				return a[x].pid < a[y].pid
-			}
-			return a[x].out && !a[y].out
-		})
+	for i := 1; i < len(g.off); i++ {
+		g.off[i] += g.off[i-1]
 	}
+	g.adj = make([]uint64, g.off[len(g.ents)])
+	fill := append([]int64(nil), g.off[:len(g.ents)]...)
+	for k, t := range triples {
+		e := ends[k]
+		if e.h < 0 {
+			continue
+		}
+		pid := g.pidx[t.PID]
+		g.adj[fill[e.h]] = pack(e.t, pid, true)
+		fill[e.h]++
+		g.adj[fill[e.t]] = pack(e.h, pid, false)
+		fill[e.t]++
+	}
+	g.compact()
 	g.dict = kg.NewDictionary(g.ents)
 	return g
 }
+
+// setRelations keeps the relations' metadata and fixes the property
+// table: every PID of rels or of a triple, sorted.
+func (g *Graph) setRelations(rels map[string]kg.Relation, triples []kg.Triple) {
+	g.relations = rels
+	g.pidx = make(map[string]uint32, len(rels))
+	for pid := range rels {
+		g.pidx[pid] = 0
+	}
+	for _, t := range triples {
+		g.pidx[t.PID] = 0
+	}
+	g.setPIDs(slices.Sorted(maps.Keys(g.pidx)))
+}
+
+func (g *Graph) setPIDs(pids []string) {
+	g.pids = pids
+	g.pidx = make(map[string]uint32, len(pids))
+	for i, p := range pids {
+		g.pidx[p] = uint32(i)
+	}
+}
+
+// compact sorts each row, drops repeated half-edges (a repeated triple),
+// closes the gaps and sets Degree and the triple count.
+func (g *Graph) compact() {
+	w := int64(0)
+	g.nTrip = 0
+	for i := range g.ents {
+		row := g.adj[g.off[i]:g.off[i+1]]
+		slices.Sort(row)
+		start := w
+		for k, e := range row {
+			if k > 0 && e == row[k-1] {
+				continue
+			}
+			g.adj[w] = e
+			w++
+			if _, _, out := halfEdge(e); out {
+				g.nTrip++
+			}
+		}
+		g.off[i] = start
+		g.ents[i].Degree = int(w - start)
+	}
+	g.off[len(g.ents)] = w
+	g.adj = slices.Clip(g.adj[:w])
+}
+
+// row is entity i's half-edges.
+func (g *Graph) row(i int32) []uint64 { return g.adj[g.off[i]:g.off[i+1]] }
 
 // FromBundle builds a graph from a parsed bundle; the graph keeps the
 // bundle's read statistics (BundleStats), and so does its snapshot.
@@ -132,7 +211,8 @@ func (g *Graph) Save(path string) (err error) {
 		rels = append(rels, r)
 	}
 	sort.Slice(rels, func(i, j int) bool { return rels[i].PID < rels[j].PID })
-	s := snapshot{Version: snapshotVersion, Entities: g.ents, RelationList: rels, Triples: g.Triples(), Stats: g.stats, HasStats: g.hasStats}
+	s := snapshot{Version: snapshotVersion, Entities: g.ents, RelationList: rels, PIDs: g.pids, Adj: g.adj, NTriples: g.nTrip,
+		Stats: g.stats, HasStats: g.hasStats}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save graph: %w", err)
 	}
@@ -182,22 +262,65 @@ func Load(path string) (*Graph, error) {
 	if s.Version != snapshotVersion {
 		return nil, fmt.Errorf("graph snapshot %s has version %d, want %d (reload the KG)", path, s.Version, snapshotVersion)
 	}
+	g, err := fromSnapshot(&s)
+	if err != nil {
+		return nil, fmt.Errorf("load graph snapshot %s: %w (reload the KG)", path, err)
+	}
+	return g, nil
+}
+
+// fromSnapshot rebuilds a graph from its rows, checking that they are
+// rows of this graph: a damaged file is an error, not a panic later.
+func fromSnapshot(s *snapshot) (*Graph, error) {
 	rels := make(map[string]kg.Relation, len(s.RelationList))
 	for _, r := range s.RelationList {
 		rels[r.PID] = r
 	}
-	g := New(s.Entities, rels, s.Triples)
-	g.stats, g.hasStats = s.Stats, s.HasStats
+	g := &Graph{ents: s.Entities, relations: rels, adj: s.Adj, nTrip: s.NTriples, stats: s.Stats, hasStats: s.HasStats}
+	g.setPIDs(s.PIDs)
+	if !slices.IsSorted(g.pids) {
+		return nil, errors.New("property table not sorted")
+	}
+	n := len(g.ents)
+	g.idx = make(map[string]int32, n)
+	g.off = make([]int64, n+1)
+	for i, e := range g.ents {
+		if i > 0 && g.ents[i-1].QID >= e.QID {
+			return nil, fmt.Errorf("entity %d (%q) out of order", i, e.QID)
+		}
+		g.idx[e.QID] = int32(i)
+		g.off[i+1] = g.off[i] + int64(e.Degree)
+	}
+	if g.off[n] != int64(len(g.adj)) {
+		return nil, fmt.Errorf("degrees sum to %d, %d half-edges held", g.off[n], len(g.adj))
+	}
+	outs := 0
+	for i := range g.ents {
+		row := g.row(int32(i))
+		for k, e := range row {
+			other, pid, out := halfEdge(e)
+			if other < 0 || int(other) >= n || int(pid) >= len(g.pids) || (k > 0 && row[k-1] >= e) {
+				return nil, fmt.Errorf("entity %s: half-edge %d is not valid", g.ents[i].QID, k)
+			}
+			if out {
+				outs++
+			}
+		}
+	}
+	if outs != g.nTrip {
+		return nil, fmt.Errorf("%d outgoing half-edges for %d triples", outs, g.nTrip)
+	}
+	g.dict = kg.NewDictionary(g.ents)
 	return g, nil
 }
 
 // Triples lists the graph's statements sorted by (head, pid, tail).
 func (g *Graph) Triples() []kg.Triple {
 	out := make([]kg.Triple, 0, g.nTrip)
-	for i, a := range g.adj {
-		for _, e := range a {
-			if e.out {
-				out = append(out, kg.Triple{Head: g.ents[i].QID, PID: e.pid, Tail: g.ents[e.other].QID})
+	for i := range g.ents {
+		for _, e := range g.row(int32(i)) {
+			if other, pid, isOut := halfEdge(e); isOut {
+				out = append(out, kg.Triple{Head: g.ents[i].QID, PID: g.pids[pid], Tail: g.ents[other].QID})
 			}
 		}
 	}
@@ -296,10 +419,11 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 			if g.hub(u, p) {
 				continue
 			}
-			for _, e := range g.adj[u] {
-				if _, vis := hop[e.other]; !vis && !seen[e.other] {
-					seen[e.other] = true
-					cands = append(cands, e.other)
+			for _, e := range g.row(u) {
+				other, _, _ := halfEdge(e)
+				if _, vis := hop[other]; !vis && !seen[other] {
+					seen[other] = true
+					cands = append(cands, other)
 				}
 			}
 		}
@@ -323,26 +447,28 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 	}
 	type key struct {
 		from, to int32
-		pid      string
+		pid      uint32
 	}
 	seenE := map[key]bool{}
 	for _, u := range order {
 		if g.hub(u, p) {
 			continue
 		}
-		for _, e := range g.adj[u] {
-			if _, in := hop[e.other]; !in {
+		for _, e := range g.row(u) {
+			other, pid, out := halfEdge(e)
+			if _, in := hop[other]; !in {
 				continue
 			}
-			k := key{u, e.other, e.pid}
-			if !e.out {
-				k = key{e.other, u, e.pid}
+			k := key{u, other, pid}
+			if !out {
+				k = key{other, u, pid}
 			}
 			if seenE[k] {
 				continue
 			}
 			seenE[k] = true
-			sg.Edges = append(sg.Edges, kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: k.pid, Label: g.relations[k.pid].Label})
+			name := g.pids[pid]
+			sg.Edges = append(sg.Edges, kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: name, Label: g.relations[name].Label})
 		}
 	}
 	kg.SortEdges(sg.Edges)

@@ -118,3 +118,66 @@ func TestOldSnapshotIsRejected(t *testing.T) {
 		t.Fatalf("old snapshot: err = %v", err)
 	}
 }
+
+// TestDamagedSnapshotIsRefused: rows that do not fit the entity table (a
+// neighbour past the last entity, degrees that do not add up) are an error
+// naming the snapshot, never a panic in a later query.
+func TestDamagedSnapshotIsRefused(t *testing.T) {
+	type v3 struct {
+		Version      int
+		Entities     []kg.Entity
+		RelationList []kg.Relation
+		PIDs         []string
+		Adj          []uint64
+		NTriples     int
+	}
+	ents := []kg.Entity{{QID: "Q1", Label: "a", Degree: 1}, {QID: "Q2", Label: "b", Degree: 1}}
+	good := []uint64{1<<32 | 0, 0<<32 | 1} // Q1 -P31-> Q2, and its incoming half
+	for name, c := range map[string]v3{
+		"neighbour out of range": {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{7<<32 | 0, 0<<32 | 1}, NTriples: 1},
+		"property out of range":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{1<<32 | 4, 0<<32 | 5}, NTriples: 1},
+		"degrees do not add up":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good[:1], NTriples: 1},
+		"triple count":           {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 2},
+	} {
+		p := filepath.Join(t.TempDir(), "kg.gob")
+		f, _ := os.Create(p)
+		gob.NewEncoder(f).Encode(&c)
+		f.Close()
+		if _, err := memkg.Load(p); err == nil || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: err = %v, want an error naming the file", name, err)
+		}
+	}
+	// The same rows, undamaged, load and answer.
+	p := filepath.Join(t.TempDir(), "kg.gob")
+	f, _ := os.Create(p)
+	gob.NewEncoder(f).Encode(&v3{Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 1})
+	f.Close()
+	g, err := memkg.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr := g.Triples(); len(tr) != 1 || tr[0] != (kg.Triple{Head: "Q1", PID: "P31", Tail: "Q2"}) {
+		t.Errorf("triples %v", tr)
+	}
+}
+
+// TestRepeatedAndLoopTriples: a repeated triple counts once, a self-loop
+// twice in its entity's degree (once out, once in), as the bundle's
+// definition of degree says; unknown entities' triples are skipped.
+func TestRepeatedAndLoopTriples(t *testing.T) {
+	ents := []kg.Entity{{QID: "Q2", Label: "b"}, {QID: "Q1", Label: "a"}}
+	tr := []kg.Triple{{Head: "Q1", PID: "P31", Tail: "Q2"}, {Head: "Q1", PID: "P31", Tail: "Q2"}, {Head: "Q1", PID: "P1", Tail: "Q1"},
+		{Head: "Q1", PID: "P31", Tail: "Q9"}}
+	g := memkg.New(ents, map[string]kg.Relation{"P31": {PID: "P31", Label: "instance of"}}, tr)
+	if _, n, _ := g.Stats(); n != 2 {
+		t.Errorf("%d triples, want 2", n)
+	}
+	if d := g.AllEntities()[0].Degree; d != 3 {
+		t.Errorf("Q1's degree %d, want 3", d)
+	}
+	sgs, _ := g.Subgraphs(context.Background(), []string{"Q1"}, kg.SubgraphParams{Hops: 1, MaxNodes: 10})
+	want := []kg.Edge{{From: "Q1", To: "Q1", PID: "P1"}, {From: "Q1", To: "Q2", PID: "P31", Label: "instance of"}}
+	if got := sgs["Q1"].Edges; !reflect.DeepEqual(got, want) {
+		t.Errorf("edges %+v, want %+v", got, want)
+	}
+}

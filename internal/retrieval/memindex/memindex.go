@@ -11,7 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -76,6 +76,7 @@ type Index struct {
 	// property (title and text), or one for title + text when Classic.
 	dirty  bool
 	fields []field
+	norms  []float64 // each document vector's length, rebuilt with fields
 }
 
 type posting struct {
@@ -174,15 +175,31 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 		if !q.WithVectors {
 			d.Vector = nil
 		}
-		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: s.explain}
+		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: s.why()}
 	}
 	return hits, nil
 }
 
+// scoredDoc is a search's candidate. Its explanation is explain when set,
+// else made from parts (BM25) or the score (cosine) by why, when the
+// document is returned.
 type scoredDoc struct {
 	doc     int32
 	score   float64
 	explain string
+	parts   []bm25Part
+	cosine  bool
+}
+
+func (s scoredDoc) why() string {
+	switch {
+	case s.explain != "":
+		return s.explain
+	case s.cosine:
+		return fmt.Sprintf("cosine %.4f", s.score)
+	default:
+		return bm25Explain(s.parts)
+	}
 }
 
 // allowed returns nil when the filter restricts nothing.
@@ -232,6 +249,12 @@ func (x *Index) ensureIndexed() {
 		return
 	}
 	x.fields = buildFields(x.docs, x.params.Classic)
+	// A search computed every document's norm again: a third of its
+	// cosine work.
+	x.norms = make([]float64, len(x.docs))
+	for i, d := range x.docs {
+		x.norms[i] = norm(d.Vector)
+	}
 	x.dirty = false
 }
 
@@ -251,12 +274,12 @@ func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 		if len(d.Vector) != len(v) {
 			return nil, errs.E(errs.Invalid, "search: query vector has %d dimensions, documents have %d", len(v), len(d.Vector))
 		}
-		dn := norm(d.Vector)
+		dn := x.norms[i]
 		if dn == 0 {
 			continue
 		}
 		c := float64(dot(v, d.Vector)) / (qn * dn)
-		out = append(out, scoredDoc{doc: int32(i), score: c, explain: fmt.Sprintf("cosine %.4f", c)})
+		out = append(out, scoredDoc{doc: int32(i), score: c, cosine: true})
 	}
 	return out, nil
 }
@@ -331,11 +354,16 @@ func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scor
 
 // topK sorts by score (descending), ties by document ID, and keeps k.
 func topK(s []scoredDoc, k int, docs []retrieval.Document) []scoredDoc {
-	sort.Slice(s, func(i, j int) bool {
-		if s[i].score != s[j].score {
-			return s[i].score > s[j].score
+	// A total order (IDs are unique), so any sort gives the same list;
+	// slices.SortFunc is several times faster than sort.Slice here.
+	slices.SortFunc(s, func(a, b scoredDoc) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
 		}
-		return docs[s[i].doc].ID < docs[s[j].doc].ID
+		return strings.Compare(docs[a.doc].ID, docs[b.doc].ID)
 	})
 	if len(s) > k {
 		s = s[:k]

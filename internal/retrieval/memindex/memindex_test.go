@@ -233,3 +233,42 @@ func TestRankedFusionKDefault(t *testing.T) {
 		t.Fatalf("RankedFusionK 20 = %d", k)
 	}
 }
+
+// TestExplanations pins the explanation of each search mode: they are
+// formatted only for returned hits, from the parts kept while scoring.
+func TestExplanations(t *testing.T) {
+	x := New(DefaultParams())
+	docs := []retrieval.Document{
+		{ID: "d1", Title: "Inception", Text: "a film directed by Nolan", Vector: []float32{1, 0}},
+		{ID: "d2", Title: "Memento", Text: "another Nolan film", Vector: []float32{0.6, 0.8}},
+	}
+	if err := x.Put(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	search := func(q retrieval.Query) []retrieval.Hit {
+		t.Helper()
+		hits, err := x.Search(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	lex := search(retrieval.Query{Mode: retrieval.BM25, Text: "Nolan film", Limit: 2})
+	if len(lex) != 2 {
+		t.Fatalf("bm25 hits %v", lex)
+	}
+	for _, h := range lex {
+		// One part per field and term that matched, in term order.
+		if !strings.HasPrefix(h.Explain, "bm25 text:nolan=") || !strings.Contains(h.Explain, " text:film=") || strings.Count(h.Explain, "=") != 2 {
+			t.Errorf("%s: %q", h.Doc.ID, h.Explain)
+		}
+	}
+	vec := search(retrieval.Query{Mode: retrieval.Vector, Vector: []float32{0, 2}, Limit: 2})
+	if len(vec) != 2 || vec[0].Doc.ID != "d2" || vec[0].Explain != "cosine 0.8000" || vec[1].Explain != "cosine 0.0000" {
+		t.Errorf("vector hits %+v", vec)
+	}
+	hy := search(retrieval.Query{Mode: retrieval.Hybrid, Text: "Inception", Vector: []float32{1, 0}, Alpha: 0.5, Fusion: retrieval.RelativeScore, Limit: 1})
+	if len(hy) != 1 || !strings.HasPrefix(hy[0].Explain, "hybrid relativeScore alpha=0.50: bm25 ") || !strings.Contains(hy[0].Explain, "; vector 1.0000 (rank 1)") {
+		t.Errorf("hybrid hits %+v", hy)
+	}
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+)
+
+// TestBatchedEncoderKeepsResults: dmar serve's pipeline (query encodings
+// micro-batched across requests) answers concurrent requests with the same
+// ranked documents and anchors as the pipeline without batching answers
+// them one at a time, on the real encoder, GNN and codexm-film.
+func TestBatchedEncoderKeepsResults(t *testing.T) {
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
+	film, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	ctx := context.Background()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	open := func(serve bool) *pipeline.Pipeline {
+		a := appFlags{serve: serve}
+		fs := a.flags("serve", io.Discard)
+		if err := a.parse(fs, []string{"--data", film, "--quiet", "--gnn", "../../models/gnn/gnn.onnx", "--gate", ""}); err != nil {
+			t.Fatal(err)
+		}
+		p, m, _, err := a.pipelineFor(ctx, io.Discard, log, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		return p
+	}
+	batched, plain := open(true), open(false)
+	if _, ok := batched.Encoder().(*scoring.BatchEncoder); !ok {
+		t.Fatalf("serve's encoder is %T, want the batching one", batched.Encoder())
+	}
+	if _, ok := plain.Encoder().(*scoring.BatchEncoder); ok {
+		t.Fatal("a non-serve pipeline batches")
+	}
+	qs := []string{"Which films did Christopher Nolan direct?", "Who directed Inception?", "Who starred in The Dark Knight?",
+		"Who composed the music of Interstellar?", "Which actors played in films directed by Steven Spielberg?",
+		"What is the country of origin of Amélie?", "Who wrote the screenplay of Pulp Fiction?", "Which film won the Academy Award for Best Picture?"}
+	ranked := func(r *pipeline.Result) (docs, anchors []string) {
+		for _, d := range r.Results {
+			docs = append(docs, d.ID)
+		}
+		for _, a := range r.Anchors {
+			anchors = append(anchors, a.ID)
+		}
+		return docs, anchors
+	}
+	want := make([][2][]string, len(qs))
+	for i, q := range qs {
+		r, err := plain.Retrieve(ctx, q, plain.Defaults())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[i][0], want[i][1] = ranked(r)
+	}
+	// Every question twice at once, so that batches hold several queries.
+	var wg sync.WaitGroup
+	for round := range 2 {
+		for i, q := range qs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r, err := batched.Retrieve(ctx, q, batched.Defaults())
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				docs, anchors := ranked(r)
+				if !slices.Equal(docs, want[i][0]) || !slices.Equal(anchors, want[i][1]) {
+					t.Errorf("round %d, %q:\n batched docs %v anchors %v\n plain   docs %v anchors %v", round, q, docs, anchors, want[i][0], want[i][1])
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	be := batched.Encoder().(*scoring.BatchEncoder)
+	if calls, texts := be.Stats(); calls == 0 || texts <= calls {
+		t.Errorf("%d batched calls held %d texts: no batch held two queries, so nothing was compared", calls, texts)
+	} else {
+		t.Logf("%d queries in %d encoder calls", texts, calls)
+	}
+}

@@ -1,0 +1,199 @@
+package scoring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// BatchConfig bounds the micro-batching of BatchEncoder.
+type BatchConfig struct {
+	// Window is how long the first text of a batch waits for others
+	// before the batch is sent (0: 2 ms).
+	Window time.Duration
+	// MaxBatch is the most texts one model call gets; a batch that fills
+	// is sent at once, and a call with more texts than this is not batched
+	// (0: 32).
+	MaxBatch int
+	// MaxInFlight bounds concurrent model calls (0: 1). Texts that arrive
+	// while every slot is busy wait in the next batch, so under load the
+	// batches grow instead of the calls competing for the same cores.
+	MaxInFlight int
+}
+
+// BatchEncoder is an Encoder decorator that merges the small Encode calls
+// of concurrent requests (a query each) into one model call: the first text
+// to arrive opens a batch, which is sent after Window, when it holds
+// MaxBatch texts, or (when every call slot is busy) as soon as a slot frees.
+// A caller whose context ends while it waits returns the context's error
+// at once; the model call runs under a context that ends only when every
+// caller in the batch has gone. No lock is held during a model call.
+type BatchEncoder struct {
+	Encoder
+	cfg   BatchConfig
+	slots chan struct{}
+
+	mu      sync.Mutex
+	pending []*batchItem
+	timer   *time.Timer // set while a batch waits for its window
+
+	calls, texts atomic.Int64 // batched model calls and the texts they held
+}
+
+// Stats reports how many model calls the batches made and how many texts
+// they held (texts/calls is the mean batch size).
+func (b *BatchEncoder) Stats() (calls, texts int64) { return b.calls.Load(), b.texts.Load() }
+
+type batchItem struct {
+	ctx   context.Context
+	texts []string
+	done  chan batchResult // buffered: the sender never blocks
+}
+
+type batchResult struct {
+	vecs [][]float32
+	err  error
+}
+
+// Batched wraps enc; see BatchEncoder.
+func Batched(enc Encoder, cfg BatchConfig) *BatchEncoder {
+	if cfg.Window <= 0 {
+		cfg.Window = 2 * time.Millisecond
+	}
+	if cfg.MaxBatch <= 0 {
+		cfg.MaxBatch = 32
+	}
+	if cfg.MaxInFlight <= 0 {
+		cfg.MaxInFlight = 1
+	}
+	return &BatchEncoder{Encoder: enc, cfg: cfg, slots: make(chan struct{}, cfg.MaxInFlight)}
+}
+
+// Encode implements Encoder.
+func (b *BatchEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) == 0 || len(texts) > b.cfg.MaxBatch {
+		return b.Encoder.Encode(ctx, texts)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	it := &batchItem{ctx: ctx, texts: texts, done: make(chan batchResult, 1)}
+	b.mu.Lock()
+	b.pending = append(b.pending, it)
+	full := pendingTexts(b.pending) >= b.cfg.MaxBatch
+	switch {
+	case full:
+		if b.timer != nil {
+			b.timer.Stop()
+			b.timer = nil
+		}
+		go b.flush()
+	case b.timer == nil:
+		b.timer = time.AfterFunc(b.cfg.Window, b.flush)
+	}
+	b.mu.Unlock()
+	select {
+	case r := <-it.done:
+		return r.vecs, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func pendingTexts(items []*batchItem) int {
+	n := 0
+	for _, it := range items {
+		n += len(it.texts)
+	}
+	return n
+}
+
+// flush waits for a call slot, then takes at most MaxBatch texts' worth of
+// waiting callers and runs them in one model call. What is left gets its
+// own flush.
+func (b *BatchEncoder) flush() {
+	b.slots <- struct{}{}
+	defer func() { <-b.slots }()
+	b.mu.Lock()
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	var batch []*batchItem
+	n := 0
+	rest := b.pending[:0:0]
+	for _, it := range b.pending {
+		switch {
+		case it.ctx.Err() != nil:
+			// Its caller has returned already.
+		case n+len(it.texts) <= b.cfg.MaxBatch:
+			batch = append(batch, it)
+			n += len(it.texts)
+		default:
+			rest = append(rest, it)
+		}
+	}
+	b.pending = rest
+	if len(rest) > 0 {
+		go b.flush()
+	}
+	b.mu.Unlock()
+	if len(batch) == 0 {
+		return
+	}
+	b.run(batch, n)
+}
+
+// run encodes the batch's texts in one call and hands each caller its rows.
+func (b *BatchEncoder) run(batch []*batchItem, n int) {
+	ctx, release := anyAlive(batch)
+	defer release()
+	texts := make([]string, 0, n)
+	for _, it := range batch {
+		texts = append(texts, it.texts...)
+	}
+	b.calls.Add(1)
+	b.texts.Add(int64(len(texts)))
+	vecs, err := b.Encoder.Encode(ctx, texts)
+	if err == nil && len(vecs) != len(texts) {
+		err = fmt.Errorf("batched encoder: %d vectors for %d texts", len(vecs), len(texts))
+	}
+	off := 0
+	for _, it := range batch {
+		r := batchResult{err: err}
+		if err == nil {
+			r.vecs = vecs[off : off+len(it.texts) : off+len(it.texts)]
+		} else if ctxErr := it.ctx.Err(); ctxErr != nil && errors.Is(err, context.Canceled) {
+			r.err = ctxErr
+		}
+		off += len(it.texts)
+		it.done <- r
+	}
+}
+
+// anyAlive is a context that ends when every item's context has ended, so
+// that one caller leaving does not cancel the others' work; release frees it.
+func anyAlive(batch []*batchItem) (ctx context.Context, release func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	stops := make([]func() bool, len(batch))
+	for i, it := range batch {
+		wg.Add(1)
+		stops[i] = context.AfterFunc(it.ctx, wg.Done)
+	}
+	go func() {
+		wg.Wait()
+		cancel()
+	}()
+	return ctx, func() {
+		for _, stop := range stops {
+			if stop() {
+				wg.Done()
+			}
+		}
+		cancel()
+	}
+}
