@@ -3,6 +3,7 @@ package neo4jkg
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -99,7 +100,19 @@ func checkParams(p kg.SubgraphParams) error {
 	return nil
 }
 
+// uncapped reads kg.SubgraphParams' zero caps as no cap, as memkg does.
+func uncapped(p kg.SubgraphParams) kg.SubgraphParams {
+	if p.MaxNodes <= 0 {
+		p.MaxNodes = math.MaxInt32
+	}
+	if p.HubDegree <= 0 {
+		p.HubDegree = math.MaxInt32
+	}
+	return p
+}
+
 func subgraphParams(roots []string, p kg.SubgraphParams) map[string]any {
+	p = uncapped(p)
 	return map[string]any{"roots": roots, "hops": p.Hops, "maxNodes": p.MaxNodes, "hubDegree": p.HubDegree}
 }
 
@@ -120,6 +133,7 @@ func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphPara
 	if err != nil {
 		return nil, err
 	}
+	p = uncapped(p)
 	for _, r := range res.Records {
 		sg := kg.Subgraph{Root: str(r.Values[0]), Truncated: r.Values[2] == true}
 		for hop, lv := range list(r.Values[1]) {
