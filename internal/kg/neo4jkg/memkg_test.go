@@ -178,6 +178,30 @@ func BenchmarkLinkKGQA(b *testing.B) {
 	}
 }
 
+// BenchmarkLinkCandidatesKGQA lists the context linker's candidates of kgqa
+// dev questions (kg.CandidateLinker) on memkg and on Neo4j.
+func BenchmarkLinkCandidatesKGQA(b *testing.B) {
+	s, m, _ := codexm(b)
+	questions, _ := kgqaQuestions(b)
+	ctx := context.Background()
+	for _, g := range []struct {
+		name string
+		g    kg.CandidateLinker
+	}{{"memkg", m}, {"neo4j", s}} {
+		b.Run(g.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if _, _, err := g.g.LinkCandidates(ctx, questions[i%len(questions)]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.ReportMetric(p50(lat), "p50-ms")
+		})
+	}
+}
+
 // BenchmarkLinkDocuments links codexm corpus documents (158 words on
 // average), as corpus loading does, on memkg and on Neo4j.
 func BenchmarkLinkDocuments(b *testing.B) {
