@@ -136,18 +136,20 @@ func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphPara
 	p = uncapped(p)
 	for _, r := range res.Records {
 		sg := kg.Subgraph{Root: str(r.Values[0]), Truncated: r.Values[2] == true}
+		qidOf := map[string]string{} // element id -> QID: edges name their ends by element id
 		for hop, lv := range list(r.Values[1]) {
 			level := make([]kg.Node, 0, len(list(lv)))
 			for _, n := range list(lv) {
 				f := list(n)
 				level = append(level, kg.Node{QID: str(f[0]), Label: str(f[1]), Hop: hop, Hub: integer(f[2]) > p.HubDegree})
+				qidOf[str(f[3])] = str(f[0])
 			}
 			sort.Slice(level, func(i, j int) bool { return level[i].QID < level[j].QID })
 			sg.Nodes = append(sg.Nodes, level...)
 		}
 		for _, e := range list(r.Values[3]) {
 			f := list(e)
-			sg.Edges = append(sg.Edges, kg.Edge{From: str(f[0]), PID: str(f[1]), To: str(f[2]), Label: str(f[3])})
+			sg.Edges = append(sg.Edges, kg.Edge{From: qidOf[str(f[0])], PID: str(f[1]), To: qidOf[str(f[2])], Label: str(f[3])})
 		}
 		kg.SortEdges(sg.Edges)
 		out[sg.Root] = sg
