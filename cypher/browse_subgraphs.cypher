@@ -33,9 +33,9 @@ CALL (held, frontier) {
 WITH r, held, cands, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
 WITH r, held + cands[..room] AS held
 CALL (held) {
-  UNWIND [n IN held WHERE n.degree <= $hubDegree] AS a
-  MATCH (a)-[e]-(b:Entity)
-  WHERE b IN held
-  RETURN collect(DISTINCT e) AS rels
+  UNWIND held AS a
+  MATCH (a)-[e]->(b)
+  WHERE b IN held AND (a.degree <= $hubDegree OR b.degree <= $hubDegree)
+  RETURN collect(e) AS rels
 }
 RETURN r.qid AS root, held AS nodes, rels

@@ -35,11 +35,14 @@ const (
 	RecordRetrieval   = "record_retrieval"
 	Counts            = "counts"
 	DeleteGraph       = "delete_graph"
+	LinkContext       = "link_context"
+	CountNameTokens   = "count_name_tokens"
 )
 
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
-	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph}
+	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
+	LinkContext, CountNameTokens}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

@@ -1,4 +1,4 @@
-// $rows: [{qid, names}].
+// $rows: [{qid, names, derived, nameTokens}].
 UNWIND $rows AS row
 MATCH (e:Entity {qid: row.qid})
-SET e.names = row.names
+SET e.names = row.names, e.derived = row.derived, e.nameTokens = row.nameTokens

@@ -37,15 +37,20 @@ CALL (held, frontier) {
 }
 WITH r, held, level1, level2, cut2, cands3, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
 WITH r, held + cands3[..room] AS held, level1, level2, cands3[..room] AS level3, cut2 OR size(cands3) > room AS truncated
-// Edges among held nodes with at least one non-hub end: read from the
-// non-hub ends only.
+// Edges among held nodes with at least one non-hub end, each read once from
+// its head's outgoing relationships: a non-hub head has few, and a hub's
+// millions of edges are incoming (Wikidata's "human", "United States"), so
+// its outgoing ones are few too. Reading both directions of every non-hub
+// node, as before, read each edge twice and 3x the rows on codexm (PROFILE:
+// 276k expanded rows for 300 roots, now 85k). Edges name their ends by
+// element id, which costs no property read (the levels map ids to QIDs):
+// about 40% off the 300-root call.
 CALL (held) {
-  UNWIND [n IN held WHERE n.degree <= $hubDegree] AS a
-  MATCH (a)-[e]-(b:Entity)
-  WHERE b IN held
-  WITH DISTINCT e
-  RETURN collect([startNode(e).qid, e.pid, endNode(e).qid, e.label]) AS edges
+  UNWIND held AS a
+  MATCH (a)-[e]->(b)
+  WHERE b IN held AND (a.degree <= $hubDegree OR b.degree <= $hubDegree)
+  RETURN collect([elementId(a), type(e), elementId(b), e.label]) AS edges
 }
 RETURN r.qid AS root,
-       [lv IN [[r], level1, level2, level3] | [n IN lv | [n.qid, n.label, n.degree]]] AS levels,
+       [lv IN [[r], level1, level2, level3] | [n IN lv | [n.qid, n.label, n.degree, elementId(n)]]] AS levels,
        truncated, edges

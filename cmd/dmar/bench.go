@@ -6,10 +6,13 @@ import (
 	"log/slog"
 
 	"github.com/dmar-kg/dmar/internal/bench"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 )
 
 func init() {
 	register("bench latency", "p50/p95 latency of DMAR (exact and Monte Carlo) beside plain hybrid search, over a question file", runBenchLatency)
+	register("bench subgraphs", "p50/p95 of one Subgraphs call of N seeded roots on the embedded graph beside --graph (Neo4j), same roots; ends with p50_ratio=R", runBenchSubgraphs)
 }
 
 func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -34,5 +37,39 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	defer m.Close()
 	b := bench.Latency{Pipeline: p, Questions: qs, QuestionsPath: *qpath, Index: a.cfg.Index, Graph: a.cfg.Graph, WarmRoots: entityRoots(p.Graph())}
+	return b.Run(ctx, stdout, stderr)
+}
+
+func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var a appFlags
+	fs := a.flags("bench subgraphs", stderr)
+	def := kg.DefaultSubgraphParams()
+	seeds := fs.Int("seeds", 300, "roots per Subgraphs call, drawn from the graph's entities")
+	rounds := fs.Int("rounds", 20, "timed calls per graph (each with a fresh draw), after one warm-up")
+	seed := fs.Uint64("seed", 1, "seed of the draws")
+	hops := fs.Int("hops", def.Hops, "subgraph hops (the graph-recall channel uses 1 and 2)")
+	maxNodes := fs.Int("max-nodes", def.MaxNodes, "node cap per subgraph (the graph-recall channel uses 4000)")
+	hub := fs.Int("hub-degree", def.HubDegree, "hub cap")
+	if err := a.parse(fs, args); err != nil {
+		return err
+	}
+	if a.cfg.GraphBackend().Embedded() {
+		return usageError{"bench subgraphs: --graph must name the Neo4j to compare (neo4j://HOST:PORT or bolt://HOST:PORT)"}
+	}
+	emb, _, err := a.inputs(stderr).Graph(ctx)
+	if err != nil {
+		return err
+	}
+	st, err := neo4jkg.Open(ctx, a.neo4jConfig())
+	if err != nil {
+		return err
+	}
+	defer st.Close(context.Background())
+	pool := make([]string, 0, len(emb.AllEntities()))
+	for _, e := range emb.AllEntities() {
+		pool = append(pool, e.QID)
+	}
+	b := bench.Subgraphs{Embedded: emb, Given: st, GivenName: a.cfg.Graph, Pool: pool, Seeds: *seeds, Rounds: *rounds, Seed: *seed,
+		Params: kg.SubgraphParams{Hops: *hops, MaxNodes: *maxNodes, HubDegree: *hub}}
 	return b.Run(ctx, stdout, stderr)
 }

@@ -167,30 +167,60 @@ type ContextDictionary struct {
 func NewContextDictionary(es []Entity, exact Dictionary) *ContextDictionary {
 	d := &ContextDictionary{Exact: exact, Derived: Dictionary{}, nameFreq: map[string]int{}}
 	for _, e := range es {
-		names := append([]string{e.Label}, e.Aliases...)
-		seenTok, seenForm := map[string]bool{}, map[string]bool{}
-		for _, n := range names {
-			for _, t := range Tokenize(n) {
-				if !seenTok[t.Norm] {
-					seenTok[t.Norm] = true
-					d.nameFreq[t.Norm]++
-				}
-			}
+		for _, t := range NameTokens(e) {
+			d.nameFreq[t]++
 		}
-		for _, n := range names {
-			for _, f := range DerivedForms(n) {
-				if seenForm[f] {
-					continue
-				}
-				seenForm[f] = true
-				if _, ok := exact[f]; ok {
-					continue // an exact form wins; a derived one would only add noise
-				}
-				d.Derived[f] = append(d.Derived[f], Candidate{QID: e.QID, Degree: e.Degree, Derived: true})
+		for _, f := range EntityDerivedForms(e) {
+			if _, ok := exact[f]; ok {
+				continue // an exact form wins; a derived one would only add noise
 			}
+			d.Derived[f] = append(d.Derived[f], Candidate{QID: e.QID, Degree: e.Degree, Derived: true})
 		}
 	}
 	return d
+}
+
+// ContextDictionaryOf assembles a context dictionary from its parts, as a
+// backend that stores them finds them for one text: the exact and derived
+// candidates of the text's forms and how many names hold each of its tokens
+// (NameTokens counts them). Derived must hold no form that Exact has, as
+// NewContextDictionary ensures; Candidates then answers as the whole one.
+func ContextDictionaryOf(exact, derived Dictionary, nameFreq map[string]int) *ContextDictionary {
+	return &ContextDictionary{Exact: exact, Derived: derived, nameFreq: nameFreq}
+}
+
+// NameTokens are the distinct tokens of an entity's label and aliases, the
+// unit NewContextDictionary counts names by (a token's NameFreq is the
+// number of entities whose NameTokens hold it).
+func NameTokens(e Entity) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range append([]string{e.Label}, e.Aliases...) {
+		for _, t := range Tokenize(n) {
+			if !seen[t.Norm] {
+				seen[t.Norm] = true
+				out = append(out, t.Norm)
+			}
+		}
+	}
+	return out
+}
+
+// EntityDerivedForms are the distinct DerivedForms of an entity's label and
+// aliases, label first; NewContextDictionary keeps those no entity has as an
+// exact form.
+func EntityDerivedForms(e Entity) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range append([]string{e.Label}, e.Aliases...) {
+		for _, f := range DerivedForms(n) {
+			if !seen[f] {
+				seen[f] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 // content counts the content tokens of form and, when there is one, the

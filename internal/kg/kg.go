@@ -79,6 +79,7 @@ func (g Subgraph) NodeSet() map[string]struct{} {
 //   - Nodes are listed in BFS order (hop, then QID).
 //   - Edges are every KG edge whose two ends are both nodes of the subgraph and
 //     at least one end is not a hub, sorted by (From, PID, To), each once.
+//   - MaxNodes <= 0 caps nothing, nor does HubDegree <= 0 (no node is a hub).
 type SubgraphParams struct {
 	Hops      int `json:"hops"`
 	MaxNodes  int `json:"max_nodes"`

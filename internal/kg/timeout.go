@@ -10,7 +10,9 @@ import (
 // WithTimeout is g with a time limit of d on every call, each failed call
 // counted on m (optional) under backend. A call past its limit while the
 // request still has time is an outage of the backend (errs.Unavailable).
-// The result is an Inspector, a Recorder and a Pinger exactly when g is.
+// The result is an Inspector, a Recorder and a Pinger exactly when g is; a
+// CandidateLinker too when g is all four (neo4jkg), so that the context
+// linker keeps working behind the limit.
 func WithTimeout(g Graph, backend string, d time.Duration, m errs.BackendErrors) Graph {
 	t := timedGraph{g: g, backend: backend, d: d, m: m}
 	insp, isInsp := g.(Inspector)
@@ -19,7 +21,15 @@ func WithTimeout(g Graph, backend string, d time.Duration, m errs.BackendErrors)
 	if !isPing {
 		p = nil
 	}
+	cl, isCL := g.(CandidateLinker)
 	switch {
+	case isInsp && isRec && isPing && isCL:
+		return struct {
+			timedRecorder
+			timedLinker
+			Inspector
+			Pinger
+		}{timedRecorder{t}, timedLinker{t, cl}, insp, p}
 	case isInsp && isRec && isPing:
 		return struct {
 			timedRecorder
@@ -88,4 +98,17 @@ type timedRecorder struct{ timedGraph }
 
 func (t timedRecorder) RecordRetrieval(ctx context.Context, r RetrievalRecord) error {
 	return t.call(ctx, "record", func(ctx context.Context) error { return t.g.(Recorder).RecordRetrieval(ctx, r) })
+}
+
+type timedLinker struct {
+	t  timedGraph
+	cl CandidateLinker
+}
+
+func (l timedLinker) LinkCandidates(ctx context.Context, text string) (toks []Token, spans []SpanCandidates, err error) {
+	err = l.t.call(ctx, "link candidates", func(ctx context.Context) error {
+		toks, spans, err = l.cl.LinkCandidates(ctx, text)
+		return err
+	})
+	return toks, spans, err
 }

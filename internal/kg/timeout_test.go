@@ -72,3 +72,40 @@ func TestWithTimeoutKeepsOptionalPorts(t *testing.T) {
 		t.Errorf("counted %v", m)
 	}
 }
+
+type linkingGraph struct{ fullGraph }
+
+func (linkingGraph) LinkCandidates(ctx context.Context, _ string) ([]kg.Token, []kg.SpanCandidates, error) {
+	<-ctx.Done()
+	return nil, nil, ctx.Err()
+}
+
+// A graph with every optional port (neo4jkg) keeps the context linker's
+// port, under the limit; one without it does not gain it.
+func TestWithTimeoutKeepsCandidateLinker(t *testing.T) {
+	m := countErrs{}
+	if _, ok := kg.WithTimeout(fullGraph{}, "neo4j", time.Millisecond, m).(kg.CandidateLinker); ok {
+		t.Error("a graph without LinkCandidates became a CandidateLinker")
+	}
+	g := kg.WithTimeout(linkingGraph{}, "neo4j", 10*time.Millisecond, m)
+	cl, ok := g.(kg.CandidateLinker)
+	if !ok {
+		t.Fatal("the timed graph lost the CandidateLinker port")
+	}
+	for _, port := range []bool{is[kg.Inspector](g), is[kg.Recorder](g), is[kg.Pinger](g)} {
+		if !port {
+			t.Fatal("the timed linking graph lost an optional port")
+		}
+	}
+	if _, _, err := cl.LinkCandidates(context.Background(), "x"); errs.CodeOf(err) != errs.Unavailable {
+		t.Errorf("a slow LinkCandidates: %v, want unavailable", err)
+	}
+	if m["neo4j/link candidates"] != 1 {
+		t.Errorf("counted %v", m)
+	}
+}
+
+func is[T any](g kg.Graph) bool {
+	_, ok := g.(T)
+	return ok
+}

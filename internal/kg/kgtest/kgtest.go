@@ -86,12 +86,19 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 		{Hops: 1, MaxNodes: 8, HubDegree: 500},
 		{Hops: 2, MaxNodes: 64, HubDegree: 40},
 		{Hops: 2, MaxNodes: 200, HubDegree: 10},
+		{Hops: 0, MaxNodes: 64, HubDegree: 500},   // the root alone
+		{Hops: 1, MaxNodes: 1, HubDegree: 500},    // cut before the first level
+		{Hops: 3, MaxNodes: 300, HubDegree: 30},   // the deepest unrolled level
+		{Hops: 2, MaxNodes: 4000, HubDegree: 500}, // the graph-recall channel's shape
+		{Hops: 1, MaxNodes: 0, HubDegree: 0},      // zero caps cap nothing
 	}
 	roots := ref.sampleRoots(60)
 	for _, p := range params {
 		p := p
 		t.Run(fmt.Sprintf("Subgraphs/h%d-n%d-hub%d", p.Hops, p.MaxNodes, p.HubDegree), func(t *testing.T) {
+			// Unknown roots and repeats are in the query too.
 			query := append([]string{"Q999999999999"}, roots...)
+			query = append(query, roots[0], "Q999999999998")
 			got, err := g.Subgraphs(ctx, query, p)
 			if err != nil {
 				t.Fatal(err)
@@ -111,6 +118,36 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 			}
 		})
 	}
+
+	// The cases above must exercise what they claim: hub roots and hub
+	// neighbours, cuts, and a level 2.
+	t.Run("SubgraphCasesCoverTheRules", func(t *testing.T) {
+		hubRoot, hubKept, cut, level2 := false, false, false, false
+		for _, r := range roots {
+			sg := ref.subgraph(r, kg.SubgraphParams{Hops: 2, MaxNodes: 64, HubDegree: 40})
+			hubRoot = hubRoot || sg.Nodes[0].Hub
+			cut = cut || sg.Truncated
+			for _, n := range sg.Nodes[1:] {
+				hubKept = hubKept || n.Hub
+				level2 = level2 || n.Hop == 2
+			}
+		}
+		if !hubRoot || !hubKept || !cut || !level2 {
+			t.Errorf("sample lacks a case: hub root %v, hub neighbour %v, cut %v, level 2 %v", hubRoot, hubKept, cut, level2)
+		}
+	})
+
+	t.Run("SubgraphsNoRoots", func(t *testing.T) {
+		for _, roots := range [][]string{nil, {}, {"Q999999999999"}} {
+			got, err := g.Subgraphs(ctx, roots, kg.DefaultSubgraphParams())
+			if err != nil {
+				t.Fatalf("Subgraphs(%q): %v", roots, err)
+			}
+			if len(got) != 0 {
+				t.Errorf("Subgraphs(%q) = %d subgraphs, want none", roots, len(got))
+			}
+		}
+	})
 
 	t.Run("CancelledContext", func(t *testing.T) {
 		c, cancel := context.WithCancel(ctx)
@@ -136,7 +173,7 @@ func checkInvariants(t *testing.T, sg kg.Subgraph, p kg.SubgraphParams) {
 	if len(sg.Nodes) == 0 || sg.Nodes[0].QID != sg.Root || sg.Nodes[0].Hop != 0 {
 		t.Errorf("%s: root must come first at hop 0", sg.Root)
 	}
-	if len(sg.Nodes) > p.MaxNodes {
+	if p.MaxNodes > 0 && len(sg.Nodes) > p.MaxNodes {
 		t.Errorf("%s: %d nodes over the cap %d", sg.Root, len(sg.Nodes), p.MaxNodes)
 	}
 	in := sg.NodeSet()
@@ -217,7 +254,10 @@ func (r *reference) sampleRoots(n int) []string {
 }
 
 func (r *reference) subgraph(root string, p kg.SubgraphParams) kg.Subgraph {
-	isHub := func(q string) bool { return r.degree[q] > p.HubDegree }
+	isHub := func(q string) bool { return p.HubDegree > 0 && r.degree[q] > p.HubDegree }
+	if p.MaxNodes <= 0 {
+		p.MaxNodes = len(r.qids) + 1
+	}
 	hop := map[string]int{root: 0}
 	nodes := []string{root}
 	frontier := []string{root}

@@ -38,6 +38,18 @@ func TestConformanceCodexM(t *testing.T) {
 	kgtest.Run(t, dir, g)
 }
 
+func TestCandidateLinkerConformance(t *testing.T) {
+	for _, name := range []string{"codexm-film", "codexm"} {
+		t.Run(name, func(t *testing.T) {
+			if name == "codexm" && testing.Short() {
+				t.Skip("full codexm in -short mode")
+			}
+			g, dir := load(t, name)
+			kgtest.RunCandidateLinker(t, dir, g)
+		})
+	}
+}
+
 func TestSnapshotRoundTrip(t *testing.T) {
 	g, dir := load(t, "codexm-film")
 	path := filepath.Join(t.TempDir(), "kg.gob")

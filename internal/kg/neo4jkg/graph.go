@@ -3,6 +3,7 @@ package neo4jkg
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -99,7 +100,19 @@ func checkParams(p kg.SubgraphParams) error {
 	return nil
 }
 
+// uncapped reads kg.SubgraphParams' zero caps as no cap, as memkg does.
+func uncapped(p kg.SubgraphParams) kg.SubgraphParams {
+	if p.MaxNodes <= 0 {
+		p.MaxNodes = math.MaxInt32
+	}
+	if p.HubDegree <= 0 {
+		p.HubDegree = math.MaxInt32
+	}
+	return p
+}
+
 func subgraphParams(roots []string, p kg.SubgraphParams) map[string]any {
+	p = uncapped(p)
 	return map[string]any{"roots": roots, "hops": p.Hops, "maxNodes": p.MaxNodes, "hubDegree": p.HubDegree}
 }
 
@@ -120,20 +133,23 @@ func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphPara
 	if err != nil {
 		return nil, err
 	}
+	p = uncapped(p)
 	for _, r := range res.Records {
 		sg := kg.Subgraph{Root: str(r.Values[0]), Truncated: r.Values[2] == true}
+		qidOf := map[string]string{} // element id -> QID: edges name their ends by element id
 		for hop, lv := range list(r.Values[1]) {
 			level := make([]kg.Node, 0, len(list(lv)))
 			for _, n := range list(lv) {
 				f := list(n)
 				level = append(level, kg.Node{QID: str(f[0]), Label: str(f[1]), Hop: hop, Hub: integer(f[2]) > p.HubDegree})
+				qidOf[str(f[3])] = str(f[0])
 			}
 			sort.Slice(level, func(i, j int) bool { return level[i].QID < level[j].QID })
 			sg.Nodes = append(sg.Nodes, level...)
 		}
 		for _, e := range list(r.Values[3]) {
 			f := list(e)
-			sg.Edges = append(sg.Edges, kg.Edge{From: str(f[0]), PID: str(f[1]), To: str(f[2]), Label: str(f[3])})
+			sg.Edges = append(sg.Edges, kg.Edge{From: qidOf[str(f[0])], PID: str(f[1]), To: qidOf[str(f[2])], Label: str(f[3])})
 		}
 		kg.SortEdges(sg.Edges)
 		out[sg.Root] = sg

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
@@ -109,6 +110,7 @@ func (k *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 		rows = append(rows, map[string]any{
 			"qid": e.QID, "label": e.Label, "description": e.Description,
 			"aliases": nonNil(e.Aliases), "names": Names(e),
+			"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e)),
 		})
 	}
 	return k.flush(ctx, cypher.MergeEntities, rows, func(n int) { k.done.Entities += n })
@@ -163,10 +165,13 @@ func (k *Sink) save() error {
 	return nil
 }
 
-// Close ends the load: the checkpoint is removed (a later run loads again,
-// idempotently).
+// Close ends the load: name tokens are recounted (CountNameTokens) and the
+// checkpoint is removed (a later run loads again, idempotently).
 func (k *Sink) Close(ctx context.Context) error {
 	k.meter.Done()
+	if err := k.st.CountNameTokens(ctx); err != nil {
+		return err
+	}
 	if k.o.Checkpoint != "" {
 		if err := os.Remove(k.o.Checkpoint); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("neo4jkg: %w", err)
@@ -215,9 +220,11 @@ func (s *Store) LoadBundle(ctx context.Context, dir string, o SinkOptions) (kg.C
 	return c, k.Close(ctx)
 }
 
-// FillNames sets the linking forms (Names) of entities that lack them, as
-// after `neo4j-admin database import` of CSV files that carry none. It
-// returns how many entities it updated.
+// FillNames sets the linking forms (Names, and the context linker's derived
+// forms and name tokens) of entities that lack them, as after `neo4j-admin
+// database import` of CSV files that carry none or on a graph loaded by an
+// older dmar, then recounts the name tokens if it set any. It returns how many entities
+// it updated.
 func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error) {
 	const batch = 5000
 	m := progress.New(progressTo, "neo4j names", "entities", 0)
@@ -229,12 +236,16 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 			return total, err
 		}
 		if len(res.Records) == 0 {
-			return total, nil
+			if total == 0 {
+				return 0, nil
+			}
+			return total, s.CountNameTokens(ctx)
 		}
 		rows := make([]map[string]any, len(res.Records))
 		for i, r := range res.Records {
 			e := kg.Entity{QID: str(r.Values[0]), Label: str(r.Values[1]), Aliases: strs(r.Values[2])}
-			rows[i] = map[string]any{"qid": e.QID, "names": Names(e)}
+			rows[i] = map[string]any{"qid": e.QID, "names": Names(e),
+				"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e))}
 			after = e.QID
 		}
 		if _, err := s.write(ctx, "set names", cypher.SetNames, map[string]any{"rows": rows}, false); err != nil {
@@ -243,6 +254,15 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 		total += len(rows)
 		m.Add(len(rows))
 	}
+}
+
+// CountNameTokens recounts (:NameToken {token, freq}), the number of
+// entities whose names hold each token (kg.NameTokens), from the whole graph:
+// a load changes the counts of tokens it never wrote. One write transaction
+// over every entity (seconds on codexm).
+func (s *Store) CountNameTokens(ctx context.Context) error {
+	_, err := s.write(ctx, "count name tokens", cypher.CountNameTokens, map[string]any{"stamp": time.Now().UnixNano()}, false)
+	return err
 }
 
 // DocumentLink is a corpus document and the entities it mentions.

@@ -157,18 +157,42 @@ func p50(d []time.Duration) float64 {
 // BenchmarkLinkKGQA links the kgqa dev questions, one call per question, on
 // memkg and on Neo4j. p50-ms is the median latency of one call.
 func BenchmarkLinkKGQA(b *testing.B) {
+	benchQuestions(b, func(g linkingGraph, ctx context.Context, q string) error {
+		_, err := g.Link(ctx, q)
+		return err
+	})
+}
+
+// BenchmarkLinkCandidatesKGQA lists the context linker's candidates of kgqa
+// dev questions (kg.CandidateLinker) on memkg and on Neo4j.
+func BenchmarkLinkCandidatesKGQA(b *testing.B) {
+	benchQuestions(b, func(g linkingGraph, ctx context.Context, q string) error {
+		_, _, err := g.LinkCandidates(ctx, q)
+		return err
+	})
+}
+
+// linkingGraph is what both backends are.
+type linkingGraph interface {
+	kg.Graph
+	kg.CandidateLinker
+}
+
+// benchQuestions times call on each kgqa dev question in turn, on memkg and
+// on Neo4j, and reports the median of one call.
+func benchQuestions(b *testing.B, call func(linkingGraph, context.Context, string) error) {
 	s, m, _ := codexm(b)
 	questions, _ := kgqaQuestions(b)
 	ctx := context.Background()
 	for _, g := range []struct {
 		name string
-		g    kg.Graph
+		g    linkingGraph
 	}{{"memkg", m}, {"neo4j", s}} {
 		b.Run(g.name, func(b *testing.B) {
 			lat := make([]time.Duration, 0, b.N)
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
-				if _, err := g.g.Link(ctx, questions[i%len(questions)]); err != nil {
+				if err := call(g.g, ctx, questions[i%len(questions)]); err != nil {
 					b.Fatal(err)
 				}
 				lat = append(lat, time.Since(t0))

@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"reflect"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// Subgraphs times one Subgraphs call of Seeds roots on the embedded graph
+// and on another backend over the same data (dmar bench subgraphs): every
+// round draws its roots once, seeded, and both graphs answer the same call,
+// in alternating order so that a busy machine slows both alike. The answers
+// are compared too: a fast backend that answers differently is no win.
+type Subgraphs struct {
+	Embedded  kg.Graph
+	Given     kg.Graph
+	GivenName string   // named in the report
+	Pool      []string // the QIDs roots are drawn from
+	Seeds     int      // roots per call
+	Rounds    int      // timed calls per graph, after one untimed warm-up
+	Seed      uint64
+	Params    kg.SubgraphParams
+}
+
+// Validate names the first setting that cannot be run.
+func (b Subgraphs) Validate() error {
+	switch {
+	case b.Embedded == nil || b.Given == nil:
+		return fmt.Errorf("bench subgraphs: two graphs are needed")
+	case b.Seeds < 1:
+		return fmt.Errorf("bench subgraphs: --seeds %d: want at least 1", b.Seeds)
+	case b.Rounds < 1:
+		return fmt.Errorf("bench subgraphs: --rounds %d: want at least 1", b.Rounds)
+	case len(b.Pool) < b.Seeds:
+		return fmt.Errorf("bench subgraphs: --seeds %d: the graph has only %d entities", b.Seeds, len(b.Pool))
+	}
+	return nil
+}
+
+// roots draws round r's roots without repeats.
+func (b Subgraphs) roots(r int) []string {
+	rng := rand.New(rand.NewPCG(b.Seed, uint64(r)))
+	idx := rng.Perm(len(b.Pool))[:b.Seeds]
+	out := make([]string, len(idx))
+	for i, j := range idx {
+		out[i] = b.Pool[j]
+	}
+	return out
+}
+
+// Run writes the table to stdout, ending with p50_ratio=R (given over
+// embedded); progress goes to stderr.
+func (b Subgraphs) Run(ctx context.Context, stdout, stderr io.Writer) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	type series struct {
+		name         string
+		g            kg.Graph
+		ms           []float64
+		nodes, edges int
+	}
+	emb := &series{name: "embedded (memkg)", g: b.Embedded}
+	giv := &series{name: b.GivenName, g: b.Given}
+	var compared, differ int
+	var firstDiff string
+	for r := 0; r <= b.Rounds; r++ {
+		roots := b.roots(r)
+		order := []*series{emb, giv}
+		if r%2 == 1 {
+			order = []*series{giv, emb}
+		}
+		var got [2]map[string]kg.Subgraph
+		for _, s := range order {
+			t := time.Now()
+			sgs, err := s.g.Subgraphs(ctx, roots, b.Params)
+			if err != nil {
+				return fmt.Errorf("bench subgraphs: %s, round %d: %w", s.name, r, err)
+			}
+			d := ms(time.Since(t))
+			if s == emb {
+				got[0] = sgs
+			} else {
+				got[1] = sgs
+			}
+			if r == 0 {
+				continue // warm-up: plans compiled, caches filled
+			}
+			s.ms = append(s.ms, d)
+			for _, sg := range sgs {
+				s.nodes += len(sg.Nodes)
+				s.edges += len(sg.Edges)
+			}
+		}
+		for _, q := range roots {
+			want, ok1 := got[0][q]
+			have, ok2 := got[1][q]
+			compared++
+			if ok1 != ok2 || !reflect.DeepEqual(want, have) {
+				differ++
+				if firstDiff == "" {
+					firstDiff = q
+				}
+			}
+		}
+		if r > 0 && r%5 == 0 {
+			fmt.Fprintf(stderr, "bench subgraphs: %d/%d rounds\n", r, b.Rounds)
+		}
+	}
+	p := b.Params
+	fmt.Fprintf(stdout, "Subgraphs of %d roots per call (seeded draw, seed %d), %d timed calls per graph after one warm-up; hops %d, max nodes %d, hub degree %d\n\n",
+		b.Seeds, b.Seed, b.Rounds, p.Hops, p.MaxNodes, p.HubDegree)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "graph\tp50 ms\tp95 ms\tnodes per call\tedges per call")
+	for _, s := range []*series{emb, giv} {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%d\t%d\n", s.name, pct(s.ms, 50), pct(s.ms, 95), s.nodes/b.Rounds, s.edges/b.Rounds)
+	}
+	tw.Flush()
+	if differ > 0 {
+		fmt.Fprintf(stdout, "\nDIFFERENT subgraphs: %d of %d roots (first: %s); the backends disagree\n", differ, compared, firstDiff)
+	} else {
+		fmt.Fprintf(stdout, "\nidentical subgraphs: %d of %d roots\n", compared, compared)
+	}
+	fmt.Fprintf(stdout, "p50_ratio=%.2f\n", pct(giv.ms, 50)/pct(emb.ms, 50))
+	if differ > 0 {
+		return fmt.Errorf("bench subgraphs: %d of %d subgraphs differ between the backends (first root %s)", differ, compared, firstDiff)
+	}
+	return nil
+}

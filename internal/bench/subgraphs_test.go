@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+)
+
+func filmGraph(t *testing.T) (*memkg.Graph, []string) {
+	t.Helper()
+	dir, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := bundle.Read(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := memkg.FromBundle(b)
+	var pool []string
+	for _, e := range g.AllEntities() {
+		pool = append(pool, e.QID)
+	}
+	return g, pool
+}
+
+// dropEdges answers as its graph, less every subgraph's last edge.
+type dropEdges struct{ kg.Graph }
+
+func (d dropEdges) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	out, err := d.Graph.Subgraphs(ctx, roots, p)
+	for q, sg := range out {
+		if len(sg.Edges) > 0 {
+			sg.Edges = sg.Edges[:len(sg.Edges)-1]
+			out[q] = sg
+		}
+	}
+	return out, err
+}
+
+func TestSubgraphsBench(t *testing.T) {
+	g, pool := filmGraph(t)
+	b := Subgraphs{Embedded: g, Given: g, GivenName: "same", Pool: pool, Seeds: 50, Rounds: 3, Seed: 7, Params: kg.DefaultSubgraphParams()}
+	var out bytes.Buffer
+	if err := b.Run(context.Background(), &out, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "identical subgraphs: 200 of 200 roots") {
+		t.Errorf("report does not say all 4 x 50 subgraphs were compared and equal:\n%s", out.String())
+	}
+	if !regexp.MustCompile(`\np50_ratio=[0-9]+\.[0-9]{2}\n$`).MatchString(out.String()) {
+		t.Errorf("report does not end with p50_ratio=R:\n%s", out.String())
+	}
+	// The same draw for a seed, another for another seed, no repeats.
+	r1, r2, r3 := b.roots(1), b.roots(1), Subgraphs{Pool: pool, Seeds: 50, Seed: 8}.roots(1)
+	if strings.Join(r1, ",") != strings.Join(r2, ",") || strings.Join(r1, ",") == strings.Join(r3, ",") {
+		t.Error("draws are not seeded")
+	}
+	seen := map[string]bool{}
+	for _, q := range r1 {
+		if seen[q] {
+			t.Fatalf("root %s drawn twice", q)
+		}
+		seen[q] = true
+	}
+
+	b.Given = dropEdges{g}
+	out.Reset()
+	if err := b.Run(context.Background(), &out, &bytes.Buffer{}); err == nil || !strings.Contains(out.String(), "DIFFERENT subgraphs") {
+		t.Errorf("a backend with other answers passed: err %v\n%s", err, out.String())
+	}
+}
+
+func TestSubgraphsBenchRefusesBadSettings(t *testing.T) {
+	g, pool := filmGraph(t)
+	for _, c := range []struct {
+		b    Subgraphs
+		want string
+	}{
+		{Subgraphs{Embedded: g, Given: g, Pool: pool, Seeds: 0, Rounds: 1}, "--seeds 0"},
+		{Subgraphs{Embedded: g, Given: g, Pool: pool, Seeds: 1, Rounds: 0}, "--rounds 0"},
+		{Subgraphs{Embedded: g, Given: g, Pool: pool, Seeds: len(pool) + 1, Rounds: 1}, "only"},
+	} {
+		if err := c.b.Run(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("error %v, want one naming %q", err, c.want)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package kgtest
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
+)
+
+// RunCandidateLinker checks the kg.CandidateLinker port of cl, which must
+// hold exactly the bundle in dir: every span's candidates, exact and
+// derived, and the name frequencies, as kg.NewContextDictionary over the
+// bundle gives them.
+func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
+	t.Helper()
+	ctx := context.Background()
+	b, err := bundle.Read(ctx, dir)
+	if err != nil {
+		t.Fatalf("read bundle: %v", err)
+	}
+	ents := withDegrees(b.Entities, newReference(b).degree)
+	exact := kg.NewDictionary(ents)
+	ref := kg.NewContextDictionary(ents, exact)
+	texts := linkerTexts(ents, ref)
+	var derived, generic, shared int
+	for _, text := range texts {
+		wantToks, want := ref.Candidates(text)
+		gotToks, got, err := cl.LinkCandidates(ctx, text)
+		if err != nil {
+			t.Fatalf("LinkCandidates(%q): %v", text, err)
+		}
+		if diff := cmp.Diff(wantToks, gotToks); diff != "" {
+			t.Errorf("LinkCandidates(%q) tokens (-want +got):\n%s", text, diff)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("LinkCandidates(%q) spans (-want +got):\n%s", text, diff)
+		}
+		for _, s := range want {
+			if s.Cands[0].Derived {
+				derived++
+			}
+			if s.NameFreq > 1 {
+				generic++
+			}
+			if len(s.Cands) > 1 {
+				shared++
+			}
+		}
+	}
+	// The texts must reach what they are meant to test.
+	if derived == 0 || generic == 0 || shared == 0 {
+		t.Errorf("texts reach %d derived, %d shared-token and %d ambiguous spans; want some of each", derived, generic, shared)
+	}
+
+	t.Run("CancelledContext", func(t *testing.T) {
+		c, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, _, err := cl.LinkCandidates(c, texts[0]); err == nil {
+			t.Error("LinkCandidates with a cancelled context returned no error")
+		}
+	})
+}
+
+// linkerTexts are questions over the bundle's names: labels as written,
+// derived forms (no article, film/movie swapped, folded, shortened personal
+// names), forms several entities share, generic words, and texts that
+// link nothing.
+func linkerTexts(ents []kg.Entity, ref *kg.ContextDictionary) []string {
+	var derivedForms, sharedForms []string
+	for f, cs := range ref.Derived {
+		if len(cs) > 0 {
+			derivedForms = append(derivedForms, f)
+		}
+	}
+	for f, cs := range ref.Exact {
+		if len(cs) > 1 {
+			sharedForms = append(sharedForms, f)
+		}
+	}
+	sort.Strings(derivedForms)
+	sort.Strings(sharedForms)
+	texts := []string{
+		"", "Who can say if it is us?", "what music genre is this film",
+		"Which films did christopher nolan direct in the United States?",
+	}
+	pick := func(fs []string, n int, wrap string) {
+		for i := 0; i < len(fs) && n > 0; i += len(fs)/n + 1 {
+			texts = append(texts, strings.ReplaceAll(wrap, "%", fs[i]))
+		}
+	}
+	pick(derivedForms, 30, "Where was % born, and what music did they make?")
+	pick(sharedForms, 15, "Tell me about % please")
+	for i := 0; i < len(ents); i += len(ents)/30 + 1 {
+		e := ents[i]
+		texts = append(texts, "What is known about "+e.Label+" and its history?")
+		if f := kg.Fold(e.Label); f != e.Label {
+			texts = append(texts, "Is "+f+" famous?")
+		}
+	}
+	return texts
+}
