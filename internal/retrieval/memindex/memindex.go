@@ -66,15 +66,22 @@ func DefaultParams() Params {
 	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, RankedFusionK: DefaultRankedFusionK, WeaviateTopK: true}
 }
 
-// Index is safe for concurrent use; Put takes a write lock.
+// Index is safe for concurrent use. Writes (Put, Delete) update the
+// inverted index in place under the write lock, which is held only across
+// that in-memory update (documents arrive linked and embedded), so a search,
+// which holds the read lock throughout, sees each batch wholly or not at all.
 type Index struct {
 	mu     sync.RWMutex
 	params Params
-	docs   []retrieval.Document
-	byID   map[string]int32
-	// inverted index, rebuilt lazily after Put: one field per scored
-	// property (title and text), or one for title + text when Classic.
-	dirty  bool
+	// docs are slots in insertion order; a deleted document leaves an empty
+	// slot (ID "") until compact drops the holes. Slot order is the order a
+	// fresh build over All() would give, so rankings (whose ties follow it)
+	// do not depend on the history of writes.
+	docs []retrieval.Document
+	byID map[string]int32
+	dead int // empty slots
+	// one inverted field per scored property (title and text), or one for
+	// title + text when Classic, kept up to date by every write.
 	fields []field
 }
 
@@ -85,43 +92,88 @@ type posting struct {
 
 // New returns an empty index.
 func New(p Params) *Index {
-	return &Index{params: p, byID: map[string]int32{}}
+	return &Index{params: p, byID: map[string]int32{}, fields: newFields(p.Classic)}
 }
 
-// Put implements retrieval.Writer: documents with an existing ID replace it.
+// Put implements retrieval.Writer: documents with an existing ID replace it
+// (keeping its place). A batch is applied wholly or, on a document without
+// an ID, not at all.
 func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, d := range docs {
+	// Tokenising is the slow part of a write; it needs no lock.
+	terms := make([][]docTerms, len(docs))
+	for i, d := range docs {
 		if d.ID == "" {
 			return errs.E(errs.Invalid, "document without id")
 		}
-		if i, ok := x.byID[d.ID]; ok {
-			x.docs[i] = d
+		terms[i] = x.tokenize(d)
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for i, d := range docs {
+		slot, ok := x.byID[d.ID]
+		if ok {
+			x.unindex(slot)
+			x.docs[slot] = d
+		} else {
+			slot = int32(len(x.docs))
+			x.byID[d.ID] = slot
+			x.docs = append(x.docs, d)
+		}
+		x.index(slot, terms[i])
+	}
+	return nil
+}
+
+// Delete removes the documents with these IDs; unknown IDs are ignored. It
+// returns how many were removed.
+func (x *Index) Delete(ctx context.Context, ids []string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		slot, ok := x.byID[id]
+		if !ok {
 			continue
 		}
-		x.byID[d.ID] = int32(len(x.docs))
-		x.docs = append(x.docs, d)
+		x.unindex(slot)
+		x.docs[slot] = retrieval.Document{}
+		delete(x.byID, id)
+		x.dead++
+		n++
 	}
-	x.dirty = true
-	return nil
+	if x.dead > 1024 && x.dead > len(x.byID) {
+		x.compact()
+	}
+	return n, nil
 }
 
 // Count implements retrieval.Writer.
 func (x *Index) Count(ctx context.Context) (int, error) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return len(x.docs), ctx.Err()
+	return len(x.byID), ctx.Err()
 }
 
 // All returns every document, in insertion order. Callers must not modify them.
 func (x *Index) All() []retrieval.Document {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.docs
+	if x.dead == 0 {
+		return x.docs
+	}
+	out := make([]retrieval.Document, 0, len(x.byID))
+	for _, d := range x.docs {
+		if d.ID != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Documents implements retrieval.Index.
@@ -148,7 +200,6 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x.ensureIndexed()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	allow := x.allowed(q.Filter)
@@ -200,6 +251,9 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 		ents[q] = true
 	}
 	for i, d := range x.docs {
+		if d.ID == "" {
+			continue
+		}
 		pass := len(ids) == 0 || ids[d.ID]
 		if pass && len(ents) > 0 {
 			pass = false
@@ -215,25 +269,9 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 	return ok
 }
 
-// Build makes the inverted index now rather than at the first search, so
-// that a server's first request is not slow.
-func (x *Index) Build() { x.ensureIndexed() }
-
-func (x *Index) ensureIndexed() {
-	x.mu.RLock()
-	dirty := x.dirty || x.fields == nil
-	x.mu.RUnlock()
-	if !dirty {
-		return
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.dirty && x.fields != nil {
-		return
-	}
-	x.fields = buildFields(x.docs, x.params.Classic)
-	x.dirty = false
-}
+// Build is kept for callers that built the inverted index ahead of the
+// first search: every write now keeps it up to date.
+func (x *Index) Build() {}
 
 func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 	qn := norm(v)
@@ -370,9 +408,11 @@ func (x *Index) Save(path string) error {
 		Entities        []string
 		Vector          []float32
 	}
-	out := make([]stored, len(x.docs))
-	for i, d := range x.docs {
-		out[i] = stored{d.ID, d.Title, d.Text, d.Entities, d.Vector}
+	out := make([]stored, 0, len(x.byID))
+	for _, d := range x.docs {
+		if d.ID != "" {
+			out = append(out, stored{d.ID, d.Title, d.Text, d.Entities, d.Vector})
+		}
 	}
 	if err := gob.NewEncoder(f).Encode(out); err != nil {
 		f.Close()
@@ -407,6 +447,5 @@ func Load(path string, p Params) (*Index, error) {
 	if err := x.Put(context.Background(), docs); err != nil {
 		return nil, err
 	}
-	x.ensureIndexed()
 	return x, nil
 }
