@@ -1,0 +1,362 @@
+package docstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+)
+
+// countingEncoder is a deterministic test double of the sentence encoder
+// (a hashed bag of words, not a model) that counts the texts it embeds, so
+// tests can tell re-embedding from reuse.
+type countingEncoder struct{ texts atomic.Int64 }
+
+func (*countingEncoder) Dim() int        { return 32 }
+func (*countingEncoder) Version() string { return "test-counting-encoder" }
+func (e *countingEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
+	e.texts.Add(int64(len(texts)))
+	out := make([][]float32, len(texts))
+	for i, t := range texts {
+		v := make([]float32, 32)
+		for _, w := range strings.Fields(strings.ToLower(t)) {
+			h := fnv.New32a()
+			h.Write([]byte(strings.Trim(w, ".,")))
+			v[h.Sum32()%32]++
+		}
+		var n float64
+		for _, x := range v {
+			n += float64(x * x)
+		}
+		for j := range v {
+			v[j] /= float32(math.Sqrt(n))
+		}
+		out[i] = v
+	}
+	return out, ctx.Err()
+}
+
+func testGraph() *memkg.Graph {
+	return memkg.New([]kg.Entity{
+		{QID: "Q25191", Label: "Christopher Nolan", Aliases: []string{"Nolan"}},
+		{QID: "Q25188", Label: "Inception"},
+		{QID: "Q84", Label: "London"},
+	}, map[string]kg.Relation{"P57": {PID: "P57", Label: "director"}}, []kg.Triple{{Head: "Q25188", PID: "P57", Tail: "Q25191"}})
+}
+
+type fixture struct {
+	dir   string
+	enc   *countingEncoder
+	index *memindex.Index
+	store *Store
+}
+
+// open opens a store over a fresh index holding the base corpus, as dmar
+// serve does after loading the corpus snapshot.
+func open(t *testing.T, dir string, base []retrieval.Document) *fixture {
+	t.Helper()
+	f := &fixture{dir: dir, enc: &countingEncoder{}, index: memindex.New(memindex.DefaultParams())}
+	if err := f.index.Put(context.Background(), base); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(context.Background(), Config{Dir: dir, Index: f.index, Graph: testGraph(), KGKey: "kg1", Encoder: f.enc, Replay: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	f.store = s
+	return f
+}
+
+func base() []retrieval.Document {
+	return []retrieval.Document{{ID: "c1", Title: "London", Text: "A city.", Vector: make([]float32, 32)}}
+}
+
+func search(t *testing.T, x *memindex.Index, text string) []string {
+	t.Helper()
+	hs, err := x.Search(context.Background(), retrieval.Query{Mode: retrieval.BM25, Text: text, Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hs {
+		ids = append(ids, h.Doc.ID)
+	}
+	return ids
+}
+
+func TestPutCountsAndGet(t *testing.T) {
+	ctx := context.Background()
+	f := open(t, t.TempDir(), base())
+	res, err := f.store.Put(ctx, []Input{
+		{ID: "d1", Title: "Inception", Text: "A film by Christopher Nolan.", Metadata: json.RawMessage(`{"year": 2010}`)},
+		{ID: "c1", Title: "London", Text: "A city."}, // same as the corpus: unchanged
+		{ID: "", Text: "no id"},
+		{ID: "d2", Title: " ", Text: "\t"},
+		{ID: "d1", Text: "again"},
+		{ID: "d3", Text: "x", Metadata: json.RawMessage(`[1]`)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Created != 1 || res.Updated != 0 || res.Unchanged != 1 || len(res.Rejected) != 4 {
+		t.Fatalf("put = %+v, want 1 created, 1 unchanged, 4 rejected", res)
+	}
+	wantFields := []string{"documents[2].id", "documents[3].text", "documents[4].id", "documents[5].metadata"}
+	for i, r := range res.Rejected {
+		if r.Field != wantFields[i] || !strings.Contains(r.Reason, r.Field) {
+			t.Errorf("rejection %d = %+v, want field %s named in the reason", i, r, wantFields[i])
+		}
+	}
+	if got := search(t, f.index, "inception nolan"); len(got) == 0 || got[0] != "d1" {
+		t.Errorf("search right after the put = %v, want d1 first", got)
+	}
+	d, err := f.store.Get(ctx, "d1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(d.Entities, ",") != "Q25188,Q25191" || string(d.Metadata) != `{"year":2010}` || len(d.Vector) != 32 {
+		t.Errorf("get d1 = entities %v metadata %s vector %d", d.Entities, d.Metadata, len(d.Vector))
+	}
+	res, err = f.store.Put(ctx, []Input{{ID: "d1", Title: "Inception", Text: "A film by Christopher Nolan, in London.", Metadata: json.RawMessage(`{"year": 2010}`)}})
+	if err != nil || res.Updated != 1 {
+		t.Fatalf("update = %+v, %v", res, err)
+	}
+	if d, _ := f.store.Get(ctx, "d1"); !strings.Contains(strings.Join(d.Entities, ","), "Q84") {
+		t.Errorf("update did not re-link: %v", d.Entities)
+	}
+	if _, err := f.store.Get(ctx, "nope"); errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), `"nope"`) {
+		t.Errorf("get unknown = %v, want not found naming it", err)
+	}
+}
+
+func TestPutLimits(t *testing.T) {
+	f := open(t, "", nil)
+	f.store.cfg.Limits.MaxBatch = 2
+	_, err := f.store.Put(context.Background(), make([]Input, 3))
+	if e, ok := errs.As(err); !ok || e.Code != errs.TooLarge || e.Field != "documents" {
+		t.Errorf("batch over the limit = %v, want too large naming documents", err)
+	}
+	res, err := f.store.Put(context.Background(), []Input{{ID: "big", Text: strings.Repeat("x", DefaultLimits().MaxTextChars+1)}})
+	if err != nil || len(res.Rejected) != 1 || res.Rejected[0].Code != errs.TooLarge || res.Rejected[0].Field != "documents[0].text" {
+		t.Errorf("text over the limit = %+v, %v", res, err)
+	}
+}
+
+func TestDeleteAllOrNothing(t *testing.T) {
+	ctx := context.Background()
+	f := open(t, t.TempDir(), base())
+	if _, err := f.store.Put(ctx, []Input{{ID: "d1", Text: "Inception by Nolan"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.store.Delete(ctx, []string{"d1", "ghost"})
+	if errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), `"ghost"`) || strings.Contains(err.Error(), `"d1"`) {
+		t.Fatalf("delete with an unknown id = %v, want not found naming only ghost", err)
+	}
+	if got := search(t, f.index, "inception"); len(got) != 1 {
+		t.Fatalf("a refused delete removed something: %v", got)
+	}
+	if n, err := f.store.Delete(ctx, []string{"d1", "c1"}); err != nil || n != 2 {
+		t.Fatalf("delete = %d, %v", n, err)
+	}
+	if got := search(t, f.index, "inception london"); len(got) != 0 {
+		t.Errorf("deleted documents still found: %v", got)
+	}
+}
+
+// TestRestartReplaysTheLog: writes acknowledged before a restart (the
+// store is never closed, as after kill -9) are back after it, over a fresh
+// index of the base corpus, without embedding anything again.
+func TestRestartReplaysTheLog(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := open(t, dir, base())
+	for i := 0; i < 5; i++ {
+		if _, err := f.store.Put(ctx, []Input{{ID: fmt.Sprintf("d%d", i), Text: fmt.Sprintf("Inception copy%d by Nolan", i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.store.Put(ctx, []Input{{ID: "d0", Text: "replaced text about London"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Delete(ctx, []string{"d1", "c1"}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.index.All()
+	g := open(t, dir, base())
+	if n := g.enc.texts.Load(); n != 0 {
+		t.Errorf("replay embedded %d texts, want 0 (vectors are logged)", n)
+	}
+	after := g.index.All()
+	if len(after) != len(before) {
+		t.Fatalf("after restart %d documents, before %d", len(after), len(before))
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID || before[i].Text != after[i].Text || strings.Join(before[i].Entities, ",") != strings.Join(after[i].Entities, ",") {
+			t.Errorf("document %d: before %+v, after %+v", i, before[i], after[i])
+		}
+	}
+	if got := search(t, g.index, "london"); len(got) != 1 || got[0] != "d0" {
+		t.Errorf("search london after restart = %v, want [d0]", got)
+	}
+}
+
+// TestTornTailDiscarded cuts the last record short, and corrupts it, as a
+// crash in the middle of a write would: the batch before is applied, the
+// cut batch not at all, and later writes go on from the last good record.
+func TestTornTailDiscarded(t *testing.T) {
+	ctx := context.Background()
+	for _, damage := range []string{"truncate", "flip"} {
+		t.Run(damage, func(t *testing.T) {
+			dir := t.TempDir()
+			f := open(t, dir, nil)
+			if _, err := f.store.Put(ctx, []Input{{ID: "a", Text: "first batch"}}); err != nil {
+				t.Fatal(err)
+			}
+			good := f.store.LogBytes()
+			if _, err := f.store.Put(ctx, []Input{{ID: "b", Text: "second batch"}, {ID: "c", Text: "second batch too"}}); err != nil {
+				t.Fatal(err)
+			}
+			f.store.Close()
+			path := filepath.Join(dir, LogFile)
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if damage == "truncate" {
+				b = b[:good+(int64(len(b))-good)/2]
+			} else {
+				b[len(b)-3] ^= 0xff
+			}
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			g := open(t, dir, nil)
+			if n, _ := g.index.Count(ctx); n != 1 {
+				t.Fatalf("after the damaged batch %d documents, want only a", n)
+			}
+			if got := g.store.LogBytes(); got != good {
+				t.Errorf("log is %d bytes after replay, want it cut to %d", got, good)
+			}
+			if _, err := g.store.Put(ctx, []Input{{ID: "d", Text: "after the crash"}}); err != nil {
+				t.Fatal(err)
+			}
+			h := open(t, dir, nil)
+			ids := []string{}
+			for _, d := range h.index.All() {
+				ids = append(ids, d.ID)
+			}
+			if strings.Join(ids, ",") != "a,d" {
+				t.Errorf("after a write following the damage: %v, want [a d]", ids)
+			}
+		})
+	}
+}
+
+// TestCompactionKeepsTheOutcome rewrites a long log and checks that the
+// replayed index is the same, order included.
+func TestCompactionKeepsTheOutcome(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := open(t, dir, base())
+	long := strings.Repeat("padding words ", 3000)
+	for round := 0; round < 40; round++ {
+		if _, err := f.store.Put(ctx, []Input{{ID: "hot", Text: fmt.Sprintf("round %d %s", round, long)}, {ID: fmt.Sprintf("n%d", round%3), Text: fmt.Sprintf("doc %d", round)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.store.Delete(ctx, []string{"c1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.Put(ctx, []Input{{ID: "c1", Text: "London again"}}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.index.All()
+	big := f.store.LogBytes()
+	g := open(t, dir, base()) // compacts
+	if small := g.store.LogBytes(); small*2 > big {
+		t.Errorf("log %d bytes after compaction, %d before", small, big)
+	}
+	h := open(t, dir, base())
+	after := h.index.All()
+	if len(after) != len(before) {
+		t.Fatalf("%d documents after compaction, %d before", len(after), len(before))
+	}
+	for i := range before {
+		if before[i].ID != after[i].ID || before[i].Text != after[i].Text {
+			t.Errorf("slot %d: %s %q before, %s %q after", i, before[i].ID, before[i].Text[:min(20, len(before[i].Text))], after[i].ID, after[i].Text[:min(20, len(after[i].Text))])
+		}
+	}
+}
+
+// TestCacheReusesUnchangedContent: a second preparation of a corpus with
+// 10 of 100 documents changed embeds just those 10.
+func TestCacheReusesUnchangedContent(t *testing.T) {
+	dir := t.TempDir()
+	enc := &countingEncoder{}
+	docs := func(changed int) []retrieval.Document {
+		out := make([]retrieval.Document, 100)
+		for i := range out {
+			out[i] = retrieval.Document{ID: fmt.Sprintf("d%d", i), Title: "Inception", Text: fmt.Sprintf("film %d by Nolan", i)}
+			if i < changed {
+				out[i].Text += " (revised)"
+			}
+		}
+		return out
+	}
+	prepare := func(ds []retrieval.Document) {
+		c, err := OpenCache(dir, EncoderKey(enc), "kg1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		st := &Store{cfg: Config{Graph: testGraph(), Encoder: enc, Cache: c}}
+		if err := st.prepare(context.Background(), ds); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prepare(docs(0))
+	if n := enc.texts.Swap(0); n != 100 {
+		t.Fatalf("cold: embedded %d, want 100", n)
+	}
+	ds := docs(10)
+	prepare(ds)
+	if n := enc.texts.Load(); n != 10 {
+		t.Errorf("after changing 10: embedded %d, want 10", n)
+	}
+	fresh := docs(10)
+	if err := (&Store{cfg: Config{Graph: testGraph(), Encoder: &countingEncoder{}}}).prepare(context.Background(), fresh); err != nil {
+		t.Fatal(err)
+	}
+	for i := range ds {
+		if strings.Join(ds[i].Entities, ",") != strings.Join(fresh[i].Entities, ",") || !equalVec(ds[i].Vector, fresh[i].Vector) {
+			t.Fatalf("document %d from the cache differs from a fresh preparation", i)
+		}
+	}
+}
+
+func equalVec(a, b []float32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
