@@ -270,6 +270,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		path := r.Path
 		if i := strings.Index(path, ":"); i >= 0 {
 			end := strings.Index(path[i:], "/")
+			if end < 0 { // the parameter ends the path
+				end = len(path) - i
+			}
 			path = path[:i] + "{" + path[i+1:i+end] + "}" + path[i+end:]
 		}
 		routes = append(routes, strings.ToLower(r.Method)+" "+path)
