@@ -35,11 +35,14 @@ const (
 	RecordRetrieval   = "record_retrieval"
 	Counts            = "counts"
 	DeleteGraph       = "delete_graph"
+	ReplaceDocuments  = "replace_documents"
+	DeleteDocuments   = "delete_documents"
 )
 
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
-	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph}
+	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
+	ReplaceDocuments, DeleteDocuments}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

@@ -33,6 +33,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	docs, err := a.openDocuments(ctx, m, log)
+	if err != nil {
+		m.Close()
+		return err
+	}
+	defer docs.Close()
 	warmCache(ctx, p, log)
 	var ready []server.Checker
 	for _, c := range checks {
@@ -43,7 +49,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst, Write: k.Write})
 	}
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
-		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes})
+		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes, Documents: docs})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: m.Close}

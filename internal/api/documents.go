@@ -1,8 +1,12 @@
 package api
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 )
@@ -104,4 +108,57 @@ func (c *Client) DeleteDocuments(ctx context.Context, ids []string) (*DeleteDocu
 		return nil, err
 	}
 	return &out, nil
+}
+
+// PutDocumentsFrom upserts the documents of a JSONL stream (one
+// DocumentInput a line) in batches of batch, and sums the answers. Each
+// rejection's Index is the document's line number (from 1). It stops at
+// the first failed request, returning what was counted so far.
+func PutDocumentsFrom(ctx context.Context, c *Client, r io.Reader, batch int) (PutDocumentsResponse, error) {
+	var sum PutDocumentsResponse
+	if batch <= 0 {
+		batch = 64
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), MaxDocumentsBodyBytes)
+	var docs []DocumentInput
+	var lines []int
+	flush := func() error {
+		if len(docs) == 0 {
+			return nil
+		}
+		res, err := c.PutDocuments(ctx, &PutDocumentsRequest{Documents: docs})
+		if err != nil {
+			return fmt.Errorf("documents of lines %d-%d: %w", lines[0], lines[len(lines)-1], err)
+		}
+		sum.Created += res.Created
+		sum.Updated += res.Updated
+		sum.Unchanged += res.Unchanged
+		for _, rj := range res.Rejected {
+			rj.Index = lines[rj.Index]
+			sum.Rejected = append(sum.Rejected, rj)
+		}
+		docs, lines = docs[:0], lines[:0]
+		return nil
+	}
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var d DocumentInput
+		if err := json.Unmarshal(line, &d); err != nil {
+			return sum, fmt.Errorf("line %d: %w", n, err)
+		}
+		docs, lines = append(docs, d), append(lines, n)
+		if len(docs) == batch {
+			if err := flush(); err != nil {
+				return sum, err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return sum, err
+	}
+	return sum, flush()
 }
