@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -164,4 +165,34 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// TestDocsCommand drives dmar docs put, get and delete against a real
+// dmar serve.
+func TestDocsCommand(t *testing.T) {
+	state := t.TempDir()
+	seedState(t, state)
+	p := startDmar(t, nil, "--state", state)
+	file := filepath.Join(t.TempDir(), "docs.jsonl")
+	lines := `{"id": "cli-1", "title": "Glorbix", "text": "Glorbix is a film by Christopher Nolan."}` + "\n" + `{"id": "", "text": "no id"}` + "\n"
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (string, error) {
+		out, err := exec.Command(dmarBinary(t), args...).CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("docs", "put", "--url", p.url, file)
+	if err != nil || !strings.Contains(out, "created 1, updated 0, unchanged 0, rejected 1") || !strings.Contains(out, "documents[1].id") {
+		t.Fatalf("docs put: %v\n%s", err, out)
+	}
+	if out, err := run("docs", "get", "--url", p.url, "cli-1"); err != nil || !strings.Contains(out, `"Glorbix"`) || !strings.Contains(out, `"Q25191"`) {
+		t.Errorf("docs get: %v\n%s", err, out)
+	}
+	if out, err := run("docs", "delete", "--url", p.url, "cli-1"); err != nil || !strings.Contains(out, "deleted 1") {
+		t.Errorf("docs delete: %v\n%s", err, out)
+	}
+	if out, err := run("docs", "delete", "--url", p.url, "cli-1"); err == nil || !strings.Contains(out, "404") || !strings.Contains(out, "cli-1") {
+		t.Errorf("docs delete of a deleted id: %v\n%s, want a failure naming the 404 and the id", err, out)
+	}
 }
