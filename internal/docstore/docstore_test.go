@@ -1,79 +1,42 @@
-package docstore
+package docstore_test
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash/fnv"
-	"io"
-	"log/slog"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/corpus"
+	"github.com/dmar-kg/dmar/internal/docstore"
+	"github.com/dmar-kg/dmar/internal/docstore/docstoretest"
 	"github.com/dmar-kg/dmar/internal/errs"
-	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 )
 
-// countingEncoder is a deterministic test double of the sentence encoder
-// (a hashed bag of words, not a model) that counts the texts it embeds, so
-// tests can tell re-embedding from reuse.
-type countingEncoder struct{ texts atomic.Int64 }
-
-func (*countingEncoder) Dim() int        { return 32 }
-func (*countingEncoder) Version() string { return "test-counting-encoder" }
-func (e *countingEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	e.texts.Add(int64(len(texts)))
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 32)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(strings.Trim(w, ".,")))
-			v[h.Sum32()%32]++
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x * x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, ctx.Err()
-}
-
-func testGraph() *memkg.Graph {
-	return memkg.New([]kg.Entity{
-		{QID: "Q25191", Label: "Christopher Nolan", Aliases: []string{"Nolan"}},
-		{QID: "Q25188", Label: "Inception"},
-		{QID: "Q84", Label: "London"},
-	}, map[string]kg.Relation{"P57": {PID: "P57", Label: "director"}}, []kg.Triple{{Head: "Q25188", PID: "P57", Tail: "Q25191"}})
-}
-
 type fixture struct {
 	dir   string
-	enc   *countingEncoder
+	enc   *docstoretest.Encoder
 	index *memindex.Index
-	store *Store
+	store *docstore.Store
 }
 
 // open opens a store over a fresh index holding the base corpus, as dmar
 // serve does after loading the corpus snapshot.
-func open(t *testing.T, dir string, base []retrieval.Document) *fixture {
+func open(t *testing.T, dir string, base []retrieval.Document, limits ...docstore.Limits) *fixture {
 	t.Helper()
-	f := &fixture{dir: dir, enc: &countingEncoder{}, index: memindex.New(memindex.DefaultParams())}
+	f := &fixture{dir: dir, enc: &docstoretest.Encoder{}, index: memindex.New(memindex.DefaultParams())}
 	if err := f.index.Put(context.Background(), base); err != nil {
 		t.Fatal(err)
 	}
-	s, err := Open(context.Background(), Config{Dir: dir, Index: f.index, Graph: testGraph(), KGKey: "kg1", Encoder: f.enc, Replay: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cfg := docstore.Config{Dir: dir, Index: f.index, Graph: docstoretest.Graph(), KGKey: "kg1", Encoder: f.enc, Replay: true, Logger: docstoretest.Quiet()}
+	if len(limits) > 0 {
+		cfg.Limits = limits[0]
+	}
+	s, err := docstore.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +46,7 @@ func open(t *testing.T, dir string, base []retrieval.Document) *fixture {
 }
 
 func base() []retrieval.Document {
-	return []retrieval.Document{{ID: "c1", Title: "London", Text: "A city.", Vector: make([]float32, 32)}}
+	return []retrieval.Document{{ID: "c1", Title: "London", Text: "A city.", Vector: make([]float32, docstoretest.Dim)}}
 }
 
 func search(t *testing.T, x *memindex.Index, text string) []string {
@@ -102,7 +65,7 @@ func search(t *testing.T, x *memindex.Index, text string) []string {
 func TestPutCountsAndGet(t *testing.T) {
 	ctx := context.Background()
 	f := open(t, t.TempDir(), base())
-	res, err := f.store.Put(ctx, []Input{
+	res, err := f.store.Put(ctx, []docstore.Input{
 		{ID: "d1", Title: "Inception", Text: "A film by Christopher Nolan.", Metadata: json.RawMessage(`{"year": 2010}`)},
 		{ID: "c1", Title: "London", Text: "A city."}, // same as the corpus: unchanged
 		{ID: "", Text: "no id"},
@@ -129,10 +92,10 @@ func TestPutCountsAndGet(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(d.Entities, ",") != "Q25188,Q25191" || string(d.Metadata) != `{"year":2010}` || len(d.Vector) != 32 {
+	if strings.Join(d.Entities, ",") != "Q25188,Q25191" || string(d.Metadata) != `{"year":2010}` || len(d.Vector) != docstoretest.Dim {
 		t.Errorf("get d1 = entities %v metadata %s vector %d", d.Entities, d.Metadata, len(d.Vector))
 	}
-	res, err = f.store.Put(ctx, []Input{{ID: "d1", Title: "Inception", Text: "A film by Christopher Nolan, in London.", Metadata: json.RawMessage(`{"year": 2010}`)}})
+	res, err = f.store.Put(ctx, []docstore.Input{{ID: "d1", Title: "Inception", Text: "A film by Christopher Nolan, in London.", Metadata: json.RawMessage(`{"year": 2010}`)}})
 	if err != nil || res.Updated != 1 {
 		t.Fatalf("update = %+v, %v", res, err)
 	}
@@ -145,13 +108,14 @@ func TestPutCountsAndGet(t *testing.T) {
 }
 
 func TestPutLimits(t *testing.T) {
-	f := open(t, "", nil)
-	f.store.cfg.Limits.MaxBatch = 2
-	_, err := f.store.Put(context.Background(), make([]Input, 3))
+	l := docstore.DefaultLimits()
+	l.MaxBatch = 2
+	f := open(t, "", nil, l)
+	_, err := f.store.Put(context.Background(), make([]docstore.Input, 3))
 	if e, ok := errs.As(err); !ok || e.Code != errs.TooLarge || e.Field != "documents" {
 		t.Errorf("batch over the limit = %v, want too large naming documents", err)
 	}
-	res, err := f.store.Put(context.Background(), []Input{{ID: "big", Text: strings.Repeat("x", DefaultLimits().MaxTextChars+1)}})
+	res, err := f.store.Put(context.Background(), []docstore.Input{{ID: "big", Text: strings.Repeat("x", docstore.DefaultLimits().MaxTextChars+1)}})
 	if err != nil || len(res.Rejected) != 1 || res.Rejected[0].Code != errs.TooLarge || res.Rejected[0].Field != "documents[0].text" {
 		t.Errorf("text over the limit = %+v, %v", res, err)
 	}
@@ -160,7 +124,7 @@ func TestPutLimits(t *testing.T) {
 func TestDeleteAllOrNothing(t *testing.T) {
 	ctx := context.Background()
 	f := open(t, t.TempDir(), base())
-	if _, err := f.store.Put(ctx, []Input{{ID: "d1", Text: "Inception by Nolan"}}); err != nil {
+	if _, err := f.store.Put(ctx, []docstore.Input{{ID: "d1", Text: "Inception by Nolan"}}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := f.store.Delete(ctx, []string{"d1", "ghost"})
@@ -186,11 +150,11 @@ func TestRestartReplaysTheLog(t *testing.T) {
 	dir := t.TempDir()
 	f := open(t, dir, base())
 	for i := 0; i < 5; i++ {
-		if _, err := f.store.Put(ctx, []Input{{ID: fmt.Sprintf("d%d", i), Text: fmt.Sprintf("Inception copy%d by Nolan", i)}}); err != nil {
+		if _, err := f.store.Put(ctx, []docstore.Input{{ID: fmt.Sprintf("d%d", i), Text: fmt.Sprintf("Inception copy%d by Nolan", i)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.store.Put(ctx, []Input{{ID: "d0", Text: "replaced text about London"}}); err != nil {
+	if _, err := f.store.Put(ctx, []docstore.Input{{ID: "d0", Text: "replaced text about London"}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.store.Delete(ctx, []string{"d1", "c1"}); err != nil {
@@ -198,7 +162,7 @@ func TestRestartReplaysTheLog(t *testing.T) {
 	}
 	before := f.index.All()
 	g := open(t, dir, base())
-	if n := g.enc.texts.Load(); n != 0 {
+	if n := g.enc.Texts.Load(); n != 0 {
 		t.Errorf("replay embedded %d texts, want 0 (vectors are logged)", n)
 	}
 	after := g.index.All()
@@ -224,15 +188,15 @@ func TestTornTailDiscarded(t *testing.T) {
 		t.Run(damage, func(t *testing.T) {
 			dir := t.TempDir()
 			f := open(t, dir, nil)
-			if _, err := f.store.Put(ctx, []Input{{ID: "a", Text: "first batch"}}); err != nil {
+			if _, err := f.store.Put(ctx, []docstore.Input{{ID: "a", Text: "first batch"}}); err != nil {
 				t.Fatal(err)
 			}
 			good := f.store.LogBytes()
-			if _, err := f.store.Put(ctx, []Input{{ID: "b", Text: "second batch"}, {ID: "c", Text: "second batch too"}}); err != nil {
+			if _, err := f.store.Put(ctx, []docstore.Input{{ID: "b", Text: "second batch"}, {ID: "c", Text: "second batch too"}}); err != nil {
 				t.Fatal(err)
 			}
 			f.store.Close()
-			path := filepath.Join(dir, LogFile)
+			path := filepath.Join(dir, docstore.LogFile)
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
@@ -252,7 +216,7 @@ func TestTornTailDiscarded(t *testing.T) {
 			if got := g.store.LogBytes(); got != good {
 				t.Errorf("log is %d bytes after replay, want it cut to %d", got, good)
 			}
-			if _, err := g.store.Put(ctx, []Input{{ID: "d", Text: "after the crash"}}); err != nil {
+			if _, err := g.store.Put(ctx, []docstore.Input{{ID: "d", Text: "after the crash"}}); err != nil {
 				t.Fatal(err)
 			}
 			h := open(t, dir, nil)
@@ -275,14 +239,14 @@ func TestCompactionKeepsTheOutcome(t *testing.T) {
 	f := open(t, dir, base())
 	long := strings.Repeat("padding words ", 3000)
 	for round := 0; round < 40; round++ {
-		if _, err := f.store.Put(ctx, []Input{{ID: "hot", Text: fmt.Sprintf("round %d %s", round, long)}, {ID: fmt.Sprintf("n%d", round%3), Text: fmt.Sprintf("doc %d", round)}}); err != nil {
+		if _, err := f.store.Put(ctx, []docstore.Input{{ID: "hot", Text: fmt.Sprintf("round %d %s", round, long)}, {ID: fmt.Sprintf("n%d", round%3), Text: fmt.Sprintf("doc %d", round)}}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if _, err := f.store.Delete(ctx, []string{"c1"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.store.Put(ctx, []Input{{ID: "c1", Text: "London again"}}); err != nil {
+	if _, err := f.store.Put(ctx, []docstore.Input{{ID: "c1", Text: "London again"}}); err != nil {
 		t.Fatal(err)
 	}
 	before := f.index.All()
@@ -307,7 +271,7 @@ func TestCompactionKeepsTheOutcome(t *testing.T) {
 // 10 of 100 documents changed embeds just those 10.
 func TestCacheReusesUnchangedContent(t *testing.T) {
 	dir := t.TempDir()
-	enc := &countingEncoder{}
+	enc := &docstoretest.Encoder{}
 	docs := func(changed int) []retrieval.Document {
 		out := make([]retrieval.Document, 100)
 		for i := range out {
@@ -319,27 +283,26 @@ func TestCacheReusesUnchangedContent(t *testing.T) {
 		return out
 	}
 	prepare := func(ds []retrieval.Document) {
-		c, err := OpenCache(dir, EncoderKey(enc), "kg1")
+		c, err := docstore.OpenCache(dir, docstore.EncoderKey(enc), "kg1")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		st := &Store{cfg: Config{Graph: testGraph(), Encoder: enc, Cache: c}}
-		if err := st.prepare(context.Background(), ds); err != nil {
+		if err := corpus.Prepare(context.Background(), docstoretest.Graph(), enc, ds, corpus.Options{Cache: c}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	prepare(docs(0))
-	if n := enc.texts.Swap(0); n != 100 {
+	if n := enc.Texts.Swap(0); n != 100 {
 		t.Fatalf("cold: embedded %d, want 100", n)
 	}
 	ds := docs(10)
 	prepare(ds)
-	if n := enc.texts.Load(); n != 10 {
+	if n := enc.Texts.Load(); n != 10 {
 		t.Errorf("after changing 10: embedded %d, want 10", n)
 	}
 	fresh := docs(10)
-	if err := (&Store{cfg: Config{Graph: testGraph(), Encoder: &countingEncoder{}}}).prepare(context.Background(), fresh); err != nil {
+	if err := corpus.Prepare(context.Background(), docstoretest.Graph(), &docstoretest.Encoder{}, fresh, corpus.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range ds {
@@ -359,4 +322,9 @@ func equalVec(a, b []float32) bool {
 		}
 	}
 	return true
+}
+
+// The index port's conformance suite on the embedded index.
+func TestConformanceMemindex(t *testing.T) {
+	docstoretest.Run(t, func(t *testing.T) docstoretest.Backend { return memindex.New(memindex.DefaultParams()) })
 }
