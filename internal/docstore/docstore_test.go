@@ -51,15 +51,7 @@ func base() []retrieval.Document {
 
 func search(t *testing.T, x *memindex.Index, text string) []string {
 	t.Helper()
-	hs, err := x.Search(context.Background(), retrieval.Query{Mode: retrieval.BM25, Text: text, Limit: 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ids []string
-	for _, h := range hs {
-		ids = append(ids, h.Doc.ID)
-	}
-	return ids
+	return docstoretest.Find(t, x, retrieval.Query{Mode: retrieval.BM25, Text: text})
 }
 
 func TestPutCountsAndGet(t *testing.T) {

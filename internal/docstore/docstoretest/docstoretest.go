@@ -66,6 +66,21 @@ func Graph() *memkg.Graph {
 // Quiet is a logger that drops everything.
 func Quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// Find returns the ids of q's hits (at most 10).
+func Find(t *testing.T, x retrieval.Index, q retrieval.Query) []string {
+	t.Helper()
+	q.Limit = 10
+	hs, err := x.Search(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, h := range hs {
+		ids = append(ids, h.Doc.ID)
+	}
+	return ids
+}
+
 // Backend is a search backend that takes live writes.
 type Backend interface {
 	docstore.Index
@@ -83,19 +98,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	find := func(q retrieval.Query) []string {
-		t.Helper()
-		q.Limit = 10
-		hs, err := b.Search(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ids []string
-		for _, h := range hs {
-			ids = append(ids, h.Doc.ID)
-		}
-		return ids
-	}
+	find := func(q retrieval.Query) []string { t.Helper(); return Find(t, b, q) }
 	vec := func(text string) []float32 {
 		v, _ := (&Encoder{}).Encode(ctx, []string{text})
 		return v[0]
