@@ -10,6 +10,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/httpserve"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 
@@ -33,12 +34,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	docs, err := a.openDocuments(ctx, m, log)
-	if err != nil {
+	var docs server.DocumentStore
+	switch st, err := a.openDocuments(ctx, m, log); {
+	case errors.Is(err, docstore.ErrLocked):
+		// Searches still work; the document routes answer 503.
+		log.Warn("live documents are off: their log is held by another dmar serve on this state folder", "err", err)
+	case err != nil:
 		m.Close()
 		return err
+	default:
+		defer st.Close()
+		docs = st
 	}
-	defer docs.Close()
 	warmCache(ctx, p, log)
 	var ready []server.Checker
 	for _, c := range checks {

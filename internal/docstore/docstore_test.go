@@ -3,6 +3,7 @@ package docstore_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -153,6 +154,7 @@ func TestRestartReplaysTheLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := f.index.All()
+	f.store.Close() // as kill -9 does: the log is fsynced on every write, nothing is flushed here
 	g := open(t, dir, base())
 	if n := g.enc.Texts.Load(); n != 0 {
 		t.Errorf("replay embedded %d texts, want 0 (vectors are logged)", n)
@@ -211,6 +213,7 @@ func TestTornTailDiscarded(t *testing.T) {
 			if _, err := g.store.Put(ctx, []docstore.Input{{ID: "d", Text: "after the crash"}}); err != nil {
 				t.Fatal(err)
 			}
+			g.store.Close()
 			h := open(t, dir, nil)
 			ids := []string{}
 			for _, d := range h.index.All() {
@@ -243,10 +246,12 @@ func TestCompactionKeepsTheOutcome(t *testing.T) {
 	}
 	before := f.index.All()
 	big := f.store.LogBytes()
+	f.store.Close()           // the log is fsynced on every write: closing adds nothing kill -9 would lose
 	g := open(t, dir, base()) // compacts
 	if small := g.store.LogBytes(); small*2 > big {
 		t.Errorf("log %d bytes after compaction, %d before", small, big)
 	}
+	g.store.Close()
 	h := open(t, dir, base())
 	after := h.index.All()
 	if len(after) != len(before) {
@@ -319,4 +324,16 @@ func equalVec(a, b []float32) bool {
 // The index port's conformance suite on the embedded index.
 func TestConformanceMemindex(t *testing.T) {
 	docstoretest.Run(t, func(t *testing.T) docstoretest.Backend { return memindex.New(memindex.DefaultParams()) })
+}
+
+// A second store on the same folder (another dmar serve on the same
+// --state) is refused while the first holds the log.
+func TestLogIsLocked(t *testing.T) {
+	dir := t.TempDir()
+	open(t, dir, nil)
+	_, err := docstore.Open(context.Background(), docstore.Config{Dir: dir, Index: memindex.New(memindex.DefaultParams()), Graph: docstoretest.Graph(),
+		Encoder: &docstoretest.Encoder{}, Logger: docstoretest.Quiet()})
+	if !errors.Is(err, docstore.ErrLocked) {
+		t.Fatalf("second open = %v, want ErrLocked", err)
+	}
 }

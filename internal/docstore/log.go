@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // A log is an append-only file of records, each framed as
@@ -30,6 +31,9 @@ type log struct {
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
+// ErrLocked is Open's error when another process holds the store's log.
+var ErrLocked = errors.New("the document log is held by another process (another dmar serve on the same --state folder)")
+
 // maxRecord bounds one record, so that a corrupted length cannot make
 // replay allocate gigabytes.
 const maxRecord = 1 << 30
@@ -46,6 +50,17 @@ func openLog(path string, sync bool, each func([]byte) error) (*log, int64, erro
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, 0, err
+	}
+	if sync {
+		// One process writes a log: a second dmar serve on the same state
+		// folder must not interleave records with the first.
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, 0, fmt.Errorf("%s: %w", path, ErrLocked)
+			}
+			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
+		}
 	}
 	if errors.Is(statErr, os.ErrNotExist) && sync {
 		// A new file's name must be durable too.
