@@ -157,11 +157,11 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	st := newReplayState()
 	for _, r := range recs {
 		st.apply(r)
-		if cfg.Replay {
-			if err := s.applyRecord(ctx, r); err != nil {
-				l.Close()
-				return nil, fmt.Errorf("docstore: replay %s: %w", path, err)
-			}
+	}
+	if cfg.Replay {
+		if err := s.replay(ctx, recs); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("docstore: replay %s: %w", path, err)
 		}
 	}
 	for id, d := range st.live {
@@ -178,21 +178,35 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// applyRecord applies one logged batch to the index, re-linking and
-// re-embedding documents logged under another graph or encoder.
-func (s *Store) applyRecord(ctx context.Context, r record) error {
-	if len(r.Delete) > 0 {
-		if _, err := s.cfg.Index.Delete(ctx, r.Delete); err != nil {
-			return err
+// replay applies the logged batches to the index in order, the puts
+// between two deletes in one index write (each index write copies its
+// tables), re-linking and re-embedding documents logged under another
+// graph or encoder.
+func (s *Store) replay(ctx context.Context, recs []record) error {
+	var pending []storedDoc
+	for _, r := range recs {
+		if len(r.Delete) > 0 {
+			if err := s.replayPuts(ctx, pending); err != nil {
+				return err
+			}
+			pending = pending[:0]
+			if _, err := s.cfg.Index.Delete(ctx, r.Delete); err != nil {
+				return err
+			}
 		}
+		pending = append(pending, r.Put...)
 	}
-	if len(r.Put) == 0 {
+	return s.replayPuts(ctx, pending)
+}
+
+func (s *Store) replayPuts(ctx context.Context, put []storedDoc) error {
+	if len(put) == 0 {
 		return nil
 	}
-	docs := make([]retrieval.Document, len(r.Put))
+	docs := make([]retrieval.Document, len(put))
 	var stale []int
 	enc := EncoderKey(s.cfg.Encoder)
-	for i, d := range r.Put {
+	for i, d := range put {
 		docs[i] = retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text, Entities: d.Entities, Vector: decodeVector(d.Vector)}
 		if d.Encoder != enc || d.KG != s.cfg.KGKey {
 			stale = append(stale, i)

@@ -3,6 +3,7 @@ package memindex
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,7 +51,7 @@ type docTerms struct {
 	tf     map[string]float64
 }
 
-func (x *Index) tokenize(d retrieval.Document) []docTerms {
+func (x *gen) tokenize(d retrieval.Document) []docTerms {
 	out := make([]docTerms, len(x.fields))
 	for fi := range x.fields {
 		toks := Tokens(x.fields[fi].get(d))
@@ -63,8 +64,9 @@ func (x *Index) tokenize(d retrieval.Document) []docTerms {
 	return out
 }
 
-// index adds slot's postings and length to every field; x.mu is held.
-func (x *Index) index(slot int32, terms []docTerms) {
+// index adds slot's postings and length to every field of the generation
+// being written.
+func (x *gen) index(slot int32, terms []docTerms) {
 	for fi := range x.fields {
 		f := &x.fields[fi]
 		dt := terms[fi]
@@ -81,6 +83,9 @@ func (x *Index) index(slot int32, terms []docTerms) {
 		}
 		for t, c := range dt.tf {
 			ps := f.postings[t]
+			if !x.own(fi, t) {
+				ps = append(make([]posting, 0, len(ps)+1), ps...)
+			}
 			i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
 			ps = append(ps, posting{})
 			copy(ps[i+1:], ps[i:])
@@ -91,8 +96,8 @@ func (x *Index) index(slot int32, terms []docTerms) {
 }
 
 // unindex removes the postings and length of the document in slot from
-// every field; x.mu is held.
-func (x *Index) unindex(slot int32) {
+// every field of the generation being written.
+func (x *gen) unindex(slot int32) {
 	terms := x.tokenize(x.docs[slot])
 	for fi := range x.fields {
 		f := &x.fields[fi]
@@ -112,15 +117,18 @@ func (x *Index) unindex(slot int32) {
 				delete(f.postings, t)
 				continue
 			}
+			if !x.own(fi, t) {
+				ps = slices.Clone(ps)
+			}
 			f.postings[t] = append(ps[:i], ps[i+1:]...)
 		}
 	}
 }
 
 // compact drops the empty slots that deletes left, renumbering the rest in
-// the same order (so postings stay sorted and rankings do not move); x.mu
-// is held.
-func (x *Index) compact() {
+// the same order (so postings stay sorted and rankings do not move), with
+// new posting lists, in the generation being written.
+func (x *gen) compact() {
 	renum := make([]int32, len(x.docs))
 	docs := make([]retrieval.Document, 0, len(x.byID))
 	for i, d := range x.docs {
@@ -141,10 +149,12 @@ func (x *Index) compact() {
 		}
 		f.length = length
 		for t, ps := range f.postings {
-			for i := range ps {
-				ps[i].doc = renum[ps[i].doc]
+			nps := make([]posting, len(ps))
+			for i, p := range ps {
+				nps[i] = posting{doc: renum[p.doc], tf: p.tf}
 			}
-			f.postings[t] = ps
+			f.postings[t] = nps
+			x.owned[ownKey{fi, t}] = struct{}{}
 		}
 	}
 	x.docs = docs
@@ -171,7 +181,7 @@ func (x *Index) compact() {
 //
 // weaviateLimit is the number of hits Weaviate would be asked for; it
 // matters only with Params.WeaviateTopK.
-func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
+func (x *gen) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 	terms, counts := queryTermCounts(text)
 	n := float64(len(x.byID))
 	k1, b := float64(float32(x.params.K1)), float64(float32(x.params.B))

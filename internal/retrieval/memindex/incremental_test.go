@@ -70,9 +70,7 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 				}
 				// force at least one compaction path too
 				if seed%2 == 0 {
-					x.mu.Lock()
-					x.compact()
-					x.mu.Unlock()
+					x.update(func(g *gen) { g.compact() })
 				}
 				fresh := New(p)
 				if err := fresh.Put(ctx, x.All()); err != nil {

@@ -8,12 +8,15 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -66,12 +69,23 @@ func DefaultParams() Params {
 	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, RankedFusionK: DefaultRankedFusionK, WeaviateTopK: true}
 }
 
-// Index is safe for concurrent use. Writes (Put, Delete) update the
-// inverted index in place under the write lock, which is held only across
-// that in-memory update (documents arrive linked and embedded), so a search,
-// which holds the read lock throughout, sees each batch wholly or not at all.
+// Index is safe for concurrent use, and searches never wait for writes:
+// the index is a chain of immutable generations. A write (Put, Delete)
+// copies the current generation's tables (the posting lists it changes
+// are copied on first touch, the others shared), applies the whole batch
+// to the copy and publishes it with one atomic store; a search reads the
+// generation it started with from beginning to end. So a search sees each
+// batch wholly or not at all, and documents arrive linked and embedded, so
+// no model call is ever made under the writers' mutex either.
 type Index struct {
-	mu     sync.RWMutex
+	params Params
+	wmu    sync.Mutex // one writer at a time
+	cur    atomic.Pointer[gen]
+}
+
+// gen is one generation of the index; published generations are never
+// modified.
+type gen struct {
 	params Params
 	// docs are slots in insertion order; a deleted document leaves an empty
 	// slot (ID "") until compact drops the holes. Slot order is the order a
@@ -83,6 +97,14 @@ type Index struct {
 	// one inverted field per scored property (title and text), or one for
 	// title + text when Classic, kept up to date by every write.
 	fields []field
+	// owned are the posting lists this generation has copied, while it is
+	// being written (nil once published).
+	owned map[ownKey]struct{}
+}
+
+type ownKey struct {
+	field int
+	term  string
 }
 
 type posting struct {
@@ -92,7 +114,44 @@ type posting struct {
 
 // New returns an empty index.
 func New(p Params) *Index {
-	return &Index{params: p, byID: map[string]int32{}, fields: newFields(p.Classic)}
+	x := &Index{params: p}
+	x.cur.Store(&gen{params: p, byID: map[string]int32{}, fields: newFields(p.Classic)})
+	return x
+}
+
+// update applies a write to a copy of the current generation and
+// publishes it.
+func (x *Index) update(write func(g *gen)) {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	g := x.cur.Load().clone()
+	write(g)
+	g.owned = nil
+	x.cur.Store(g)
+}
+
+// clone copies g's tables for a write; posting lists stay shared until
+// the write first touches them (own).
+func (g *gen) clone() *gen {
+	n := &gen{params: g.params, docs: slices.Clone(g.docs), byID: maps.Clone(g.byID), dead: g.dead,
+		fields: make([]field, len(g.fields)), owned: map[ownKey]struct{}{}}
+	for i, f := range g.fields {
+		f.postings = maps.Clone(f.postings)
+		f.length = slices.Clone(f.length)
+		n.fields[i] = f
+	}
+	return n
+}
+
+// own reports whether the generation being written already holds its own
+// copy of a posting list, and marks it as owned from now on.
+func (g *gen) own(field int, term string) bool {
+	k := ownKey{field, term}
+	if _, ok := g.owned[k]; ok {
+		return true
+	}
+	g.owned[k] = struct{}{}
+	return false
 }
 
 // Put implements retrieval.Writer: documents with an existing ID replace it
@@ -102,28 +161,29 @@ func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Tokenising is the slow part of a write; it needs no lock.
+	// Tokenising is the slow part of a write; it is done before the copy.
 	terms := make([][]docTerms, len(docs))
+	cur := x.cur.Load()
 	for i, d := range docs {
 		if d.ID == "" {
 			return errs.E(errs.Invalid, "document without id")
 		}
-		terms[i] = x.tokenize(d)
+		terms[i] = cur.tokenize(d)
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for i, d := range docs {
-		slot, ok := x.byID[d.ID]
-		if ok {
-			x.unindex(slot)
-			x.docs[slot] = d
-		} else {
-			slot = int32(len(x.docs))
-			x.byID[d.ID] = slot
-			x.docs = append(x.docs, d)
+	x.update(func(g *gen) {
+		for i, d := range docs {
+			slot, ok := g.byID[d.ID]
+			if ok {
+				g.unindex(slot)
+				g.docs[slot] = d
+			} else {
+				slot = int32(len(g.docs))
+				g.byID[d.ID] = slot
+				g.docs = append(g.docs, d)
+			}
+			g.index(slot, terms[i])
 		}
-		x.index(slot, terms[i])
-	}
+	})
 	return nil
 }
 
@@ -133,42 +193,39 @@ func (x *Index) Delete(ctx context.Context, ids []string) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	n := 0
-	for _, id := range ids {
-		slot, ok := x.byID[id]
-		if !ok {
-			continue
+	x.update(func(g *gen) {
+		for _, id := range ids {
+			slot, ok := g.byID[id]
+			if !ok {
+				continue
+			}
+			g.unindex(slot)
+			g.docs[slot] = retrieval.Document{}
+			delete(g.byID, id)
+			g.dead++
+			n++
 		}
-		x.unindex(slot)
-		x.docs[slot] = retrieval.Document{}
-		delete(x.byID, id)
-		x.dead++
-		n++
-	}
-	if x.dead > 1024 && x.dead > len(x.byID) {
-		x.compact()
-	}
+		if g.dead > 1024 && g.dead > len(g.byID) {
+			g.compact()
+		}
+	})
 	return n, nil
 }
 
 // Count implements retrieval.Writer.
 func (x *Index) Count(ctx context.Context) (int, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return len(x.byID), ctx.Err()
+	return len(x.cur.Load().byID), ctx.Err()
 }
 
 // All returns every document, in insertion order. Callers must not modify them.
 func (x *Index) All() []retrieval.Document {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	if x.dead == 0 {
-		return x.docs
+	g := x.cur.Load()
+	if g.dead == 0 {
+		return g.docs
 	}
-	out := make([]retrieval.Document, 0, len(x.byID))
-	for _, d := range x.docs {
+	out := make([]retrieval.Document, 0, len(g.byID))
+	for _, d := range g.docs {
 		if d.ID != "" {
 			out = append(out, d)
 		}
@@ -181,12 +238,11 @@ func (x *Index) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	g := x.cur.Load()
 	out := make([]retrieval.Document, 0, len(ids))
 	for _, id := range ids {
-		if i, ok := x.byID[id]; ok {
-			out = append(out, x.docs[i])
+		if i, ok := g.byID[id]; ok {
+			out = append(out, g.docs[i])
 		}
 	}
 	return out, nil
@@ -200,28 +256,27 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	allow := x.allowed(q.Filter)
+	g := x.cur.Load() // the generation this search reads throughout
+	allow := g.allowed(q.Filter)
 	var scored []scoredDoc
 	switch q.Mode {
 	case retrieval.BM25:
-		scored = x.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
+		scored = g.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
 	case retrieval.Vector:
 		var err error
-		if scored, err = x.vector(q.Vector, allow); err != nil {
+		if scored, err = g.vector(q.Vector, allow); err != nil {
 			return nil, err
 		}
 	case retrieval.Hybrid:
 		var err error
-		if scored, err = x.hybrid(q, allow); err != nil {
+		if scored, err = g.hybrid(q, allow); err != nil {
 			return nil, err
 		}
 	}
-	top := topK(scored, q.Limit, x.docs)
+	top := topK(scored, q.Limit, g.docs)
 	hits := make([]retrieval.Hit, len(top))
 	for i, s := range top {
-		d := x.docs[s.doc]
+		d := g.docs[s.doc]
 		if !q.WithVectors {
 			d.Vector = nil
 		}
@@ -237,7 +292,7 @@ type scoredDoc struct {
 }
 
 // allowed returns nil when the filter restricts nothing.
-func (x *Index) allowed(f retrieval.Filter) []bool {
+func (x *gen) allowed(f retrieval.Filter) []bool {
 	if f.Empty() {
 		return nil
 	}
@@ -273,7 +328,7 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 // first search: every write now keeps it up to date.
 func (x *Index) Build() {}
 
-func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
+func (x *gen) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 	qn := norm(v)
 	if qn == 0 {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
@@ -299,7 +354,7 @@ func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 	return out, nil
 }
 
-func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
+func (x *gen) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	var lex, vec []scoredDoc
 	if q.Alpha < 1 {
@@ -393,8 +448,7 @@ func norm(v []float32) float64 { return math.Sqrt(float64(dot(v, v))) }
 
 // Save writes the documents (with links and vectors) to path atomically.
 func (x *Index) Save(path string) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	g := x.cur.Load()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save index: %w", err)
 	}
@@ -408,8 +462,8 @@ func (x *Index) Save(path string) error {
 		Entities        []string
 		Vector          []float32
 	}
-	out := make([]stored, 0, len(x.byID))
-	for _, d := range x.docs {
+	out := make([]stored, 0, len(g.byID))
+	for _, d := range g.docs {
 		if d.ID != "" {
 			out = append(out, stored{d.ID, d.Title, d.Text, d.Entities, d.Vector})
 		}
