@@ -295,6 +295,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		"Subgraph": api.Subgraph{}, "Node": api.Node{}, "Edge": api.Edge{}, "LinkRequest": api.LinkRequest{},
 		"LinkResponse": api.LinkResponse{}, "ErrorBody": api.ErrorBody{}, "ErrorDetail": api.ErrorDetail{}, "Filter": api.Filter{},
 	}
+	for name, v := range documentSchemas {
+		types[name] = v
+	}
 	for name, v := range types {
 		s, ok := doc.Components.Schemas[name]
 		if !ok {
