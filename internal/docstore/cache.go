@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -58,14 +59,31 @@ type cacheRecord struct {
 	Entities [][]string // with the link cache
 }
 
+func cachePaths(dir, encKey, kgKey string) (vectors, links string) {
+	short := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:8]) }
+	return filepath.Join(dir, "cache", "vectors-"+short(encKey)+".log"), filepath.Join(dir, "cache", "links-"+short(kgKey)+".log")
+}
+
+// CacheFilled reports whether the caches of encKey and kgKey under dir
+// hold anything, without reading them.
+func CacheFilled(dir, encKey, kgKey string) bool {
+	v, l := cachePaths(dir, encKey, kgKey)
+	for _, p := range []string{v, l} {
+		if st, err := os.Stat(p); err != nil || st.Size() == 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // OpenCache opens (creating) the caches of encoder encKey and graph kgKey
 // under dir/cache.
 func OpenCache(dir, encKey, kgKey string) (*Cache, error) {
 	c := &Cache{vectors: map[Hash][]float32{}, links: map[Hash][]string{}}
-	short := func(s string) string { h := sha256.Sum256([]byte(s)); return hex.EncodeToString(h[:8]) }
+	vpath, lpath := cachePaths(dir, encKey, kgKey)
 	var err error
 	// A cache loses nothing that cannot be recomputed, so it is not fsynced.
-	c.vlog, _, err = openLog(filepath.Join(dir, "cache", "vectors-"+short(encKey)+".log"), false, func(p []byte) error {
+	c.vlog, _, err = openLog(vpath, false, func(p []byte) error {
 		var r cacheRecord
 		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&r); err != nil {
 			return nil // an unreadable record is only a cache miss
@@ -80,7 +98,7 @@ func OpenCache(dir, encKey, kgKey string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vector cache: %w", err)
 	}
-	c.llog, _, err = openLog(filepath.Join(dir, "cache", "links-"+short(kgKey)+".log"), false, func(p []byte) error {
+	c.llog, _, err = openLog(lpath, false, func(p []byte) error {
 		var r cacheRecord
 		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&r); err != nil {
 			return nil

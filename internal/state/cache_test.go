@@ -55,6 +55,17 @@ func TestChangedCorpusReembedsOnlyChangedDocuments(t *testing.T) {
 	if got := n.Swap(0); got != 200 {
 		t.Fatalf("cold build embedded %d, want 200", got)
 	}
+	// A snapshot from before the cache (none beside it) seeds the cache
+	// when it is loaded, embedding nothing.
+	if err := os.RemoveAll(filepath.Join(in.Dir, "cache")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Index(context.Background(), g, "kg", enc); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.Load(); got != 0 {
+		t.Fatalf("loading the snapshot embedded %d", got)
+	}
 	write(10)
 	x, err := in.Index(context.Background(), g, "kg", enc)
 	if err != nil {

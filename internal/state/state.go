@@ -123,23 +123,24 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	snap := filepath.Join(in.Dir, "index-"+key+".gob")
 	// The cache of vectors and links by content makes a changed corpus
 	// cost only its changed documents.
-	cache, err := docstore.OpenCache(in.Dir, docstore.EncoderKey(enc), kgKey)
-	if err != nil {
-		return nil, err
-	}
-	defer cache.Close()
+	encKey := docstore.EncoderKey(enc)
 	if x, err := memindex.Load(snap, memindex.DefaultParams()); err == nil {
 		if err := checkEncoder(snap, enc); err != nil {
 			return nil, err
 		}
-		if v, l := cache.Len(); v == 0 || l == 0 {
+		if !docstore.CacheFilled(in.Dir, encKey, kgKey) {
 			// A snapshot from before the cache seeds it.
-			if err := cache.Add(x.All()); err != nil {
+			if err := seedCache(in.Dir, encKey, kgKey, x.All()); err != nil {
 				return nil, err
 			}
 		}
 		return x, nil
 	}
+	cache, err := docstore.OpenCache(in.Dir, encKey, kgKey)
+	if err != nil {
+		return nil, err
+	}
+	defer cache.Close()
 	docs, err := in.prepareCorpus(ctx, g, enc, cache)
 	if err != nil {
 		return nil, err
@@ -156,6 +157,18 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	}
 	x.Build()
 	return x, nil
+}
+
+func seedCache(dir, encKey, kgKey string, docs []retrieval.Document) error {
+	c, err := docstore.OpenCache(dir, encKey, kgKey)
+	if err != nil {
+		return err
+	}
+	if err := c.Add(docs); err != nil {
+		c.Close()
+		return err
+	}
+	return c.Close()
 }
 
 // encoderRecord is what index-KEY.encoder.json says of the encoder that
