@@ -37,12 +37,14 @@ const (
 	DeleteGraph       = "delete_graph"
 	LinkContext       = "link_context"
 	CountNameTokens   = "count_name_tokens"
+	ReplaceDocuments  = "replace_documents"
+	DeleteDocuments   = "delete_documents"
 )
 
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
 	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
-	LinkContext, CountNameTokens}
+	LinkContext, CountNameTokens, ReplaceDocuments, DeleteDocuments}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

@@ -23,6 +23,9 @@ start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
 scripts/install-compose.sh >/dev/null 2>&1 || echo "test: Compose v2 plugin not installed; the compose test uses docker-compose or skips" >&2
 go vet ./...
 go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
+# The live-document index and store under the race detector: their tests run
+# writers and searchers together (docs/documents.md).
+go test -race -count=1 ./internal/retrieval/memindex/ ./internal/docstore/... 2>&1 | tee -a /tmp/dmar-test.log
 # Fuzz the request decoders and the Wikidata line parser, each for a bounded
 # time (DMAR_FUZZTIME, default 20s); a failing input is saved under the
 # package's testdata/fuzz and fails the run.

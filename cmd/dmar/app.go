@@ -32,6 +32,11 @@ type appFlags struct {
 	cfg        config.Config
 	configFile string
 	serve      bool // register dmar serve's flags too
+	// opened are the backends pipelineFor wired, for the document store.
+	opened struct {
+		graph openedGraph
+		index retrieval.Index
+	}
 }
 
 // newFlagSet is every subcommand's flag set: errors and usage on stderr.
@@ -124,6 +129,7 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 			checks = append(checks, more...)
 			var p *pipeline.Pipeline
 			if p, err = pipeline.New(a.pipelineConfig(g, x, m, metrics, log)); err == nil {
+				a.opened.graph, a.opened.index = g, x
 				return p, m, checks, nil
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/httpserve"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 
@@ -34,6 +35,18 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	var docs server.DocumentStore
+	switch st, err := a.openDocuments(ctx, m, log); {
+	case errors.Is(err, docstore.ErrLocked):
+		// Searches still work; the document routes answer 503.
+		log.Warn("live documents are off: their log is held by another dmar serve on this state folder", "err", err)
+	case err != nil:
+		m.Close()
+		return err
+	default:
+		defer st.Close()
+		docs = st
+	}
 	warmCache(ctx, p, log)
 	var ready []server.Checker
 	for _, c := range checks {
@@ -41,10 +54,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var keys []server.APIKey
 	for _, k := range sc.Auth.Keys {
-		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst})
+		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst, Write: k.Write})
 	}
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
-		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes})
+		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes, Documents: docs})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: m.Close}

@@ -117,6 +117,9 @@ type APIKey struct {
 	SHA256 string  `yaml:"sha256"`
 	Rate   float64 `yaml:"rate"`  // requests per second; 0: unlimited
 	Burst  int     `yaml:"burst"` // default: max(1, ceil(rate))
+	// Write lets the key add, change and delete documents; keys are
+	// read-only without it.
+	Write bool `yaml:"write"`
 }
 
 // CacheDir is where scripts/setup.sh installs the runtime and models and

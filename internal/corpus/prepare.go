@@ -15,6 +15,16 @@ import (
 type Options struct {
 	BatchSize int             // documents per encoder call (default 32)
 	Meter     *progress.Meter // optional
+	// Cache, when set, supplies the links and vectors of documents whose
+	// content it has seen (keyed by graph, encoder and content), so that
+	// only the others are linked and embedded; it learns those afterwards.
+	Cache Cache
+}
+
+// Cache is a store of earlier links and vectors (docstore.Cache).
+type Cache interface {
+	Lookup(d retrieval.Document) (entities []string, okLinks bool, vector []float32, okVector bool)
+	Add(docs []retrieval.Document) error
 }
 
 // EncodeText is what the encoder sees of a document.
@@ -39,6 +49,42 @@ func Link(ctx context.Context, g kg.Graph, d *retrieval.Document) error {
 
 // Prepare links and embeds docs in place.
 func Prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrieval.Document, o Options) error {
+	if o.Cache == nil {
+		return prepare(ctx, g, enc, docs, o)
+	}
+	// Documents the cache has no vector for are linked and embedded in
+	// batches as without a cache; those it has only lack links, if that.
+	var miss []retrieval.Document
+	var at []int
+	hits := 0
+	for i := range docs {
+		ents, okL, vec, okV := o.Cache.Lookup(docs[i])
+		if !okV {
+			miss = append(miss, docs[i])
+			at = append(at, i)
+			continue
+		}
+		docs[i].Vector = vec
+		if okL {
+			docs[i].Entities = ents
+		} else if err := Link(ctx, g, &docs[i]); err != nil {
+			return err
+		}
+		hits++
+	}
+	if o.Meter != nil {
+		o.Meter.Add(hits)
+	}
+	if err := prepare(ctx, g, enc, miss, o); err != nil {
+		return err
+	}
+	for j, i := range at {
+		docs[i] = miss[j]
+	}
+	return o.Cache.Add(docs)
+}
+
+func prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrieval.Document, o Options) error {
 	if o.BatchSize <= 0 {
 		o.BatchSize = 32
 	}

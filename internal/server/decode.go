@@ -63,13 +63,16 @@ func visible(r rune) bool {
 	return !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r)
 }
 
-func decodeStrict(r io.Reader, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r, api.MaxBodyBytes+1))
+func decodeStrict(r io.Reader, v any) error { return decodeStrictLimit(r, v, api.MaxBodyBytes) }
+
+// decodeStrictLimit is decodeStrict for bodies of up to limit bytes.
+func decodeStrictLimit(r io.Reader, v any, limit int) error {
+	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
 		return errs.Wrap(errs.Invalid, err, "could not read the request body")
 	}
-	if len(body) > api.MaxBodyBytes {
-		return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", api.MaxBodyBytes)}
+	if len(body) > limit {
+		return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", limit)}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return errs.E(errs.Invalid, "request body is empty; send a JSON object")

@@ -26,12 +26,16 @@ type APIKey struct {
 	SHA256 string // lowercase hex
 	Rate   float64
 	Burst  int // 0: max(1, ceil(Rate))
+	// Write lets the key change documents (PUT and DELETE /v1/documents);
+	// keys without it are read-only.
+	Write bool
 }
 
 type keyState struct {
 	name    string
 	sum     [sha256.Size]byte
 	limiter *rate.Limiter // nil: unlimited
+	write   bool
 }
 
 // open paths answer without a key: load balancers and orchestrators probe them.
@@ -44,7 +48,7 @@ func newKeys(keys []APIKey) ([]*keyState, error) {
 		if err != nil || len(b) != sha256.Size {
 			return nil, fmt.Errorf("api key %q: sha256 is not 64 hex digits", k.Name)
 		}
-		ks := &keyState{name: k.Name}
+		ks := &keyState{name: k.Name, write: k.Write}
 		copy(ks.sum[:], b)
 		if k.Rate > 0 {
 			burst := k.Burst
@@ -105,6 +109,7 @@ func (s *Server) authenticate(c *gin.Context) {
 	}
 	s.backoff.ok(ip)
 	c.Set("api_key", found.name)
+	c.Set(writeKey, found.write)
 	if found.limiter != nil {
 		r := found.limiter.Reserve()
 		if d := r.Delay(); d > 0 {
@@ -147,7 +152,7 @@ func (s *Server) cors(c *gin.Context) {
 	c.Header("Access-Control-Allow-Origin", allowed)
 	c.Header("Access-Control-Expose-Headers", "X-Request-ID, Retry-After")
 	if c.Request.Method == http.MethodOptions && c.Request.Header.Get("Access-Control-Request-Method") != "" {
-		c.Header("Access-Control-Allow-Methods", "GET, POST")
+		c.Header("Access-Control-Allow-Methods", "GET, POST, PUT, DELETE")
 		c.Header("Access-Control-Allow-Headers", "Content-Type, Authorization, X-API-Key, X-Request-ID")
 		c.Header("Access-Control-Max-Age", strconv.Itoa(600))
 		c.AbortWithStatus(http.StatusNoContent)

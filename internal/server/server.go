@@ -56,6 +56,8 @@ type Config struct {
 	// MaxResponseBytes bounds a response body (0: DefaultMaxResponseBytes);
 	// a larger one is not sent, the request is refused with 422.
 	MaxResponseBytes int
+	// Documents serves /v1/documents; nil answers them with 503.
+	Documents DocumentStore
 }
 
 // DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
@@ -97,6 +99,7 @@ func New(cfg Config) *Server {
 	jsonBody := requireJSON(s)
 	r.POST("/v1/retrieve", jsonBody, s.retrieve)
 	r.POST("/v1/link", jsonBody, s.link)
+	s.documentRoutes(r, jsonBody)
 	// HEAD is answered wherever GET is (net/http drops the body).
 	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
 	get("/v1/entities/:qid/subgraph", s.subgraph)

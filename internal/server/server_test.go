@@ -270,6 +270,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		path := r.Path
 		if i := strings.Index(path, ":"); i >= 0 {
 			end := strings.Index(path[i:], "/")
+			if end < 0 { // the parameter ends the path
+				end = len(path) - i
+			}
 			path = path[:i] + "{" + path[i+1:i+end] + "}" + path[i+end:]
 		}
 		routes = append(routes, strings.ToLower(r.Method)+" "+path)
@@ -291,6 +294,9 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		"Phi": api.Phi{}, "QueryEntity": api.QueryEntity{}, "Fallback": api.Fallback{}, "Statement": api.Statement{},
 		"Subgraph": api.Subgraph{}, "Node": api.Node{}, "Edge": api.Edge{}, "LinkRequest": api.LinkRequest{},
 		"LinkResponse": api.LinkResponse{}, "ErrorBody": api.ErrorBody{}, "ErrorDetail": api.ErrorDetail{}, "Filter": api.Filter{},
+	}
+	for name, v := range documentSchemas {
+		types[name] = v
 	}
 	for name, v := range types {
 		s, ok := doc.Components.Schemas[name]

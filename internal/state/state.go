@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/corpus"
+	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -120,13 +121,27 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 		return nil, fmt.Errorf("corpus: %w (set --data or --corpus)", err)
 	}
 	snap := filepath.Join(in.Dir, "index-"+key+".gob")
+	// The cache of vectors and links by content makes a changed corpus
+	// cost only its changed documents.
+	encKey := docstore.EncoderKey(enc)
 	if x, err := memindex.Load(snap, memindex.DefaultParams()); err == nil {
 		if err := checkEncoder(snap, enc); err != nil {
 			return nil, err
 		}
+		if !docstore.CacheFilled(in.Dir, encKey, kgKey) {
+			// A snapshot from before the cache seeds it.
+			if err := seedCache(in.Dir, encKey, kgKey, x.All()); err != nil {
+				return nil, err
+			}
+		}
 		return x, nil
 	}
-	docs, err := in.PrepareCorpus(ctx, g, enc)
+	cache, err := docstore.OpenCache(in.Dir, encKey, kgKey)
+	if err != nil {
+		return nil, err
+	}
+	defer cache.Close()
+	docs, err := in.prepareCorpus(ctx, g, enc, cache)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +157,18 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	}
 	x.Build()
 	return x, nil
+}
+
+func seedCache(dir, encKey, kgKey string, docs []retrieval.Document) error {
+	c, err := docstore.OpenCache(dir, encKey, kgKey)
+	if err != nil {
+		return err
+	}
+	if err := c.Add(docs); err != nil {
+		c.Close()
+		return err
+	}
+	return c.Close()
 }
 
 // encoderRecord is what index-KEY.encoder.json says of the encoder that
@@ -195,12 +222,20 @@ func checkEncoder(snap string, enc scoring.Encoder) error {
 
 // PrepareCorpus reads, links and embeds the corpus, with progress and counts.
 func (in Inputs) PrepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Encoder) ([]retrieval.Document, error) {
+	return in.prepareCorpus(ctx, g, enc, nil)
+}
+
+func (in Inputs) prepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Encoder, cache *docstore.Cache) ([]retrieval.Document, error) {
 	docs, st, err := corpus.ReadFile(ctx, in.Corpus)
 	if err != nil {
 		return nil, err
 	}
 	m := progress.New(in.Log, "load corpus", "docs", len(docs))
-	if err := corpus.Prepare(ctx, g, enc, docs, corpus.Options{Meter: m}); err != nil {
+	o := corpus.Options{Meter: m}
+	if cache != nil {
+		o.Cache = cache
+	}
+	if err := corpus.Prepare(ctx, g, enc, docs, o); err != nil {
 		return nil, err
 	}
 	m.Done()

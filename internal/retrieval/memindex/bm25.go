@@ -3,6 +3,7 @@ package memindex
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,54 +13,152 @@ import (
 // field is the inverted index of one scored property.
 type field struct {
 	name     string
-	postings map[string][]posting
-	length   []float64 // tokens of each document in this field
-	// avg is the length BM25 normalises by: the mean token count over the
-	// documents that have at least one token in the field (Weaviate counts
-	// a document in a property's average only through its postings), or
-	// over all documents when classic.
-	avg float64
+	get      func(retrieval.Document) string
+	postings map[string][]posting // each list sorted by slot
+	length   []float64            // tokens of each slot's document in this field
+	// tokens and counted give avg, the length BM25 normalises by: the mean
+	// token count over the documents that have at least one token in the
+	// field (Weaviate counts a document in a property's average only through
+	// its postings), or over all documents when classic. Both are integers,
+	// so after any writes avg is exactly what a fresh build computes.
+	tokens, counted int64
+	classic         bool
 }
 
-// buildFields indexes the documents' title and text as two fields (as
-// Weaviate does) or, when classic, title + " " + text as one.
-func buildFields(docs []retrieval.Document, classic bool) []field {
-	type prop struct {
-		name string
-		get  func(retrieval.Document) string
+func (f *field) avg() float64 {
+	if f.counted == 0 {
+		return 0
 	}
-	props := []prop{
-		{"title", func(d retrieval.Document) string { return d.Title }},
-		{"text", func(d retrieval.Document) string { return d.Text }},
-	}
+	return float64(f.tokens) / float64(f.counted)
+}
+
+// newFields are the empty fields of the documents' title and text (as
+// Weaviate indexes them) or, when classic, of title + " " + text as one.
+func newFields(classic bool) []field {
 	if classic {
-		props = []prop{{"title+text", func(d retrieval.Document) string { return d.Title + " " + d.Text }}}
+		return []field{{name: "title+text", get: func(d retrieval.Document) string { return d.Title + " " + d.Text }, classic: true}}
 	}
-	fields := make([]field, len(props))
-	for fi, p := range props {
-		f := field{name: p.name, postings: map[string][]posting{}, length: make([]float64, len(docs))}
-		var tokens, counted float64
-		for i, d := range docs {
-			tf := map[string]float64{}
-			toks := Tokens(p.get(d))
-			for _, t := range toks {
-				tf[t]++
+	return []field{
+		{name: "title", get: func(d retrieval.Document) string { return d.Title }},
+		{name: "text", get: func(d retrieval.Document) string { return d.Text }},
+	}
+}
+
+// docTerms is one document's tokens in one field: its length and each
+// distinct term's count.
+type docTerms struct {
+	length int
+	tf     map[string]float64
+}
+
+func (x *gen) tokenize(d retrieval.Document) []docTerms {
+	out := make([]docTerms, len(x.fields))
+	for fi := range x.fields {
+		toks := Tokens(x.fields[fi].get(d))
+		tf := make(map[string]float64, len(toks))
+		for _, t := range toks {
+			tf[t]++
+		}
+		out[fi] = docTerms{length: len(toks), tf: tf}
+	}
+	return out
+}
+
+// index adds slot's postings and length to every field of the generation
+// being written.
+func (x *gen) index(slot int32, terms []docTerms) {
+	for fi := range x.fields {
+		f := &x.fields[fi]
+		dt := terms[fi]
+		if f.postings == nil {
+			f.postings = map[string][]posting{}
+		}
+		for len(f.length) <= int(slot) {
+			f.length = append(f.length, 0)
+		}
+		f.length[slot] = float64(dt.length)
+		f.tokens += int64(dt.length)
+		if dt.length > 0 || f.classic {
+			f.counted++
+		}
+		for t, c := range dt.tf {
+			ps := f.postings[t]
+			if !x.own(fi, t) {
+				ps = append(make([]posting, 0, len(ps)+1), ps...)
 			}
-			f.length[i] = float64(len(toks))
-			tokens += float64(len(toks))
-			if len(toks) > 0 || classic {
-				counted++
+			i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
+			ps = append(ps, posting{})
+			copy(ps[i+1:], ps[i:])
+			ps[i] = posting{doc: slot, tf: c}
+			f.postings[t] = ps
+		}
+	}
+}
+
+// unindex removes the postings and length of the document in slot from
+// every field of the generation being written.
+func (x *gen) unindex(slot int32) {
+	terms := x.tokenize(x.docs[slot])
+	for fi := range x.fields {
+		f := &x.fields[fi]
+		dt := terms[fi]
+		f.length[slot] = 0
+		f.tokens -= int64(dt.length)
+		if dt.length > 0 || f.classic {
+			f.counted--
+		}
+		for t := range dt.tf {
+			ps := f.postings[t]
+			i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
+			if i == len(ps) || ps[i].doc != slot {
+				continue
 			}
-			for t, c := range tf {
-				f.postings[t] = append(f.postings[t], posting{doc: int32(i), tf: c})
+			if len(ps) == 1 {
+				delete(f.postings, t)
+				continue
+			}
+			if !x.own(fi, t) {
+				ps = slices.Clone(ps)
+			}
+			f.postings[t] = append(ps[:i], ps[i+1:]...)
+		}
+	}
+}
+
+// compact drops the empty slots that deletes left, renumbering the rest in
+// the same order (so postings stay sorted and rankings do not move), with
+// new posting lists, in the generation being written.
+func (x *gen) compact() {
+	renum := make([]int32, len(x.docs))
+	docs := make([]retrieval.Document, 0, len(x.byID))
+	for i, d := range x.docs {
+		renum[i] = -1
+		if d.ID != "" {
+			renum[i] = int32(len(docs))
+			x.byID[d.ID] = renum[i]
+			docs = append(docs, d)
+		}
+	}
+	for fi := range x.fields {
+		f := &x.fields[fi]
+		length := make([]float64, len(docs))
+		for old, n := range renum {
+			if n >= 0 && old < len(f.length) {
+				length[n] = f.length[old]
 			}
 		}
-		if counted > 0 {
-			f.avg = tokens / counted
+		f.length = length
+		for t, ps := range f.postings {
+			nps := make([]posting, len(ps))
+			for i, p := range ps {
+				nps[i] = posting{doc: renum[p.doc], tf: p.tf}
+			}
+			f.postings[t] = nps
+			x.owned[ownKey{fi, t}] = struct{}{}
 		}
-		fields[fi] = f
 	}
-	return fields
+	x.docs = docs
+	x.dead = 0
 }
 
 // bm25 scores every matching document.
@@ -82,9 +181,9 @@ func buildFields(docs []retrieval.Document, classic bool) []field {
 //
 // weaviateLimit is the number of hits Weaviate would be asked for; it
 // matters only with Params.WeaviateTopK.
-func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
+func (x *gen) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 	terms, counts := queryTermCounts(text)
-	n := float64(len(x.docs))
+	n := float64(len(x.byID))
 	k1, b := float64(float32(x.params.K1)), float64(float32(x.params.B))
 	if x.params.Classic {
 		k1, b = x.params.K1, x.params.B
@@ -93,10 +192,7 @@ func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 	for i := range perField {
 		perField[i] = map[int32]float64{}
 	}
-	// The explanation's parts are formatted only for the documents a
-	// search returns (scoredDoc.why): formatting them for every match was
-	// a tenth of a loaded server's CPU.
-	parts := map[int32][]bm25Part{}
+	parts := map[int32][]string{}
 	for _, t := range terms {
 		var df, nonZero uint64
 		for _, f := range x.fields {
@@ -113,12 +209,14 @@ func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 		if !x.params.Classic {
 			idf *= float64(counts[t])
 		}
-		for fi, f := range x.fields {
+		for fi := range x.fields {
+			f := &x.fields[fi]
+			avg := f.avg()
 			for _, p := range f.postings[t] {
 				if allow != nil && !allow[p.doc] {
 					continue
 				}
-				norm := 1 - b + b*f.length[p.doc]/f.avg
+				norm := 1 - b + b*f.length[p.doc]/avg
 				var s float64
 				if x.params.Classic {
 					s = idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
@@ -126,7 +224,7 @@ func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 					s = p.tf / (p.tf + k1*norm) * idf
 				}
 				perField[fi][p.doc] += s
-				parts[p.doc] = append(parts[p.doc], bm25Part{f.name, t, s})
+				parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s:%s=%.4f", f.name, t, s))
 			}
 		}
 	}
@@ -148,24 +246,9 @@ func (x *Index) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 		if x.params.Classic {
 			score = perField[0][d]
 		}
-		out = append(out, scoredDoc{doc: d, score: score, parts: parts[d]})
+		out = append(out, scoredDoc{doc: d, score: score, explain: "bm25 " + strings.Join(parts[d], " ")})
 	}
 	return out
-}
-
-// bm25Part is one field's and term's share of a document's BM25 score.
-type bm25Part struct {
-	field, term string
-	score       float64
-}
-
-func bm25Explain(parts []bm25Part) string {
-	var b strings.Builder
-	b.WriteString("bm25")
-	for _, p := range parts {
-		fmt.Fprintf(&b, " %s:%s=%.4f", p.field, p.term, p.score)
-	}
-	return b.String()
 }
 
 // cutField keeps the k best documents of one field's scores (ties: lower

@@ -8,12 +8,15 @@ import (
 	"context"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -66,17 +69,42 @@ func DefaultParams() Params {
 	return Params{K1: 1.2, B: 0.75, HybridCandidates: 100, RankedFusionK: DefaultRankedFusionK, WeaviateTopK: true}
 }
 
-// Index is safe for concurrent use; Put takes a write lock.
+// Index is safe for concurrent use, and searches never wait for writes:
+// the index is a chain of immutable generations. A write (Put, Delete)
+// copies the current generation's tables (the posting lists it changes
+// are copied on first touch, the others shared), applies the whole batch
+// to the copy and publishes it with one atomic store; a search reads the
+// generation it started with from beginning to end. So a search sees each
+// batch wholly or not at all, and documents arrive linked and embedded, so
+// no model call is ever made under the writers' mutex either.
 type Index struct {
-	mu     sync.RWMutex
 	params Params
-	docs   []retrieval.Document
-	byID   map[string]int32
-	// inverted index, rebuilt lazily after Put: one field per scored
-	// property (title and text), or one for title + text when Classic.
-	dirty  bool
+	wmu    sync.Mutex // one writer at a time
+	cur    atomic.Pointer[gen]
+}
+
+// gen is one generation of the index; published generations are never
+// modified.
+type gen struct {
+	params Params
+	// docs are slots in insertion order; a deleted document leaves an empty
+	// slot (ID "") until compact drops the holes. Slot order is the order a
+	// fresh build over All() would give, so rankings (whose ties follow it)
+	// do not depend on the history of writes.
+	docs []retrieval.Document
+	byID map[string]int32
+	dead int // empty slots
+	// one inverted field per scored property (title and text), or one for
+	// title + text when Classic, kept up to date by every write.
 	fields []field
-	norms  []float64 // each document vector's length, rebuilt with fields
+	// owned are the posting lists this generation has copied, while it is
+	// being written (nil once published).
+	owned map[ownKey]struct{}
+}
+
+type ownKey struct {
+	field int
+	term  string
 }
 
 type posting struct {
@@ -86,43 +114,123 @@ type posting struct {
 
 // New returns an empty index.
 func New(p Params) *Index {
-	return &Index{params: p, byID: map[string]int32{}}
+	x := &Index{params: p}
+	x.cur.Store(&gen{params: p, byID: map[string]int32{}, fields: newFields(p.Classic)})
+	return x
 }
 
-// Put implements retrieval.Writer: documents with an existing ID replace it.
+// update applies a write to a copy of the current generation and
+// publishes it.
+func (x *Index) update(write func(g *gen)) {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	g := x.cur.Load().clone()
+	write(g)
+	g.owned = nil
+	x.cur.Store(g)
+}
+
+// clone copies g's tables for a write; posting lists stay shared until
+// the write first touches them (own).
+func (g *gen) clone() *gen {
+	n := &gen{params: g.params, docs: slices.Clone(g.docs), byID: maps.Clone(g.byID), dead: g.dead,
+		fields: make([]field, len(g.fields)), owned: map[ownKey]struct{}{}}
+	for i, f := range g.fields {
+		f.postings = maps.Clone(f.postings)
+		f.length = slices.Clone(f.length)
+		n.fields[i] = f
+	}
+	return n
+}
+
+// own reports whether the generation being written already holds its own
+// copy of a posting list, and marks it as owned from now on.
+func (g *gen) own(field int, term string) bool {
+	k := ownKey{field, term}
+	if _, ok := g.owned[k]; ok {
+		return true
+	}
+	g.owned[k] = struct{}{}
+	return false
+}
+
+// Put implements retrieval.Writer: documents with an existing ID replace it
+// (keeping its place). A batch is applied wholly or, on a document without
+// an ID, not at all.
 func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	for _, d := range docs {
+	// Tokenising is the slow part of a write; it is done before the copy.
+	terms := make([][]docTerms, len(docs))
+	cur := x.cur.Load()
+	for i, d := range docs {
 		if d.ID == "" {
 			return errs.E(errs.Invalid, "document without id")
 		}
-		if i, ok := x.byID[d.ID]; ok {
-			x.docs[i] = d
-			continue
-		}
-		x.byID[d.ID] = int32(len(x.docs))
-		x.docs = append(x.docs, d)
+		terms[i] = cur.tokenize(d)
 	}
-	x.dirty = true
+	x.update(func(g *gen) {
+		for i, d := range docs {
+			slot, ok := g.byID[d.ID]
+			if ok {
+				g.unindex(slot)
+				g.docs[slot] = d
+			} else {
+				slot = int32(len(g.docs))
+				g.byID[d.ID] = slot
+				g.docs = append(g.docs, d)
+			}
+			g.index(slot, terms[i])
+		}
+	})
 	return nil
+}
+
+// Delete removes the documents with these IDs; unknown IDs are ignored. It
+// returns how many were removed.
+func (x *Index) Delete(ctx context.Context, ids []string) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	n := 0
+	x.update(func(g *gen) {
+		for _, id := range ids {
+			slot, ok := g.byID[id]
+			if !ok {
+				continue
+			}
+			g.unindex(slot)
+			g.docs[slot] = retrieval.Document{}
+			delete(g.byID, id)
+			g.dead++
+			n++
+		}
+		if g.dead > 1024 && g.dead > len(g.byID) {
+			g.compact()
+		}
+	})
+	return n, nil
 }
 
 // Count implements retrieval.Writer.
 func (x *Index) Count(ctx context.Context) (int, error) {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return len(x.docs), ctx.Err()
+	return len(x.cur.Load().byID), ctx.Err()
 }
 
 // All returns every document, in insertion order. Callers must not modify them.
 func (x *Index) All() []retrieval.Document {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	return x.docs
+	g := x.cur.Load()
+	if g.dead == 0 {
+		return g.docs
+	}
+	out := make([]retrieval.Document, 0, len(g.byID))
+	for _, d := range g.docs {
+		if d.ID != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // Documents implements retrieval.Index.
@@ -130,12 +238,11 @@ func (x *Index) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	g := x.cur.Load()
 	out := make([]retrieval.Document, 0, len(ids))
 	for _, id := range ids {
-		if i, ok := x.byID[id]; ok {
-			out = append(out, x.docs[i])
+		if i, ok := g.byID[id]; ok {
+			out = append(out, g.docs[i])
 		}
 	}
 	return out, nil
@@ -149,61 +256,43 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	x.ensureIndexed()
-	x.mu.RLock()
-	defer x.mu.RUnlock()
-	allow := x.allowed(q.Filter)
+	g := x.cur.Load() // the generation this search reads throughout
+	allow := g.allowed(q.Filter)
 	var scored []scoredDoc
 	switch q.Mode {
 	case retrieval.BM25:
-		scored = x.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
+		scored = g.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
 	case retrieval.Vector:
 		var err error
-		if scored, err = x.vector(q.Vector, allow); err != nil {
+		if scored, err = g.vector(q.Vector, allow); err != nil {
 			return nil, err
 		}
 	case retrieval.Hybrid:
 		var err error
-		if scored, err = x.hybrid(q, allow); err != nil {
+		if scored, err = g.hybrid(q, allow); err != nil {
 			return nil, err
 		}
 	}
-	top := topK(scored, q.Limit, x.docs)
+	top := topK(scored, q.Limit, g.docs)
 	hits := make([]retrieval.Hit, len(top))
 	for i, s := range top {
-		d := x.docs[s.doc]
+		d := g.docs[s.doc]
 		if !q.WithVectors {
 			d.Vector = nil
 		}
-		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: s.why()}
+		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: s.explain}
 	}
 	return hits, nil
 }
 
-// scoredDoc is a search's candidate. Its explanation is explain when set,
-// else made from parts (BM25) or the score (cosine) by why, when the
-// document is returned.
 type scoredDoc struct {
 	doc     int32
 	score   float64
 	explain string
-	parts   []bm25Part
-	cosine  bool
-}
-
-func (s scoredDoc) why() string {
-	switch {
-	case s.explain != "":
-		return s.explain
-	case s.cosine:
-		return fmt.Sprintf("cosine %.4f", s.score)
-	default:
-		return bm25Explain(s.parts)
-	}
 }
 
 // allowed returns nil when the filter restricts nothing.
-func (x *Index) allowed(f retrieval.Filter) []bool {
+func (x *gen) allowed(f retrieval.Filter) []bool {
 	if f.Empty() {
 		return nil
 	}
@@ -217,6 +306,9 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 		ents[q] = true
 	}
 	for i, d := range x.docs {
+		if d.ID == "" {
+			continue
+		}
 		pass := len(ids) == 0 || ids[d.ID]
 		if pass && len(ents) > 0 {
 			pass = false
@@ -232,33 +324,11 @@ func (x *Index) allowed(f retrieval.Filter) []bool {
 	return ok
 }
 
-// Build makes the inverted index now rather than at the first search, so
-// that a server's first request is not slow.
-func (x *Index) Build() { x.ensureIndexed() }
+// Build is kept for callers that built the inverted index ahead of the
+// first search: every write now keeps it up to date.
+func (x *Index) Build() {}
 
-func (x *Index) ensureIndexed() {
-	x.mu.RLock()
-	dirty := x.dirty || x.fields == nil
-	x.mu.RUnlock()
-	if !dirty {
-		return
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if !x.dirty && x.fields != nil {
-		return
-	}
-	x.fields = buildFields(x.docs, x.params.Classic)
-	// A search computed every document's norm again: a third of its
-	// cosine work.
-	x.norms = make([]float64, len(x.docs))
-	for i, d := range x.docs {
-		x.norms[i] = norm(d.Vector)
-	}
-	x.dirty = false
-}
-
-func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
+func (x *gen) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 	qn := norm(v)
 	if qn == 0 {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
@@ -274,17 +344,17 @@ func (x *Index) vector(v []float32, allow []bool) ([]scoredDoc, error) {
 		if len(d.Vector) != len(v) {
 			return nil, errs.E(errs.Invalid, "search: query vector has %d dimensions, documents have %d", len(v), len(d.Vector))
 		}
-		dn := x.norms[i]
+		dn := norm(d.Vector)
 		if dn == 0 {
 			continue
 		}
 		c := float64(dot(v, d.Vector)) / (qn * dn)
-		out = append(out, scoredDoc{doc: int32(i), score: c, cosine: true})
+		out = append(out, scoredDoc{doc: int32(i), score: c, explain: fmt.Sprintf("cosine %.4f", c)})
 	}
 	return out, nil
 }
 
-func (x *Index) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
+func (x *gen) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	var lex, vec []scoredDoc
 	if q.Alpha < 1 {
@@ -354,16 +424,11 @@ func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scor
 
 // topK sorts by score (descending), ties by document ID, and keeps k.
 func topK(s []scoredDoc, k int, docs []retrieval.Document) []scoredDoc {
-	// A total order (IDs are unique), so any sort gives the same list;
-	// slices.SortFunc is several times faster than sort.Slice here.
-	slices.SortFunc(s, func(a, b scoredDoc) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
+	sort.Slice(s, func(i, j int) bool {
+		if s[i].score != s[j].score {
+			return s[i].score > s[j].score
 		}
-		return strings.Compare(docs[a.doc].ID, docs[b.doc].ID)
+		return docs[s[i].doc].ID < docs[s[j].doc].ID
 	})
 	if len(s) > k {
 		s = s[:k]
@@ -383,8 +448,7 @@ func norm(v []float32) float64 { return math.Sqrt(float64(dot(v, v))) }
 
 // Save writes the documents (with links and vectors) to path atomically.
 func (x *Index) Save(path string) error {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	g := x.cur.Load()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("save index: %w", err)
 	}
@@ -398,9 +462,11 @@ func (x *Index) Save(path string) error {
 		Entities        []string
 		Vector          []float32
 	}
-	out := make([]stored, len(x.docs))
-	for i, d := range x.docs {
-		out[i] = stored{d.ID, d.Title, d.Text, d.Entities, d.Vector}
+	out := make([]stored, 0, len(g.byID))
+	for _, d := range g.docs {
+		if d.ID != "" {
+			out = append(out, stored{d.ID, d.Title, d.Text, d.Entities, d.Vector})
+		}
 	}
 	if err := gob.NewEncoder(f).Encode(out); err != nil {
 		f.Close()
@@ -435,6 +501,5 @@ func Load(path string, p Params) (*Index, error) {
 	if err := x.Put(context.Background(), docs); err != nil {
 		return nil, err
 	}
-	x.ensureIndexed()
 	return x, nil
 }

@@ -1,0 +1,91 @@
+package docbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/docstore/docstoretest"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/state"
+)
+
+// TestRunPrintsEveryFigure runs the whole benchmark on a tiny corpus with
+// the test encoder: every row is printed, and the restart embeds exactly
+// the changed documents.
+func TestRunPrintsEveryFigure(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	g := docstoretest.Graph()
+	// A KG bundle and a corpus for the restart part.
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(data, "entities.jsonl"), []byte(`{"qid": "Q25191", "label": "Christopher Nolan"}`+"\n"), 0o644))
+	must(os.WriteFile(filepath.Join(data, "relations.json"), []byte(`{}`), 0o644))
+	must(os.WriteFile(filepath.Join(data, "triples.tsv"), nil, 0o644))
+	var docs []retrieval.Document
+	var corpus strings.Builder
+	for i := 0; i < 40; i++ {
+		d := retrieval.Document{ID: fmt.Sprintf("D%d", i), Title: fmt.Sprintf("Film %d", i), Text: fmt.Sprintf("film number %d by Christopher Nolan", i)}
+		docs = append(docs, d)
+		fmt.Fprintf(&corpus, "{\"id\":%q,\"title\":%q,\"text\":%q}\n", d.ID, d.Title, d.Text)
+	}
+	must(os.WriteFile(filepath.Join(data, "corpus.jsonl"), []byte(corpus.String()), 0o644))
+	if _, err := bundle.Read(ctx, data); err != nil {
+		t.Fatal(err)
+	}
+	enc := &docstoretest.Encoder{}
+	// The state folder the restart is seeded from holds the corpus's snapshot.
+	seed := filepath.Join(dir, "seed")
+	in := state.Inputs{Bundle: data, Corpus: filepath.Join(data, "corpus.jsonl"), Dir: seed}
+	kgGraph, kgKey, err := in.Graph(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in.Index(ctx, kgGraph, kgKey, enc); err != nil {
+		t.Fatal(err)
+	}
+	x := memindex.New(memindex.DefaultParams())
+	prepared := append([]retrieval.Document(nil), docs...)
+	for i := range prepared {
+		v, _ := enc.Encode(ctx, []string{prepared[i].Text})
+		prepared[i].Vector = v[0]
+	}
+	must(x.Put(ctx, prepared))
+	b := Bench{Graph: g, KGKey: "test", Encoder: enc, Docs: docs[:20], Batch: 8, Search: x, Queries: []string{"film nolan", "number 3"},
+		SearchTime: 100 * time.Millisecond, Restart: &state.Inputs{Bundle: data, Corpus: in.Corpus}, SeedFrom: seed, Changed: 3, Dir: filepath.Join(dir, "scratch")}
+	var out bytes.Buffer
+	if err := b.Run(ctx, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"docs/s, 20 documents", "hybrid search p50 ms", "index only", "restart s, 3 of 40 documents changed", "documents embedded by the restart  ", "bytes per document"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	var cold, embedded int
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.HasPrefix(line, "documents embedded by the restart") {
+			fmt.Sscanf(strings.Join(strings.Fields(line)[5:], " "), "%d %d", &cold, &embedded)
+		}
+	}
+	if cold != 40 || embedded != 3 {
+		t.Errorf("restart embedded %d of %d, want 3 of 40:\n%s", embedded, cold, out.String())
+	}
+}

@@ -1,0 +1,131 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/docstore"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// DocumentStore is what the document routes need (docstore.Store).
+type DocumentStore interface {
+	Put(ctx context.Context, docs []docstore.Input) (docstore.PutResult, error)
+	Delete(ctx context.Context, ids []string) (int, error)
+	Get(ctx context.Context, id string) (docstore.Document, error)
+	Entities(ctx context.Context, qids []string) (map[string]kg.Entity, error)
+}
+
+var _ DocumentStore = (*docstore.Store)(nil)
+
+// writeKey is the request's flag, set by authenticate, that its API key
+// may write.
+const writeKey = "api_key_write"
+
+func (s *Server) documentRoutes(r *gin.Engine, jsonBody gin.HandlerFunc) {
+	r.PUT("/v1/documents", jsonBody, s.canWrite, s.putDocuments)
+	r.POST("/v1/documents/delete", jsonBody, s.canWrite, s.deleteDocuments)
+	r.DELETE("/v1/documents/:id", s.canWrite, s.deleteDocument)
+	r.GET("/v1/documents/:id", s.getDocument)
+	r.HEAD("/v1/documents/:id", s.getDocument)
+}
+
+// canWrite refuses writes with a read-only key when keys are configured.
+func (s *Server) canWrite(c *gin.Context) {
+	if len(s.keys) > 0 && !c.GetBool(writeKey) {
+		s.fail(c, errs.E(errs.Forbidden, "API key %q is read-only: changing documents needs a key with write permission (server.auth.keys[].write)", c.GetString("api_key")))
+		return
+	}
+	if s.cfg.Documents == nil {
+		s.fail(c, &errs.Error{Code: errs.Unavailable, Message: "this server has no document store"})
+		return
+	}
+	c.Next()
+}
+
+func (s *Server) putDocuments(c *gin.Context) {
+	var req api.PutDocumentsRequest
+	if err := decodeStrictLimit(c.Request.Body, &req, api.MaxDocumentsBodyBytes); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.Documents == nil {
+		s.fail(c, errs.Field("documents", "is required: {\"documents\": [{\"id\", \"title\", \"text\", \"metadata\"?}]}"))
+		return
+	}
+	in := make([]docstore.Input, len(req.Documents))
+	for i, d := range req.Documents {
+		in[i] = docstore.Input{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: d.Metadata}
+	}
+	res, err := s.cfg.Documents.Put(c.Request.Context(), in)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if n := len(res.Rejected); n > 0 && n == len(in) {
+		// Nothing was written: the request failed, on its first bad field.
+		r := res.Rejected[0]
+		msg := r.Reason
+		if n > 1 {
+			msg = fmt.Sprintf("%s (and %d more documents rejected; nothing was written)", r.Reason, n-1)
+		}
+		s.fail(c, &errs.Error{Code: r.Code, Field: r.Field, Message: msg})
+		return
+	}
+	out := api.PutDocumentsResponse{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Rejected: []api.RejectedDocument{}}
+	for _, r := range res.Rejected {
+		out.Rejected = append(out.Rejected, api.RejectedDocument{Index: r.Index, ID: r.ID, Field: r.Field, Code: string(r.Code), Reason: r.Reason})
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) deleteDocuments(c *gin.Context) {
+	var req api.DeleteDocumentsRequest
+	if err := decodeStrictLimit(c.Request.Body, &req, api.MaxDocumentsBodyBytes); err != nil {
+		s.fail(c, err)
+		return
+	}
+	if req.IDs == nil {
+		s.fail(c, errs.Field("ids", "is required: {\"ids\": [\"ID\", ...]}"))
+		return
+	}
+	s.delete(c, req.IDs)
+}
+
+func (s *Server) deleteDocument(c *gin.Context) { s.delete(c, []string{c.Param("id")}) }
+
+func (s *Server) delete(c *gin.Context, ids []string) {
+	n, err := s.cfg.Documents.Delete(c.Request.Context(), ids)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, api.DeleteDocumentsResponse{Deleted: n})
+}
+
+func (s *Server) getDocument(c *gin.Context) {
+	if s.cfg.Documents == nil {
+		s.fail(c, &errs.Error{Code: errs.Unavailable, Message: "this server has no document store"})
+		return
+	}
+	d, err := s.cfg.Documents.Get(c.Request.Context(), c.Param("id"))
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	names, err := s.cfg.Documents.Entities(c.Request.Context(), d.Entities)
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	out := api.StoredDocument{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: d.Metadata, Entities: []api.LinkedEntity{}}
+	for _, q := range d.Entities {
+		out.Entities = append(out.Entities, api.LinkedEntity{QID: q, Label: names[q].Label})
+	}
+	s.reply(c, out, nil)
+}
