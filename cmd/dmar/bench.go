@@ -10,6 +10,7 @@ import (
 
 func init() {
 	register("bench latency", "p50/p95 latency of DMAR (exact and Monte Carlo) beside plain hybrid search, over a question file", runBenchLatency)
+	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
 }
 
 func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {

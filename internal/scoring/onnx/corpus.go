@@ -17,6 +17,11 @@ import (
 // tests can make windows small.
 var corpusWindow = 2048
 
+// corpusMin is the fewest texts for which EncodeCorpus opens a session of
+// its own (about a second of set-up, and the model's weights once more in
+// memory while it runs); fewer go to Encode. A variable for tests.
+var corpusMin = 256
+
 // corpusBatch is one model call of EncodeCorpus: the texts' input positions
 // and their tokens.
 type corpusBatch struct {
@@ -43,6 +48,14 @@ func (e *Encoder) EncodeCorpus(ctx context.Context, texts []string, m *progress.
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
 		return out, nil
+	}
+	if len(texts) < corpusMin {
+		// Too few to repay a session of its own: one sorted Encode.
+		vecs, err := e.Encode(ctx, texts)
+		if err == nil && m != nil {
+			m.Add(len(texts))
+		}
+		return vecs, err
 	}
 	sess, workers, closeSess, err := e.corpusSession()
 	if err != nil {

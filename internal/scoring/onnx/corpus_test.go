@@ -50,7 +50,7 @@ func vecDiff(tb testing.TB, got, want [][]float32) float64 {
 // batches of mixed lengths, concurrent model calls. 1e-5 keeps existing
 // snapshots and eval figures where they are.
 func TestEncodeCorpusMatchesTodaysPath(t *testing.T) {
-	defer onnx.SetCorpusWindow(50)()
+	defer onnx.SetCorpusWindow(50, 1)()
 	e := testEncoder(t, onnx.WithBatchSize(8)).Truncated(128).Passage()
 	docs := codexmExtracts(t, 120)
 	docs = append(docs, "short", "  a text with outer space \n", "")
@@ -74,7 +74,7 @@ func TestEncodeCorpusMatchesTodaysPath(t *testing.T) {
 // Encoders that pool in Go (bge: [CLS]) take the same path; fp32 holds the
 // same 1e-5.
 func TestEncodeCorpusRawEncoder(t *testing.T) {
-	defer onnx.SetCorpusWindow(16)()
+	defer onnx.SetCorpusWindow(16, 1)()
 	e := registryEncoder(t, "bge-small-en-v1.5", onnx.WithBatchSize(4)).Truncated(64).Passage()
 	docs := codexmExtracts(t, 40)
 	got, err := e.EncodeCorpus(context.Background(), docs, nil)
@@ -92,6 +92,7 @@ func TestEncodeCorpusEmptyAndCancelled(t *testing.T) {
 	if err != nil || len(got) != 0 {
 		t.Fatalf("no texts: %d vectors, %v; want none and no error", len(got), err)
 	}
+	defer onnx.SetCorpusWindow(8, 1)()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := e.EncodeCorpus(ctx, codexmExtracts(t, 64), nil); !errors.Is(err, context.Canceled) {
