@@ -71,18 +71,23 @@ func TestEncodeCorpusMatchesTodaysPath(t *testing.T) {
 	}
 }
 
-// Encoders that pool in Go (bge: [CLS]) take the same path; fp32 holds the
-// same 1e-5.
-func TestEncodeCorpusRawEncoder(t *testing.T) {
+// Encoders that pool in Go ([CLS] for bge, the mean for e5) take the same
+// path and hold the same 1e-5, int8 ones included (their activations are
+// quantised per row, so a text's company does not matter).
+func TestEncodeCorpusRegistryEncoders(t *testing.T) {
 	defer onnx.SetCorpusWindow(16, 1)()
-	e := registryEncoder(t, "bge-small-en-v1.5", onnx.WithBatchSize(4)).Truncated(64).Passage()
 	docs := codexmExtracts(t, 40)
-	got, err := e.EncodeCorpus(context.Background(), docs, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := vecDiff(t, got, chunked(t, e, docs)); d > 1e-5 {
-		t.Errorf("bge-small-en-v1.5: largest |difference| from today's path %.2g, want <= 1e-5", d)
+	for _, name := range []string{"bge-small-en-v1.5", "e5-small-v2-int8"} {
+		t.Run(name, func(t *testing.T) {
+			e := registryEncoder(t, name, onnx.WithBatchSize(4)).Truncated(64).Passage()
+			got, err := e.EncodeCorpus(context.Background(), docs, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := vecDiff(t, got, chunked(t, e, docs)); d > 1e-5 {
+				t.Errorf("largest |difference| from today's path %.2g, want <= 1e-5", d)
+			}
+		})
 	}
 }
 
@@ -99,3 +104,4 @@ func TestEncodeCorpusEmptyAndCancelled(t *testing.T) {
 		t.Fatalf("cancelled: error %v, want context.Canceled", err)
 	}
 }
+
