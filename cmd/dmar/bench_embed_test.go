@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -16,10 +15,8 @@ import (
 // "ENCODER docs_per_s=X" line per encoder, after a table holding the
 // chunked baseline for the first encoder only.
 func TestBenchEmbedEndsWithOneLinePerEncoder(t *testing.T) {
-	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	second := "e5-small-v2-int8"
-	onnxtest.NeedFile(t, filepath.Join(onnxtest.CacheDir(), "models", second, "manifest.json"), "encoder "+second+" (DMAR_ENCODERS=all scripts/setup.sh)")
+	onnxtest.NeedEncoders(t, "", second)
 	data, err := datapath.Dataset("codexm")
 	if err != nil {
 		t.Skip(err)

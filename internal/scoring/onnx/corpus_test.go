@@ -104,4 +104,3 @@ func TestEncodeCorpusEmptyAndCancelled(t *testing.T) {
 		t.Fatalf("cancelled: error %v, want context.Canceled", err)
 	}
 }
-
