@@ -91,7 +91,7 @@ func (e *Encoder) EncodeCorpus(ctx context.Context, texts []string, m *progress.
 				}
 				vecs, err := e.run(sess, b.rows)
 				if err != nil {
-					cancel(fmt.Errorf("encode corpus: texts %d..: %w", b.idx[0], err))
+					cancel(fmt.Errorf("encode corpus: a batch of %d texts (input %d among them): %w", len(b.idx), b.idx[0], err))
 					continue
 				}
 				for j, i := range b.idx {
