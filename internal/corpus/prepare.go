@@ -47,6 +47,13 @@ func Link(ctx context.Context, g kg.Graph, d *retrieval.Document) error {
 	return nil
 }
 
+// corpusEncoder is an encoder with a path for a whole corpus at once
+// (onnx.Encoder: length-bucketed batches, concurrent model calls), which
+// counts documents on the meter itself.
+type corpusEncoder interface {
+	EncodeCorpus(ctx context.Context, texts []string, m *progress.Meter) ([][]float32, error)
+}
+
 // Prepare links and embeds docs in place.
 func Prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrieval.Document, o Options) error {
 	if o.Cache == nil {
@@ -85,6 +92,9 @@ func Prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrie
 }
 
 func prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrieval.Document, o Options) error {
+	if ce, ok := enc.(corpusEncoder); ok {
+		return prepareAll(ctx, g, ce, docs, o.Meter)
+	}
 	if o.BatchSize <= 0 {
 		o.BatchSize = 32
 	}
@@ -111,6 +121,28 @@ func prepare(ctx context.Context, g kg.Graph, enc scoring.Encoder, docs []retrie
 		if o.Meter != nil {
 			o.Meter.Add(len(batch))
 		}
+	}
+	return nil
+}
+
+// prepareAll links every document, then embeds them all in one call.
+func prepareAll(ctx context.Context, g kg.Graph, enc corpusEncoder, docs []retrieval.Document, m *progress.Meter) error {
+	texts := make([]string, len(docs))
+	for i := range docs {
+		if err := Link(ctx, g, &docs[i]); err != nil {
+			return err
+		}
+		texts[i] = EncodeText(docs[i])
+	}
+	vecs, err := enc.EncodeCorpus(ctx, texts, m)
+	if err != nil {
+		return fmt.Errorf("encode %d documents: %w", len(docs), err)
+	}
+	if len(vecs) != len(docs) {
+		return fmt.Errorf("encoder returned %d vectors for %d documents", len(vecs), len(docs))
+	}
+	for i := range docs {
+		docs[i].Vector = vecs[i]
 	}
 	return nil
 }

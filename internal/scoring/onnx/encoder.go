@@ -33,6 +33,9 @@ const DefaultBatchSize = 32
 type Encoder struct {
 	ident   string
 	sess    *Session
+	rt      *Runtime // for EncodeCorpus's own session (corpus.go)
+	model   string   // model.onnx
+	inputs  []string // the graph's inputs, in Run's order
 	tok     *wordpiece.Tokenizer
 	spec    EncoderSpec
 	name    string
@@ -122,7 +125,8 @@ func NewEncoder(rt *Runtime, dir string, opts ...EncoderOption) (*Encoder, error
 	if err != nil {
 		return nil, fmt.Errorf("encoder: %w", err)
 	}
-	sess, err := rt.NewSession(filepath.Join(dir, "model.onnx"), m.Inputs, []string{m.Output})
+	e.rt, e.model, e.inputs = rt, filepath.Join(dir, "model.onnx"), m.Inputs
+	sess, err := rt.NewSession(e.model, e.inputs, []string{m.Output})
 	if err != nil {
 		return nil, fmt.Errorf("encoder: %w", err)
 	}
@@ -143,8 +147,8 @@ func (e *Encoder) openRaw(rt *Runtime, dir string, m manifest) (*Encoder, error)
 	if err != nil {
 		return nil, fmt.Errorf("encoder: %w", err)
 	}
-	sess, err := rt.NewSession(filepath.Join(dir, "model.onnx"),
-		[]string{"input_ids", "attention_mask", "token_type_ids"}, []string{"last_hidden_state"})
+	e.rt, e.model, e.inputs = rt, filepath.Join(dir, "model.onnx"), []string{"input_ids", "attention_mask", "token_type_ids"}
+	sess, err := rt.NewSession(e.model, e.inputs, []string{"last_hidden_state"})
 	if err != nil {
 		return nil, fmt.Errorf("encoder: %w", err)
 	}
@@ -228,10 +232,9 @@ func (e *Encoder) Encode(ctx context.Context, texts []string) ([][]float32, erro
 	if len(texts) == 0 {
 		return out, nil
 	}
-	// sentence-transformers strips each text before tokenising.
 	ids := make([][]int64, len(texts))
 	for i, s := range texts {
-		ids[i] = e.tok.Encode(e.prefix+strings.TrimFunc(s, unicode.IsSpace), e.maxLen)
+		ids[i] = e.tokens(s)
 	}
 	order := make([]int, len(texts))
 	for i := range order {
@@ -247,7 +250,7 @@ func (e *Encoder) Encode(ctx context.Context, texts []string) ([][]float32, erro
 		for j, i := range chunk {
 			rows[j] = ids[i]
 		}
-		vecs, err := e.run(rows)
+		vecs, err := e.run(e.sess, rows)
 		if err != nil {
 			return nil, err
 		}
@@ -258,10 +261,16 @@ func (e *Encoder) Encode(ctx context.Context, texts []string) ([][]float32, erro
 	return out, nil
 }
 
-// run pads rows to the longest and runs one model call.
-func (e *Encoder) run(rows [][]int64) ([][]float32, error) {
+// tokens is what the model reads of s: the prefix, s stripped of outer
+// space as sentence-transformers does, truncated at maxLen.
+func (e *Encoder) tokens(s string) []int64 {
+	return e.tok.Encode(e.prefix+strings.TrimFunc(s, unicode.IsSpace), e.maxLen)
+}
+
+// run pads rows to the longest and runs one model call on sess.
+func (e *Encoder) run(sess *Session, rows [][]int64) ([][]float32, error) {
 	if e.spec.Pooling != PoolInGraph {
-		return e.runRaw(rows)
+		return e.runRaw(sess, rows)
 	}
 	cols := 0
 	for _, r := range rows {
@@ -292,7 +301,7 @@ func (e *Encoder) run(rows [][]int64) ([][]float32, error) {
 		return nil, fmt.Errorf("encoder: output tensor: %w", err)
 	}
 	defer outT.Destroy()
-	if err := e.sess.Run([]ort.Value{idT, maskT}, []ort.Value{outT}); err != nil {
+	if err := sess.Run([]ort.Value{idT, maskT}, []ort.Value{outT}); err != nil {
 		return nil, fmt.Errorf("encoder: %w", err)
 	}
 	flat := outT.GetData()
@@ -307,7 +316,7 @@ func (e *Encoder) run(rows [][]int64) ([][]float32, error) {
 // pools in Go: the mask-weighted mean (e5) or the [CLS] vector (bge), then
 // L2 normalisation, in float64 as the reference does in float32 numpy
 // within 1e-6.
-func (e *Encoder) runRaw(rows [][]int64) ([][]float32, error) {
+func (e *Encoder) runRaw(sess *Session, rows [][]int64) ([][]float32, error) {
 	cols := 0
 	for _, r := range rows {
 		cols = max(cols, len(r))
@@ -342,7 +351,7 @@ func (e *Encoder) runRaw(rows [][]int64) ([][]float32, error) {
 		return nil, fmt.Errorf("encoder: output tensor: %w", err)
 	}
 	defer outT.Destroy()
-	if err := e.sess.Run(ins, []ort.Value{outT}); err != nil {
+	if err := sess.Run(ins, []ort.Value{outT}); err != nil {
 		return nil, fmt.Errorf("encoder: %w", err)
 	}
 	flat := outT.GetData()

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,6 +64,16 @@ func (c Config) Validate() error {
 		return fmt.Errorf("onnx: CUDA device id must be a number >= 0 (DMAR_CUDA_DEVICE), got %d", c.CUDADeviceID)
 	}
 	return nil
+}
+
+// Threads is how many cores the configuration gives a model: IntraOpThreads,
+// or, at 0, every CPU the process may use (EncodeCorpus runs that many
+// single-threaded model calls at once).
+func (c Config) Threads() int {
+	if c.IntraOpThreads > 0 {
+		return c.IntraOpThreads
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 // MissingCUDALibs returns the CUDA provider libraries absent from the
@@ -144,6 +155,13 @@ func Open(cfg Config) (*Runtime, error) {
 		o.Destroy()
 	}
 	return rt, nil
+}
+
+// withThreads is rt with n intra-op threads per session.
+func (rt *Runtime) withThreads(n int) *Runtime {
+	c := rt.cfg
+	c.IntraOpThreads = n
+	return &Runtime{cfg: c}
 }
 
 // Config returns the runtime's configuration.

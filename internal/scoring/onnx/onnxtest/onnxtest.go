@@ -6,6 +6,7 @@ package onnxtest
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/config"
@@ -62,4 +63,19 @@ func NeedFile(tb testing.TB, path, what string) {
 		tb.Fatal(msg)
 	}
 	tb.Skip(msg)
+}
+
+// NeedEncoders skips the test (fails it when CI=true) unless the ONNX
+// Runtime library and every named registry encoder are installed; "" is
+// the configured encoder folder.
+func NeedEncoders(tb testing.TB, names ...string) {
+	tb.Helper()
+	NeedFile(tb, Config().LibPath, "the ONNX Runtime library")
+	for _, n := range names {
+		dir, what := EncoderDir(), "the sentence encoder"
+		if n != "" {
+			dir, what = filepath.Join(CacheDir(), "models", n), "encoder "+n+" (DMAR_ENCODERS=all scripts/setup.sh)"
+		}
+		NeedFile(tb, filepath.Join(dir, "manifest.json"), what)
+	}
 }
