@@ -56,7 +56,7 @@ func TestCiteCapturedReplies(t *testing.T) {
 func TestCite(t *testing.T) {
 	ids := []string{"Q25188", "Q25191", "Inception (film)"}
 	for _, c := range []struct {
-		in, want      string
+		in, want       string
 		cited, dropped []string
 	}{
 		{"Nolan [Q25191].", "Nolan [Q25191].", []string{"Q25191"}, nil},
