@@ -39,23 +39,10 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	query := strings.Join(fs.Args(), " ")
-	// Build the request exactly as the API would receive it.
-	body := map[string]json.RawMessage{}
-	q, _ := json.Marshal(query)
-	body["query"] = q
-	for _, kv := range opts {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok {
-			return usageError{fmt.Sprintf("-o %q: want name=value", kv)}
-		}
-		raw := json.RawMessage(val)
-		if !json.Valid(raw) {
-			raw, _ = json.Marshal(val)
-		}
-		body[name] = raw
+	reqJSON, err := requestBody(strings.Join(fs.Args(), " "), opts)
+	if err != nil {
+		return err
 	}
-	reqJSON, _ := json.Marshal(body)
 	if *serverURL != "" {
 		res, err := queryServer(ctx, *serverURL, reqJSON)
 		if err != nil {
@@ -79,6 +66,26 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	return printResult(stdout, server.ToRetrieveResponse(res), *asJSON)
+}
+
+// requestBody builds a request exactly as the API would receive it: the
+// query and each -o name=value (a JSON value, else a string).
+func requestBody(query string, opts optionList) ([]byte, error) {
+	body := map[string]json.RawMessage{}
+	q, _ := json.Marshal(query)
+	body["query"] = q
+	for _, kv := range opts {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usageError{fmt.Sprintf("-o %q: want name=value", kv)}
+		}
+		raw := json.RawMessage(val)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(val)
+		}
+		body[name] = raw
+	}
+	return json.Marshal(body)
 }
 
 // queryServer sends the request body as built, unchanged, so that the

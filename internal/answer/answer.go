@@ -56,8 +56,16 @@ func New(cfg Config) *Answerer {
 	return &Answerer{cfg: cfg}
 }
 
-// Configured reports whether a generator is set.
-func (a *Answerer) Configured() bool { return a != nil && a.cfg.Generator != nil }
+// Check returns the error every Answer call returns when no generator is
+// configured (a nil Answerer included): errs.Unavailable, wrapping
+// ErrNoGenerator, with the message a client sees. Nil when one is.
+func (a *Answerer) Check() error {
+	if a != nil && a.cfg.Generator != nil {
+		return nil
+	}
+	return &errs.Error{Code: errs.Unavailable, Err: ErrNoGenerator,
+		Message: "no generator is configured: start one (scripts/services.sh start llm) and pass --chat-url URL --chat-model NAME to dmar serve or dmar ask"}
+}
 
 // Answer is a generated answer and its checked citations.
 type Answer struct {
@@ -112,9 +120,8 @@ func Prompt(question string, sources []Source) string {
 // is missing, unreachable or failing is an errs.Unavailable error; the
 // context's own deadline or cancellation comes back as it is.
 func (a *Answerer) Answer(ctx context.Context, question string, docs []Source, onDelta func(string) error) (Answer, error) {
-	if !a.Configured() {
-		return Answer{}, &errs.Error{Code: errs.Unavailable, Err: ErrNoGenerator,
-			Message: "no generator is configured: start one (scripts/services.sh start llm) and run dmar serve with --chat-url URL --chat-model NAME"}
+	if err := a.Check(); err != nil {
+		return Answer{}, err
 	}
 	shown := docs[:min(len(docs), a.cfg.Sources)]
 	if len(shown) == 0 {

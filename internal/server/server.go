@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/dmar-kg/dmar/internal/answer"
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -56,6 +57,10 @@ type Config struct {
 	// MaxResponseBytes bounds a response body (0: DefaultMaxResponseBytes);
 	// a larger one is not sent, the request is refused with 422.
 	MaxResponseBytes int
+	// Answerer writes POST /v1/answer's answers (nil: that route answers
+	// 503); AnswerModel names its model in the responses.
+	Answerer    *answer.Answerer
+	AnswerModel string
 }
 
 // DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
@@ -97,6 +102,7 @@ func New(cfg Config) *Server {
 	jsonBody := requireJSON(s)
 	r.POST("/v1/retrieve", jsonBody, s.retrieve)
 	r.POST("/v1/link", jsonBody, s.link)
+	r.POST("/v1/answer", jsonBody, s.answer)
 	// HEAD is answered wherever GET is (net/http drops the body).
 	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
 	get("/v1/entities/:qid/subgraph", s.subgraph)

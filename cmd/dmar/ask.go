@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/server"
+)
+
+func init() {
+	register("ask", "answer a question with citations: retrieve, then the generator (--chat-url, --chat-model) writes a short answer; --server URL asks a running dmar serve", runAsk)
+}
+
+func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var a appFlags
+	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a.register(fs)
+	asJSON := fs.Bool("json", false, "print the same JSON as POST /v1/answer")
+	serverURL := fs.String("server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
+	timeout := fs.Duration("timeout", 2*time.Minute, "time limit of the retrieval and the answer together")
+	var opts optionList
+	fs.Var(&opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10); names as in the API")
+	if err := a.parse(fs, args); err != nil {
+		return err
+	}
+	reqJSON, err := requestBody(strings.Join(fs.Args(), " "), opts)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	var res *api.AnswerResponse
+	if *serverURL != "" {
+		res, err = askServer(ctx, *serverURL, reqJSON)
+	} else {
+		res, err = askLocal(ctx, &a, reqJSON, stderr, *asJSON)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return writeAnswer(stdout, res)
+}
+
+func askLocal(ctx context.Context, a *appFlags, reqJSON []byte, stderr io.Writer, quiet bool) (*api.AnswerResponse, error) {
+	ans := a.answerer()
+	if err := ans.Check(); err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	a.cfg.Quiet = a.cfg.Quiet || quiet
+	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	req, err := server.DecodeAnswer(strings.NewReader(string(reqJSON)), p.Defaults())
+	if err != nil {
+		return nil, err
+	}
+	return server.AnswerQuery(ctx, p, ans, a.cfg.Chat.Model, req, nil)
+}
+
+// askServer sends the request body as built, so that the server validates
+// it exactly as a local one would be.
+func askServer(ctx context.Context, base string, reqJSON []byte) (*api.AnswerResponse, error) {
+	var opts []api.Option
+	if k := config.ClientAPIKey(os.Getenv); k != "" {
+		opts = append(opts, api.WithAPIKey(k))
+	}
+	c, err := api.NewClient(base, &http.Client{}, opts...)
+	if err != nil {
+		return nil, usageError{"--server: " + err.Error()}
+	}
+	var res api.AnswerResponse
+	if err := c.Do(ctx, http.MethodPost, "/v1/answer", json.RawMessage(reqJSON), &res); err != nil {
+		return nil, err
+	}
+	return &res, nil
+}
+
+// writeAnswer prints the answer, then each cited document's title.
+func writeAnswer(w io.Writer, res *api.AnswerResponse) error {
+	titles := map[string]string{}
+	if res.Retrieval != nil {
+		for _, d := range res.Retrieval.Results {
+			titles[d.ID] = d.Title
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", res.Answer)
+	for _, id := range res.Citations {
+		fmt.Fprintf(&b, "  [%s] %s\n", id, titles[id])
+	}
+	if len(res.DroppedCitations) > 0 {
+		fmt.Fprintf(&b, "  (dropped citations of documents the model was not shown: %s)\n", strings.Join(res.DroppedCitations, ", "))
+	}
+	fmt.Fprintf(&b, "(%s; retrieval %.0f ms, answer %.0f ms)\n", res.Model, res.TimingsMS["retrieve"], res.TimingsMS["generate"])
+	_, err := io.WriteString(w, b.String())
+	return err
+}
