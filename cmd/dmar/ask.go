@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
-	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -26,15 +23,12 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	asJSON := fs.Bool("json", false, "print the same JSON as POST /v1/answer")
-	serverURL := fs.String("server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
+	asJSON, serverURL, opts := requestFlags(fs, "/v1/answer")
 	timeout := fs.Duration("timeout", 2*time.Minute, "time limit of the retrieval and the answer together")
-	var opts optionList
-	fs.Var(&opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10); names as in the API")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	reqJSON, err := requestBody(strings.Join(fs.Args(), " "), opts)
+	reqJSON, err := requestBody(strings.Join(fs.Args(), " "), *opts)
 	if err != nil {
 		return err
 	}
@@ -42,7 +36,8 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	defer cancel()
 	var res *api.AnswerResponse
 	if *serverURL != "" {
-		res, err = askServer(ctx, *serverURL, reqJSON)
+		res = new(api.AnswerResponse)
+		err = postServer(ctx, *serverURL, "/v1/answer", 0, reqJSON, res) // ctx carries --timeout
 	} else {
 		res, err = askLocal(ctx, &a, reqJSON, stderr, *asJSON)
 	}
@@ -74,24 +69,6 @@ func askLocal(ctx context.Context, a *appFlags, reqJSON []byte, stderr io.Writer
 		return nil, err
 	}
 	return server.AnswerQuery(ctx, p, ans, a.cfg.Chat.Model, req, nil)
-}
-
-// askServer sends the request body as built, so that the server validates
-// it exactly as a local one would be.
-func askServer(ctx context.Context, base string, reqJSON []byte) (*api.AnswerResponse, error) {
-	var opts []api.Option
-	if k := config.ClientAPIKey(os.Getenv); k != "" {
-		opts = append(opts, api.WithAPIKey(k))
-	}
-	c, err := api.NewClient(base, &http.Client{}, opts...)
-	if err != nil {
-		return nil, usageError{"--server: " + err.Error()}
-	}
-	var res api.AnswerResponse
-	if err := c.Do(ctx, http.MethodPost, "/v1/answer", json.RawMessage(reqJSON), &res); err != nil {
-		return nil, err
-	}
-	return &res, nil
 }
 
 // writeAnswer prints the answer, then each cited document's title.

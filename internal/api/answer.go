@@ -76,14 +76,9 @@ func (c *Client) AnswerStream(ctx context.Context, req *AnswerRequest, onDelta f
 	if err != nil {
 		return nil, fmt.Errorf("dmar client: POST /v1/answer: encode the request: %w", err)
 	}
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base.String()+"/v1/answer", bytes.NewReader(body))
+	hr, err := c.newRequest(ctx, http.MethodPost, "/v1/answer", bytes.NewReader(body), true, "text/event-stream")
 	if err != nil {
-		return nil, fmt.Errorf("dmar client: %w", err)
-	}
-	hr.Header.Set("Content-Type", "application/json")
-	hr.Header.Set("Accept", "text/event-stream")
-	if c.apiKey != "" {
-		hr.Header.Set("Authorization", "Bearer "+c.apiKey)
+		return nil, err
 	}
 	resp, err := c.http.Do(hr)
 	if err != nil {
