@@ -22,6 +22,7 @@ type Flags struct {
 	Dataset, Out, systems      string
 	limit, kmax, readerK, boot int
 	readerChars                int
+	readerTimeout              time.Duration
 	alpha                      float64
 	seed                       uint64
 	reader                     config.Reader
@@ -45,6 +46,7 @@ func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
 	fs.StringVar(&f.reader.Model, "reader-model", reader.Model, "generator model name (env DMAR_READER_MODEL)")
 	fs.IntVar(&f.readerK, "reader-k", 5, "documents the generator reads")
 	fs.IntVar(&f.readerChars, "reader-chars", 600, "characters of each document the generator reads (0: whole documents)")
+	fs.DurationVar(&f.readerTimeout, "reader-timeout", 3*time.Minute, "time limit of one generator call (a 1.5B model on 2 busy cores needs minutes)")
 	fs.StringVar(&f.linking, "linking", "", "entity linking of the DMAR systems: exact (the method's, default) or context (opt-in: derived forms, confidence, filter); kgqa reports linking P/R/F1 either way")
 	fs.BoolVar(&f.skipMissing, "skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
 }
@@ -113,7 +115,7 @@ func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System,
 		cfg.Progress = nil
 	}
 	if f.reader.BaseURL != "" {
-		cfg.Reader = &Reader{BaseURL: f.reader.BaseURL, Model: f.reader.Model, APIKey: f.reader.APIKey.Reveal(), Timeout: time.Minute,
+		cfg.Reader = &Reader{BaseURL: f.reader.BaseURL, Model: f.reader.Model, APIKey: f.reader.APIKey.Reveal(), Timeout: f.readerTimeout,
 			Cache: filepath.Join(c.State, "reader-cache")}
 	}
 	missing, err := CheckGold(ctx, p.Index(), ds, f.skipMissing, stderr)
