@@ -19,6 +19,10 @@ start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
 [ -f scripts/services/neo4j.sh ] && start neo4j DMAR_NEO4J_URI
 [ -f scripts/services/weaviate.sh ] && start weaviate DMAR_WEAVIATE_URL
 [ -f scripts/services/virtuoso.sh ] && start virtuoso DMAR_SPARQL_URL
+# The small (0.5B) model: CI's tests of the chat reformulator, /v1/answer and the
+# reader talk to it; tests skip when DMAR_CHAT_URL is unset. Its first install
+# downloads about 0.5 GB; a cached start takes a few seconds.
+[ -f scripts/services/llm.sh ] && DMAR_LLM_MODEL=0.5b start llm DMAR_CHAT_URL
 # `docker compose config` checks docker-compose.yml (no Docker engine is needed).
 scripts/install-compose.sh >/dev/null 2>&1 || echo "test: Compose v2 plugin not installed; the compose test uses docker-compose or skips" >&2
 go vet ./...

@@ -32,36 +32,20 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("query", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	a.register(fs)
-	asJSON := fs.Bool("json", false, "print the same JSON as POST /v1/retrieve")
-	serverURL := fs.String("server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
-	var opts optionList
-	fs.Var(&opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
+	asJSON, serverURL, opts := requestFlags(fs, "/v1/retrieve")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	query := strings.Join(fs.Args(), " ")
-	// Build the request exactly as the API would receive it.
-	body := map[string]json.RawMessage{}
-	q, _ := json.Marshal(query)
-	body["query"] = q
-	for _, kv := range opts {
-		name, val, ok := strings.Cut(kv, "=")
-		if !ok {
-			return usageError{fmt.Sprintf("-o %q: want name=value", kv)}
-		}
-		raw := json.RawMessage(val)
-		if !json.Valid(raw) {
-			raw, _ = json.Marshal(val)
-		}
-		body[name] = raw
+	reqJSON, err := requestBody(strings.Join(fs.Args(), " "), *opts)
+	if err != nil {
+		return err
 	}
-	reqJSON, _ := json.Marshal(body)
 	if *serverURL != "" {
-		res, err := queryServer(ctx, *serverURL, reqJSON)
-		if err != nil {
+		var res api.RetrieveResponse
+		if err := postServer(ctx, *serverURL, "/v1/retrieve", 5*time.Minute, reqJSON, &res); err != nil {
 			return err
 		}
-		return printResult(stdout, res, *asJSON)
+		return printResult(stdout, &res, *asJSON)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a.cfg.Quiet = a.cfg.Quiet || *asJSON
@@ -81,22 +65,58 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return printResult(stdout, server.ToRetrieveResponse(res), *asJSON)
 }
 
-// queryServer sends the request body as built, unchanged, so that the
-// server validates it exactly as a local query would be.
-func queryServer(ctx context.Context, base string, reqJSON []byte) (*api.RetrieveResponse, error) {
+// requestFlags registers the flags dmar query and dmar ask share: --json,
+// --server and the repeatable -o.
+func requestFlags(fs *flag.FlagSet, route string) (asJSON *bool, serverURL *string, opts *optionList) {
+	asJSON = fs.Bool("json", false, "print the same JSON as POST "+route)
+	serverURL = fs.String("server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
+	opts = new(optionList)
+	fs.Var(opts, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
+	return asJSON, serverURL, opts
+}
+
+// serverClient is the API client of --server, with DMAR_API_KEY's key.
+func serverClient(base string, timeout time.Duration) (*api.Client, error) {
 	var opts []api.Option
 	if k := config.ClientAPIKey(os.Getenv); k != "" {
 		opts = append(opts, api.WithAPIKey(k))
 	}
-	c, err := api.NewClient(base, &http.Client{Timeout: 5 * time.Minute}, opts...)
+	c, err := api.NewClient(base, &http.Client{Timeout: timeout}, opts...)
 	if err != nil {
 		return nil, usageError{"--server: " + err.Error()}
 	}
-	var res api.RetrieveResponse
-	if err := c.Do(ctx, http.MethodPost, "/v1/retrieve", json.RawMessage(reqJSON), &res); err != nil {
-		return nil, err
+	return c, nil
+}
+
+// requestBody builds a request exactly as the API would receive it: the
+// query and each -o name=value (a JSON value, else a string).
+func requestBody(query string, opts optionList) ([]byte, error) {
+	body := map[string]json.RawMessage{}
+	q, _ := json.Marshal(query)
+	body["query"] = q
+	for _, kv := range opts {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, usageError{fmt.Sprintf("-o %q: want name=value", kv)}
+		}
+		raw := json.RawMessage(val)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(val)
+		}
+		body[name] = raw
 	}
-	return &res, nil
+	return json.Marshal(body)
+}
+
+// postServer sends the request body as built, unchanged, to route of the
+// server at base, so that the server validates it exactly as a local
+// request would be, and decodes the answer into out.
+func postServer(ctx context.Context, base, route string, timeout time.Duration, reqJSON []byte, out any) error {
+	c, err := serverClient(base, timeout)
+	if err != nil {
+		return err
+	}
+	return c.Do(ctx, http.MethodPost, route, json.RawMessage(reqJSON), out)
 }
 
 func printResult(w io.Writer, res *api.RetrieveResponse, asJSON bool) error {

@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/answer"
+	"github.com/dmar-kg/dmar/internal/chat"
 	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/httpserve"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -57,7 +59,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst, Write: k.Write})
 	}
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
-		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes, Documents: docs})
+		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes,
+		Answerer: a.answerer(), AnswerModel: a.cfg.Chat.Model, Documents: docs})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: m.Close}
@@ -74,6 +77,17 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "dmar: serving on http://%s\n", addr)
 	}
 	return httpserve.Run(ctx, c)
+}
+
+// answerer is POST /v1/answer's generator: the chat endpoint that also
+// serves reformulator=chat; nil without one (the route answers 503). The
+// request's time limit bounds each answer.
+func (a *appFlags) answerer() *answer.Answerer {
+	c := a.cfg.Chat
+	if c.BaseURL == "" {
+		return nil
+	}
+	return answer.New(answer.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: answer.DefaultMaxTokens}})
 }
 
 func flagErr(err error) error {

@@ -48,7 +48,9 @@ type RetrieveRequest struct {
 	GraphRecallK   *int     `json:"graph_recall_k,omitempty"`
 	GraphWeight    *float64 `json:"graph_weight,omitempty"`
 	GraphBoost     *float64 `json:"graph_boost,omitempty"`
-	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed
+	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed | none
+	GraphRoots     *int     `json:"graph_roots,omitempty"`
+	PathPrior      *float64 `json:"path_prior,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the options of a RetrieveRequest.
@@ -95,6 +97,8 @@ type Options struct {
 	GraphWeight    float64 `json:"graph_weight"`
 	GraphBoost     float64 `json:"graph_boost"`
 	GraphRelations string  `json:"graph_relations"`
+	GraphRoots     int     `json:"graph_roots,omitempty"`
+	PathPrior      float64 `json:"path_prior,omitempty"`
 }
 
 // Filter restricts the documents a retrieval may return.

@@ -185,16 +185,9 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (*h
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
+	req, err := c.newRequest(ctx, method, path, rd, body != nil, "application/json")
 	if err != nil {
-		return nil, nil, fmt.Errorf("dmar client: %w", err)
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("Accept", "application/json")
-	if c.apiKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+		return nil, nil, err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -206,6 +199,23 @@ func (c *Client) send(ctx context.Context, method, path string, body []byte) (*h
 		return nil, nil, fmt.Errorf("dmar client: %s %s: read the answer: %w", method, path, err)
 	}
 	return resp, raw, nil
+}
+
+// newRequest builds a request to path with the client's key; hasBody sets
+// the JSON content type.
+func (c *Client) newRequest(ctx context.Context, method, path string, body io.Reader, hasBody bool, accept string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, body)
+	if err != nil {
+		return nil, fmt.Errorf("dmar client: %w", err)
+	}
+	if hasBody {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", accept)
+	if c.apiKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.apiKey)
+	}
+	return req, nil
 }
 
 // responseError decodes an error answer; a body that is not an ErrorBody

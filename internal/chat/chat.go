@@ -23,6 +23,9 @@ type Client struct {
 	APIKey  string        // optional; sent as a bearer token, never logged
 	Timeout time.Duration // per call; 0: no limit beyond ctx
 	HTTP    *http.Client  // nil: http.DefaultClient
+	// MaxTokens bounds the reply's length (and so its time); 0: the
+	// endpoint's default.
+	MaxTokens int
 }
 
 // Message is one chat message.
@@ -67,32 +70,9 @@ func (e *responseError) Unwrap() []error {
 // choice's content as the model wrote it. Errors say which step failed;
 // callers prefix their own name.
 func (c Client) Complete(ctx context.Context, msgs []Message) (string, error) {
-	if c.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
-		defer cancel()
-	}
-	body, err := json.Marshal(struct {
-		Model       string    `json:"model"`
-		Temperature float64   `json:"temperature"`
-		Messages    []Message `json:"messages"`
-	}{c.Model, 0, msgs})
-	if err != nil {
-		return "", err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if c.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIKey)
-	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	resp, err := hc.Do(req)
+	ctx, cancel := c.withTimeout(ctx)
+	defer cancel()
+	resp, err := c.post(ctx, msgs, false)
 	if err != nil {
 		return "", err
 	}
@@ -100,9 +80,6 @@ func (c Client) Complete(ctx context.Context, msgs []Message) (string, error) {
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return "", fmt.Errorf("read response: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", &StatusError{StatusCode: resp.StatusCode, Status: resp.Status}
 	}
 	var out struct {
 		Choices []struct {
@@ -118,6 +95,50 @@ func (c Client) Complete(ctx context.Context, msgs []Message) (string, error) {
 		return "", &responseError{msg: "response has no choices"}
 	}
 	return out.Choices[0].Message.Content, nil
+}
+
+func (c Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.Timeout > 0 {
+		return context.WithTimeout(ctx, c.Timeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// post sends one chat-completions request and returns a 200 response, whose
+// body the caller closes.
+func (c Client) post(ctx context.Context, msgs []Message, stream bool) (*http.Response, error) {
+	body, err := json.Marshal(struct {
+		Model       string    `json:"model"`
+		Temperature float64   `json:"temperature"`
+		MaxTokens   int       `json:"max_tokens,omitempty"`
+		Stream      bool      `json:"stream,omitempty"`
+		Messages    []Message `json:"messages"`
+	}{c.Model, 0, c.MaxTokens, stream, msgs})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(c.BaseURL, "/")+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIKey)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		return nil, &StatusError{StatusCode: resp.StatusCode, Status: resp.Status}
+	}
+	return resp, nil
 }
 
 var thinkRe = regexp.MustCompile(`(?s)<think>.*?</think>`)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +82,73 @@ func TestCompleteTimeout(t *testing.T) {
 	_, err := Client{BaseURL: srv.URL, Model: "m", Timeout: 50 * time.Millisecond}.Complete(context.Background(), nil)
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 900*time.Millisecond {
 		t.Errorf("error %v after %v, want a deadline", err, time.Since(start))
+	}
+}
+
+// TestStreamLlamaCpp replays a stream llama.cpp's server (xllamacpp, the
+// 0.5B model of scripts/services/llm.sh) sent: the deltas arrive in order and
+// join into the reply; the role-only first event and the empty last one add
+// nothing.
+func TestStreamLlamaCpp(t *testing.T) {
+	raw, err := os.ReadFile("testdata/llamacpp-stream.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Stream    bool `json:"stream"`
+		MaxTokens int  `json:"max_tokens"`
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write(raw)
+	}))
+	defer srv.Close()
+	var deltas []string
+	out, err := Client{BaseURL: srv.URL, Model: "m", MaxTokens: 16}.Stream(context.Background(), nil, func(d string) error {
+		deltas = append(deltas, d)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !got.Stream || got.MaxTokens != 16 {
+		t.Errorf("request %+v, want stream and max_tokens 16", got)
+	}
+	if len(deltas) < 3 || strings.Join(deltas, "") != out || !strings.Contains(out, "Paris") || !strings.Contains(out, "Rome") {
+		t.Errorf("deltas %q, reply %q", deltas, out)
+	}
+}
+
+func TestStreamStopsOnCallbackError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for _, d := range []string{"a", "b", "c"} {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", d)
+		}
+		w.Write([]byte("data: [DONE]\n\n"))
+	}))
+	defer srv.Close()
+	stop := errors.New("client went away")
+	n := 0
+	out, err := Client{BaseURL: srv.URL, Model: "m"}.Stream(context.Background(), nil, func(string) error {
+		n++
+		if n == 2 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || out != "ab" {
+		t.Errorf("reply %q, error %v; want \"ab\" and the callback's error", out, err)
+	}
+}
+
+func TestStreamBadEvent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("data: {nope\n\n"))
+	}))
+	defer srv.Close()
+	_, err := Client{BaseURL: srv.URL, Model: "m"}.Stream(context.Background(), nil, func(string) error { return nil })
+	if !errors.Is(err, ErrUnexpectedResponse) {
+		t.Errorf("error %v, want ErrUnexpectedResponse", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +21,8 @@ import (
 type Flags struct {
 	Dataset, Out, systems      string
 	limit, kmax, readerK, boot int
+	readerChars                int
+	readerTimeout              time.Duration
 	alpha                      float64
 	seed                       uint64
 	reader                     config.Reader
@@ -42,6 +45,8 @@ func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
 	fs.StringVar(&f.reader.BaseURL, "reader-url", reader.BaseURL, "OpenAI-compatible base URL of a generator for EM/F1 (env DMAR_READER_BASE_URL); unset: no end-to-end metrics")
 	fs.StringVar(&f.reader.Model, "reader-model", reader.Model, "generator model name (env DMAR_READER_MODEL)")
 	fs.IntVar(&f.readerK, "reader-k", 5, "documents the generator reads")
+	fs.IntVar(&f.readerChars, "reader-chars", 600, "characters of each document the generator reads (0: whole documents)")
+	fs.DurationVar(&f.readerTimeout, "reader-timeout", 3*time.Minute, "time limit of one generator call (a 1.5B model on 2 busy cores needs minutes)")
 	fs.StringVar(&f.linking, "linking", "", "entity linking of every DMAR system, overriding each system's own (dmar: context, dmar-paper: exact): exact or context; kgqa reports linking P/R/F1 either way")
 	fs.BoolVar(&f.skipMissing, "skip-missing-gold", false, "drop questions whose gold documents are not all in the index (e.g. kgqa over the codexm-film subset), and say how many in the report")
 }
@@ -105,12 +110,13 @@ type Setup struct {
 // stderr.
 func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System, stdout, stderr io.Writer) error {
 	p, c := s.Pipeline, s.Config
-	cfg := Config{Pipeline: p, Index: p.Index(), Encoder: p.Encoder(), KMax: f.kmax, ReaderK: f.readerK, Progress: stderr}
+	cfg := Config{Pipeline: p, Index: p.Index(), Encoder: p.Encoder(), KMax: f.kmax, ReaderK: f.readerK, ReaderChars: f.readerChars, Progress: stderr}
 	if c.Quiet {
 		cfg.Progress = nil
 	}
 	if f.reader.BaseURL != "" {
-		cfg.Reader = &Reader{BaseURL: f.reader.BaseURL, Model: f.reader.Model, APIKey: f.reader.APIKey.Reveal(), Timeout: time.Minute}
+		cfg.Reader = &Reader{BaseURL: f.reader.BaseURL, Model: f.reader.Model, APIKey: f.reader.APIKey.Reveal(), Timeout: f.readerTimeout,
+			Cache: filepath.Join(c.State, "reader-cache")}
 	}
 	missing, err := CheckGold(ctx, p.Index(), ds, f.skipMissing, stderr)
 	if err != nil {
@@ -134,9 +140,12 @@ func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System,
 	}
 	sum.Models = s.Models
 	if cfg.Reader != nil {
-		sum.Generator = fmt.Sprintf("%s at %s, top %d documents, temperature 0", f.reader.Model, f.reader.BaseURL, f.readerK)
+		sum.Generator = fmt.Sprintf("%s at %s, top %d documents clipped to %d characters, temperature 0", f.reader.Model, f.reader.BaseURL, f.readerK, f.readerChars)
 	}
 	sum.Extra = map[string]any{"command": "dmar eval " + strings.Join(s.Args, " "), "elapsed_s": time.Since(start).Seconds()}
+	if cfg.Reader != nil {
+		sum.Extra["reader"] = cfg.Reader.Stats()
+	}
 	return WriteReport(f.Out, sum, recs, stdout)
 }
 

@@ -54,3 +54,53 @@ func TestReaderLabelAndErrors(t *testing.T) {
 		t.Errorf("a failed reader must leave EM absent and record the error: %v %q", rec.Metrics, rec.Error)
 	}
 }
+
+// A rerun is answered from the cache: same model and prompt, no call; a new
+// model or a new prompt asks again.
+func TestReaderCache(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		w.Write([]byte(`{"choices":[{"message":{"content":"Christopher Nolan"}}]}`))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	q := Question{Question: "who directed inception", Answers: []string{"Christopher Nolan"}}
+	ask := func(model string, texts ...string) Record {
+		rec := Record{Metrics: map[string]float64{}}
+		rd := &Reader{BaseURL: srv.URL, Model: model, Cache: dir}
+		readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, texts, &rec)
+		return rec
+	}
+	first := ask("m", "Inception is a film by Nolan.")
+	again := ask("m", "Inception is a film by Nolan.")
+	if calls != 1 || again.Prediction != first.Prediction || again.Metrics["em"] != 1 {
+		t.Fatalf("%d calls; first %+v, again %+v", calls, first, again)
+	}
+	ask("m2", "Inception is a film by Nolan.")
+	ask("m", "Another passage.")
+	if calls != 3 {
+		t.Errorf("%d calls, want a call for the new model and one for the new prompt", calls)
+	}
+	rd := &Reader{BaseURL: srv.URL, Model: "m", Cache: dir}
+	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, []string{"Another passage."}, &Record{Metrics: map[string]float64{}})
+	if st := rd.Stats(); st.CacheHits != 1 || st.Calls != 0 {
+		t.Errorf("stats %+v, want one hit and no call", st)
+	}
+}
+
+func TestClipPassage(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a  short\npassage", 0, "a short passage"},
+		{"a short passage", 100, "a short passage"},
+		{"Inception is a 2010 film", 13, "Inception is ..."},
+	} {
+		if got := clipPassage(c.in, c.n); got != c.want {
+			t.Errorf("clipPassage(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

@@ -32,7 +32,10 @@ type Config struct {
 	KMax     int
 	Reader   *Reader // nil: no generator, no EM/F1
 	ReaderK  int     // documents the reader sees (default 5)
-	Progress io.Writer
+	// ReaderChars clips each document the reader sees to its first N
+	// characters (0: whole documents).
+	ReaderChars int
+	Progress    io.Writer
 }
 
 // Record is one question answered by one system: the line of per_question.jsonl.

@@ -161,6 +161,8 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "dmar-graph":
 			o = withGraph(paper)
 			s.Ablates = fmt.Sprintf("dmar with graph recall: %d hop(s), %d documents into both searches, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
+		case "dmar-chat":
+			o.Reformulator, s.Ablates = "chat", "generative reformulation (paper phase 3) by the chat endpoint (--chat-url, --chat-model); the built-in reformulator where it fails"
 		case "dmar-no-reform":
 			o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
 		case "dmar-no-kg":
@@ -181,7 +183,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			}
 			kind, vo, ok := graphVariant(n, paper)
 			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "))
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, dmar-chat, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/dmar-kg/dmar/internal/answer"
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -58,6 +59,10 @@ type Config struct {
 	MaxResponseBytes int
 	// Documents serves /v1/documents; nil answers them with 503.
 	Documents DocumentStore
+	// Answerer writes POST /v1/answer's answers (nil: that route answers
+	// 503); AnswerModel names its model in the responses.
+	Answerer    *answer.Answerer
+	AnswerModel string
 }
 
 // DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
@@ -100,6 +105,7 @@ func New(cfg Config) *Server {
 	r.POST("/v1/retrieve", jsonBody, s.retrieve)
 	r.POST("/v1/link", jsonBody, s.link)
 	s.documentRoutes(r, jsonBody)
+	r.POST("/v1/answer", jsonBody, s.answer)
 	// HEAD is answered wherever GET is (net/http drops the body).
 	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
 	get("/v1/entities/:qid/subgraph", s.subgraph)

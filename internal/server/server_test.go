@@ -294,6 +294,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		"Phi": api.Phi{}, "QueryEntity": api.QueryEntity{}, "Fallback": api.Fallback{}, "Statement": api.Statement{},
 		"Subgraph": api.Subgraph{}, "Node": api.Node{}, "Edge": api.Edge{}, "LinkRequest": api.LinkRequest{},
 		"LinkResponse": api.LinkResponse{}, "ErrorBody": api.ErrorBody{}, "ErrorDetail": api.ErrorDetail{}, "Filter": api.Filter{},
+		"AnswerRequest": api.AnswerRequest{}, "AnswerResponse": api.AnswerResponse{}, "AnswerDelta": api.AnswerDelta{},
 	}
 	for name, v := range documentSchemas {
 		types[name] = v

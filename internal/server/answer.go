@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/dmar-kg/dmar/internal/answer"
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+// AnswerInput is a decoded POST /v1/answer body: a retrieve request and
+// whether to stream. Its JSON fields are api.AnswerRequest's.
+type AnswerInput struct {
+	RetrieveInput
+	Stream bool `json:"stream"`
+}
+
+// DecodeAnswer reads an answer request as strictly as DecodeRetrieve.
+func DecodeAnswer(r io.Reader, defaults pipeline.Options) (AnswerInput, error) {
+	req := AnswerInput{RetrieveInput: RetrieveInput{Options: defaults}}
+	if err := decodeStrict(r, &req); err != nil {
+		return req, err
+	}
+	return req, checkText("query", req.Query)
+}
+
+// AnswerQuery retrieves req with p, then has a answer from the top results
+// (model names it in the response). With onDelta set, the answer streams
+// through it piece by piece, with the retrieval it is written from; an error
+// from onDelta stops the answer. dmar ask runs it locally; POST /v1/answer
+// runs it for every request.
+func AnswerQuery(ctx context.Context, p *pipeline.Pipeline, a *answer.Answerer, model string, req AnswerInput,
+	onDelta func(ret *api.RetrieveResponse, piece string) error) (*api.AnswerResponse, error) {
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res, err := p.Retrieve(ctx, req.Query, req.Options)
+	if err != nil {
+		return nil, err
+	}
+	retrieved := time.Now()
+	ret := ToRetrieveResponse(res)
+	docs := make([]answer.Source, len(res.Results))
+	for i, d := range res.Results {
+		docs[i] = answer.Source{ID: d.ID, Title: d.Title, Text: d.Text}
+	}
+	var pieces func(string) error
+	if onDelta != nil {
+		pieces = func(d string) error { return onDelta(ret, d) }
+	}
+	ans, err := a.Answer(ctx, req.Query, docs, pieces)
+	if err != nil {
+		return nil, err
+	}
+	end := time.Now()
+	return &api.AnswerResponse{Answer: ans.Text, Citations: nonNil(ans.Citations), DroppedCitations: ans.Dropped, Sources: nonNil(ans.Shown),
+		Model: model, Retrieval: ret, TimingsMS: map[string]float64{
+			"retrieve": ms(retrieved.Sub(start)), "generate": ms(end.Sub(retrieved)), "total": ms(end.Sub(start))}}, nil
+}
+
+// answer serves POST /v1/answer. No generator, or one that is down, is a 503
+// before anything is streamed; the request's time limit bounds the whole.
+func (s *Server) answer(c *gin.Context) {
+	if err := s.cfg.Answerer.Check(); err != nil {
+		s.fail(c, err)
+		return
+	}
+	p := s.cfg.Pipeline
+	req, err := DecodeAnswer(c.Request.Body, p.Defaults())
+	if err != nil {
+		s.fail(c, err)
+		return
+	}
+	if !req.Stream {
+		out, err := AnswerQuery(c.Request.Context(), p, s.cfg.Answerer, s.cfg.AnswerModel, req, nil)
+		if err != nil {
+			s.fail(c, err)
+			return
+		}
+		s.reply(c, out, retrieveSizers(req.Options, p.Defaults()))
+		return
+	}
+	s.streamAnswer(c, req)
+}
+
+// streamAnswer writes server-sent events: the retrieval, the answer's pieces
+// and the checked answer. The status line waits for the generator's first
+// piece, so that a generator that is down still gets a 503.
+func (s *Server) streamAnswer(c *gin.Context, req AnswerInput) {
+	started := false
+	send := func(event string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(c.Writer, "event: %s\ndata: %s\n\n", event, b); err != nil {
+			return errs.Wrap(errs.Unavailable, err, "the client went away")
+		}
+		c.Writer.Flush()
+		return nil
+	}
+	begin := func(ret *api.RetrieveResponse) error {
+		if started {
+			return nil
+		}
+		started = true
+		c.Header("Content-Type", "text/event-stream")
+		c.Header("Cache-Control", "no-cache")
+		c.Header("X-Accel-Buffering", "no") // proxies must not hold the events back
+		c.Status(http.StatusOK)
+		return send(api.EventRetrieval, ret)
+	}
+	out, err := AnswerQuery(c.Request.Context(), s.cfg.Pipeline, s.cfg.Answerer, s.cfg.AnswerModel, req, func(ret *api.RetrieveResponse, d string) error {
+		if err := begin(ret); err != nil {
+			return err
+		}
+		return send(api.EventDelta, api.AnswerDelta{Text: d})
+	})
+	if err != nil && !started {
+		s.fail(c, err)
+		return
+	}
+	if err != nil {
+		e, ok := errs.As(err)
+		if !ok {
+			e = &errs.Error{Code: errs.Unavailable, Message: "the answer stopped: " + clip(err.Error(), maxMessage), Err: err}
+		}
+		s.cfg.Logger.Warn("answer stream failed", "request_id", c.GetString("request_id"), "err", clip(err.Error(), maxLoggedErr))
+		_ = send(api.EventError, toErrorBody(e))
+		return
+	}
+	if err := begin(out.Retrieval); err != nil {
+		return
+	}
+	out.Retrieval = nil // sent first, in its own event
+	_ = send(api.EventAnswer, out)
+}
+
+func nonNil(xs []string) []string {
+	if xs == nil {
+		return []string{}
+	}
+	return xs
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
