@@ -23,9 +23,9 @@ func TestRelPriorPicksTheAskedRelation(t *testing.T) {
 	}
 	defer p.Close()
 	for q, want := range map[string]pathrel.StepKey{
-		"where was johann koerbecke born":         {PID: "P19"},
+		"where was johann koerbecke born":            {PID: "P19"},
 		"what kind of music does crimson glass play": {PID: "P136"},
-		"what country is pedro alvar a citizen of":    {PID: "P27"},
+		"what country is pedro alvar a citizen of":   {PID: "P27"},
 	} {
 		vs, err := enc.Encode(context.Background(), []string{q})
 		if err != nil {
