@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
@@ -64,8 +65,8 @@ func TestEvalWritesReport(t *testing.T) {
 	}
 	b, _ := os.ReadFile(filepath.Join(out, "per_question.jsonl"))
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 2*10 {
-		t.Fatalf("%d lines, want 2 questions x 10 systems", len(lines))
+	if n := len(eval.SystemNames); len(lines) != 2*n {
+		t.Fatalf("%d lines, want 2 questions x %d systems", len(lines), n)
 	}
 	seen := map[string]bool{}
 	for _, l := range lines {
