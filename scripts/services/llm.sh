@@ -168,56 +168,7 @@ threading.Event().wait()
 	echo "$url"
 }
 
-wait_ready() {
-	local limit=$1 i
-	for ((i = 0; i < limit * 4; i++)); do
-		ready && return 0
-		if ! running >/dev/null; then
-			log "the server exited; last log lines:"
-			tail -n 20 "$logfile" >&2 || true
-			return 1
-		fi
-		sleep 0.25
-	done
-	return 1
-}
-
-stop() {
-	local pid i
-	if ! pid=$(running); then
-		rm -f "$pidfile"
-		log "not running (on port $port)"
-		return 0
-	fi
-	kill -TERM "$pid"
-	for ((i = 0; i < 80; i++)); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		log "pid $pid ignored SIGTERM for 20 s; killing it"
-		kill -KILL "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile"
-	log "stopped (pid $pid)"
-}
-
-status() {
-	if ready; then
-		echo "$url"
-		return 0
-	fi
-	log "not running on $url"
-	exit 3
-}
-
-case "${1:-}" in
-install) install ;;
-start) start ;;
-stop) stop ;;
-status) status ;;
-*)
-	echo "usage: $0 install|start|stop|status" >&2
-	exit 2
-	;;
-esac
+stop_grace=20
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+service_main "$@"
