@@ -10,6 +10,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/dmar-kg/dmar/cypher"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
 )
 
 // TestExplainAll has the real Neo4j plan every statement (queries and
@@ -23,6 +24,7 @@ func TestExplainAll(t *testing.T) {
 		}
 		t.Skip("needs Neo4j: scripts/services.sh start neo4j; export DMAR_NEO4J_URI=bolt://127.0.0.1:7687")
 	}
+	neo4jtest.Exclusive(t, uri)
 	auth := neo4j.NoAuth()
 	if pw := os.Getenv("DMAR_NEO4J_PASSWORD"); pw != "" {
 		auth = neo4j.BasicAuth("neo4j", pw, "")

@@ -11,6 +11,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
@@ -26,6 +27,7 @@ func TestDocumentsOnNeo4jAndWeaviate(t *testing.T) {
 		}
 		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j weaviate and export both")
 	}
+	neo4jtest.Exclusive(t, nuri)
 	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
 	film, err := datapath.Dataset("codexm-film")
 	if err != nil {

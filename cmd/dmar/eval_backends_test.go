@@ -13,6 +13,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/eval"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
@@ -60,6 +61,7 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 		}
 		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j weaviate and export both")
 	}
+	neo4jtest.Exclusive(t, nuri)
 	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
 	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
 	film, err := datapath.Dataset("codexm-film")

@@ -15,6 +15,7 @@ import (
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
 	"github.com/dmar-kg/dmar/internal/server"
@@ -125,6 +126,7 @@ func TestInjectionsAreDataOnRealBackends(t *testing.T) {
 		}
 		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j; scripts/services.sh start weaviate; export both")
 	}
+	neo4jtest.Exclusive(t, uri)
 	ctx := context.Background()
 	cfg := neo4jkg.Config{URI: uri, User: os.Getenv("DMAR_NEO4J_USER"),
 		Password: os.Getenv("DMAR_NEO4J_PASSWORD"), Database: os.Getenv("DMAR_NEO4J_DATABASE")}

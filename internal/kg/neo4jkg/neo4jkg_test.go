@@ -12,6 +12,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
 )
 
 // envConfig is the Neo4j of the integration tests: DMAR_NEO4J_URI ("" when
@@ -32,6 +33,7 @@ func open(t testing.TB) *neo4jkg.Store {
 		}
 		t.Skip("Neo4j tests need a server: scripts/services.sh start neo4j; export DMAR_NEO4J_URI=bolt://127.0.0.1:7687")
 	}
+	neo4jtest.Exclusive(t, c.URI)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := neo4jkg.Open(ctx, c)
