@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -9,10 +8,6 @@ import (
 	"testing"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
-
-	"github.com/dmar-kg/dmar/internal/datapath"
-	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
-	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
 // TestDocumentsOnNeo4jAndWeaviate runs dmar serve on the real Neo4j and
@@ -20,29 +15,10 @@ import (
 // MENTIONS edges in Neo4j; an update moves the edges; a DELETE removes the
 // object and the edges.
 func TestDocumentsOnNeo4jAndWeaviate(t *testing.T) {
-	nuri, wurl := os.Getenv("DMAR_NEO4J_URI"), os.Getenv("DMAR_WEAVIATE_URL")
-	if nuri == "" || wurl == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DMAR_NEO4J_URI and DMAR_WEAVIATE_URL are unset in CI: scripts/test.sh starts both")
-		}
-		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j weaviate and export both")
-	}
-	neo4jtest.Exclusive(t, nuri)
-	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
-	film, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
+	nuri, wurl, film, run := realBackends(t)
 	state := t.TempDir()
 	seedState(t, state)
 	ctx := context.Background()
-	run := func(args ...string) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if err := Run(ctx, args, &stdout, &stderr); err != nil {
-			t.Fatalf("dmar %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-	}
 	run("load", "neo4j", "--uri", nuri, "--bundle", film)
 	graph := "neo4j://" + strings.TrimPrefix(nuri, "bolt://")
 	index := "weaviate://" + strings.TrimPrefix(strings.TrimPrefix(wurl, "http://"), "https://") + "/DocsLiveTest"

@@ -54,31 +54,11 @@ func readEvalLines(t *testing.T, dir string) map[string]evalLine {
 // path running on Neo4j, and the same dense rankings as the embedded index
 // (the vectors are the same; 244 documents are searched exactly).
 func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
-	nuri, wurl := os.Getenv("DMAR_NEO4J_URI"), os.Getenv("DMAR_WEAVIATE_URL")
-	if nuri == "" || wurl == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DMAR_NEO4J_URI and DMAR_WEAVIATE_URL are unset in CI: scripts/test.sh starts both")
-		}
-		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j weaviate and export both")
-	}
-	neo4jtest.Exclusive(t, nuri)
-	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	nuri, wurl, film, run := realBackends(t)
 	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
-	film, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
 	kgqa, err := datapath.Dataset("kgqa")
 	if err != nil {
 		t.Skip("shared data not found:", err)
-	}
-	ctx := context.Background()
-	run := func(args ...string) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if err := Run(ctx, args, &stdout, &stderr); err != nil {
-			t.Fatalf("dmar %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
 	}
 	// The film KG into Neo4j (idempotent; a superset already there is left
 	// as it is) and the film corpus into a Weaviate class of this test's own.
@@ -125,4 +105,34 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 	if err != nil || !strings.Contains(string(rep), "graph "+graph) || !strings.Contains(string(rep), "index "+index) {
 		t.Errorf("report.md does not name the backends (%v):\n%.600s", err, rep)
 	}
+}
+
+// realBackends is the setup of the tests on the Neo4j and Weaviate that
+// scripts/test.sh started: their URLs (the Neo4j held by this test process
+// alone), the codexm-film bundle, and a runner of dmar commands that fails
+// the test on an error. Without the services the test fails in CI and is
+// skipped elsewhere.
+func realBackends(t *testing.T) (nuri, wurl, film string, run func(args ...string)) {
+	t.Helper()
+	nuri, wurl = os.Getenv("DMAR_NEO4J_URI"), os.Getenv("DMAR_WEAVIATE_URL")
+	if nuri == "" || wurl == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("DMAR_NEO4J_URI and DMAR_WEAVIATE_URL are unset in CI: scripts/test.sh starts both")
+		}
+		t.Skip("DMAR_NEO4J_URI/DMAR_WEAVIATE_URL unset: scripts/services.sh start neo4j weaviate and export both")
+	}
+	neo4jtest.Exclusive(t, nuri)
+	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
+	film, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	run = func(args ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
+			t.Fatalf("dmar %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
+		}
+	}
+	return nuri, wurl, film, run
 }

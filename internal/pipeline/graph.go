@@ -265,11 +265,7 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	}
 	var hits []retrieval.Hit
 	if opts.GraphRoots > 0 {
-		q1 := retrieval.Query{Mode: retrieval.BM25, Text: query, Limit: opts.GraphRoots, Filter: opts.Filter}
-		if opts.Stage1 == "hybrid" {
-			q1.Mode, q1.Vector, q1.Alpha, q1.Fusion = retrieval.Hybrid, vecs[0], opts.Stage1Alpha, opts.Fusion
-		}
-		if hits, err = p.cfg.Index.Search(ctx, q1); err != nil {
+		if hits, err = p.cfg.Index.Search(ctx, r.stage1Query(vecs[0], opts.GraphRoots)); err != nil {
 			return nil, fmt.Errorf("stage 1 search: %w", err)
 		}
 	}

@@ -43,10 +43,8 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 
 	t = time.Now()
 	o := r.opts
-	q1 := retrieval.Query{Mode: retrieval.BM25, Text: r.query, Limit: o.N, Filter: o.Filter, WithVectors: true}
-	if o.Stage1 == "hybrid" {
-		q1.Mode, q1.Vector, q1.Alpha, q1.Fusion = retrieval.Hybrid, rec.qvec, o.Stage1Alpha, o.Fusion
-	}
+	q1 := r.stage1Query(rec.qvec, o.N)
+	q1.WithVectors = true
 	rec.hits, err = r.p.cfg.Index.Search(ctx, q1)
 	if err != nil {
 		return rec, fmt.Errorf("stage 1 search: %w", err)
@@ -68,6 +66,16 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 		rec.hits = mergeHits(rec.hits, ch.hits)
 	}
 	return rec, nil
+}
+
+// stage1Query is phase 1's search for Q: BM25, or hybrid with stage1_alpha.
+func (r request) stage1Query(qvec []float32, limit int) retrieval.Query {
+	o := r.opts
+	q := retrieval.Query{Mode: retrieval.BM25, Text: r.query, Limit: limit, Filter: o.Filter}
+	if o.Stage1 == "hybrid" {
+		q.Mode, q.Vector, q.Alpha, q.Fusion = retrieval.Hybrid, qvec, o.Stage1Alpha, o.Fusion
+	}
+	return q
 }
 
 // linkQuery links Q unless the request turned the structural path off. A
