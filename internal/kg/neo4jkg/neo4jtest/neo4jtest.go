@@ -17,6 +17,9 @@ import (
 var (
 	once    sync.Once
 	lockErr error
+	// held keeps the locked file reachable: an unreachable *os.File is
+	// closed by its finalizer, and closing it drops the lock.
+	held *os.File
 )
 
 // Exclusive blocks until this process holds the shared Neo4j server
@@ -32,6 +35,7 @@ func Exclusive(tb testing.TB, uri string) {
 		}
 		start := time.Now()
 		// Held until the process exits (the descriptor is never closed).
+		held = f
 		if lockErr = syscall.Flock(int(f.Fd()), syscall.LOCK_EX); lockErr == nil {
 			if d := time.Since(start); d > time.Second {
 				tb.Logf("waited %s for the other test processes using Neo4j at %s", d.Round(time.Second), uri)
