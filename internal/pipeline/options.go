@@ -80,16 +80,17 @@ func Defaults() Options {
 
 // QuestionAware is o with dmar's question-aware KG path switched on (beyond
 // the paper; docs/method.md, "Beyond the paper"): the context linker, a
-// one-hop graph channel walked from Q's linked entities and from the top
+// two-hop graph channel walked from Q's linked entities and from the top
 // stage-1 document's entity, ranked by the question relevance of the
-// connecting relation plus graph_weight x cos(Q, D), its score added to the
-// fused score with graph_boost 100, so that the channel's order leads. The
-// settings were chosen on kgqa train (graph_roots, graph_boost) and dev
-// (hops, graph_weight); the learned relation prior (path_prior) is left
-// off: it helped on train but not on dev (docs/method.md).
+// connecting relations (pathrel.Reach) plus graph_weight x cos(Q, D), its
+// score added to the fused score with graph_boost 100, so that the channel's
+// order leads. Chosen on kgqa train: graph_roots, graph_boost, two hops
+// (with pathrel's two-hop penalty and intermediate bonus); graph_weight was
+// chosen on dev. The learned relation prior (path_prior) is left off: it
+// helped on train but not on dev (docs/method.md).
 func (o Options) QuestionAware() Options {
 	o.Linking = "context"
-	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 1, 1, 0.3, 100, "plain"
+	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	return o
 }
 

@@ -174,3 +174,34 @@ func TestReachReturnsSearchRootsNotMentionedOnes(t *testing.T) {
 		t.Fatalf("C = %+v, want one hop from B", c)
 	}
 }
+
+// An entity two hops away through several intermediates outranks one
+// reached through one: each intermediate is another piece of evidence.
+func TestReachTwoHopsRewardsSeveralIntermediates(t *testing.T) {
+	sg := kg.Subgraph{Root: "A",
+		Nodes: []kg.Node{{QID: "A"}, {QID: "B1", Hop: 1}, {QID: "B2", Hop: 1}, {QID: "B3", Hop: 1}, {QID: "X", Hop: 2}, {QID: "Y", Hop: 2}},
+		Edges: []kg.Edge{
+			{From: "A", To: "B1", PID: "P19", Label: "place birth"},
+			{From: "A", To: "B2", PID: "P19", Label: "place birth"},
+			{From: "A", To: "B3", PID: "P19", Label: "place birth"},
+			{From: "B1", To: "X", PID: "P17", Label: "country"},
+			{From: "B2", To: "X", PID: "P17", Label: "country"},
+			{From: "B3", To: "Y", PID: "P17", Label: "country"},
+		}}
+	r := NewRelations(&bagEncoder{vocab: vocab}, false)
+	ps, err := r.Reach(context.Background(), vec("country"), Mentioned("A"), map[string]kg.Subgraph{"A": sg}, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byEntity(ps)
+	base := (0+1.0)/2 - TwoHopPenalty
+	if y := m["Y"].Relevance; math.Abs(y-base) > 1e-9 {
+		t.Fatalf("Y (one intermediate) relevance %v, want %v", y, base)
+	}
+	if x, want := m["X"].Relevance, base+ViaBonus*math.Log(2); math.Abs(x-want) > 1e-9 {
+		t.Fatalf("X (two intermediates) relevance %v, want %v", x, want)
+	}
+	if ps[0].Entity != "X" {
+		t.Fatalf("best entity %s, want X", ps[0].Entity)
+	}
+}
