@@ -309,4 +309,3 @@ func Cosine(a, b []float32) float64 {
 	}
 	return d / math.Sqrt(na*nb)
 }
-
