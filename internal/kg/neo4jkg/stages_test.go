@@ -10,6 +10,8 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 )
 
+// This file sorts after memkg_test.go, which leaves codexm loaded.
+
 // The question-aware path's graph stages on Neo4j, on codexm and the kgqa
 // dev questions: each is one statement (one round trip), behind the
 // service's time limit too, and answers as memkg does.
@@ -79,4 +81,75 @@ func TestQuestionAwareStagesOneRoundTrip(t *testing.T) {
 	if n := count("Entities", func() error { _, err := timed.Entities(ctx, qids); return err }); n != 1 {
 		t.Errorf("Entities of %d QIDs took %d statements, want 1", len(qids), n)
 	}
+}
+
+// BenchmarkChannelNeighbourhoods: the graph channel's neighbourhoods of
+// each kgqa dev question's linked entities (radius 1, cap 4000, hub cap
+// 500, as dmar walks them), in one statement (Neighbourhoods) and as the
+// channel read them before: Subgraphs, then Subgraphs again for the hub
+// roots' stars. hub-questions counts the questions with a hub root.
+// p50-ms is the median latency of one question's neighbourhoods.
+func BenchmarkChannelNeighbourhoods(b *testing.B) {
+	s, m, _ := codexm(b)
+	questions, _ := kgqaQuestions(b)
+	ctx := context.Background()
+	p := kg.SubgraphParams{Hops: 1, MaxNodes: 4000, HubDegree: 500}
+	var roots [][]string
+	hubs := 0
+	for _, q := range questions {
+		ms, _ := m.Link(ctx, q)
+		if len(ms) == 0 {
+			continue
+		}
+		rs := kg.QIDs(ms)
+		roots = append(roots, rs)
+		ents, _ := m.Entities(ctx, rs)
+		for _, e := range ents {
+			if e.Degree > p.HubDegree {
+				hubs++
+				break
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		call func([]string) error
+	}{
+		{"one-statement", func(rs []string) error { _, err := s.Neighbourhoods(ctx, rs, p); return err }},
+		{"two-statements", func(rs []string) error { return twoCallNeighbourhoods(ctx, s, rs, p) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			lat := make([]time.Duration, 0, b.N)
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				if err := c.call(roots[i%len(roots)]); err != nil {
+					b.Fatal(err)
+				}
+				lat = append(lat, time.Since(t0))
+			}
+			b.ReportMetric(p50(lat), "p50-ms")
+			b.ReportMetric(float64(hubs), "hub-questions")
+		})
+	}
+}
+
+// twoCallNeighbourhoods is how the channel read its neighbourhoods before
+// the one-statement port: the subgraphs, then the hub roots' one-hop
+// subgraphs with no hub cap.
+func twoCallNeighbourhoods(ctx context.Context, s kg.Graph, roots []string, p kg.SubgraphParams) error {
+	subs, err := s.Subgraphs(ctx, roots, p)
+	if err != nil {
+		return err
+	}
+	var hubRoots []string
+	for _, q := range roots {
+		if sg, ok := subs[q]; ok && sg.Nodes[0].Hub {
+			hubRoots = append(hubRoots, q)
+		}
+	}
+	if len(hubRoots) == 0 {
+		return nil
+	}
+	_, err = s.Subgraphs(ctx, hubRoots, kg.SubgraphParams{Hops: 1, MaxNodes: p.MaxNodes})
+	return err
 }
