@@ -381,28 +381,22 @@ func (g *Graph) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 
 // Subgraphs implements kg.Graph with the rules documented on kg.SubgraphParams.
 func (g *Graph) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
-	out := make(map[string]kg.Subgraph, len(roots))
-	for n, r := range roots {
-		if n%64 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		if _, done := out[r]; done {
-			continue
-		}
-		i, ok := g.idx[r]
-		if !ok {
-			continue
-		}
-		out[r] = g.subgraph(i, p)
-	}
-	return out, nil
+	return g.each(ctx, roots, func(i int32) kg.Subgraph { return g.subgraph(i, p) })
 }
 
 // Neighbourhoods implements kg.NeighbourhoodReader: Subgraphs, with a hub
 // root's one-hop star (kg.Neighbourhoods).
 func (g *Graph) Neighbourhoods(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return g.each(ctx, roots, func(i int32) kg.Subgraph {
+		if p.Hops >= 1 && g.hub(i, p) {
+			return g.star(i, p)
+		}
+		return g.subgraph(i, p)
+	})
+}
+
+// each extracts f of every known root once, checking ctx as it goes.
+func (g *Graph) each(ctx context.Context, roots []string, f func(int32) kg.Subgraph) (map[string]kg.Subgraph, error) {
 	out := make(map[string]kg.Subgraph, len(roots))
 	for n, r := range roots {
 		if n%64 == 0 {
@@ -413,14 +407,8 @@ func (g *Graph) Neighbourhoods(ctx context.Context, roots []string, p kg.Subgrap
 		if _, done := out[r]; done {
 			continue
 		}
-		i, ok := g.idx[r]
-		if !ok {
-			continue
-		}
-		if p.Hops >= 1 && g.hub(i, p) {
-			out[r] = g.star(i, p)
-		} else {
-			out[r] = g.subgraph(i, p)
+		if i, ok := g.idx[r]; ok {
+			out[r] = f(i)
 		}
 	}
 	return out, nil
