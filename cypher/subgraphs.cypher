@@ -3,11 +3,15 @@
 // (non-hub) nodes of the previous level, sorted by QID and cut at $maxNodes;
 // hubs (degree > $hubDegree) are kept but never expanded, so a Wikidata hub's
 // millions of edges are never read. Up to 3 levels ($hops 0..3).
+// With $star (the graph channel's neighbourhoods, kg.Neighbourhoods) a hub
+// root is its one-hop star instead: its neighbours, cut at $maxNodes, and
+// its own edges to them; $star false is kg.Graph.Subgraphs.
 // Keep in step with browse_subgraphs.cypher (a test compares them).
 UNWIND $roots AS root
 MATCH (r:Entity {qid: root})
-WITH r, [r] AS held,
-     CASE WHEN r.degree > $hubDegree THEN [] ELSE [r] END AS frontier
+WITH r, [r] AS held, $star AND $hops >= 1 AND r.degree > $hubDegree AS star
+WITH r, held, star,
+     CASE WHEN r.degree > $hubDegree AND NOT star THEN [] ELSE [r] END AS frontier
 CALL (held, frontier) {
   UNWIND CASE WHEN $hops >= 1 THEN frontier ELSE [] END AS f
   MATCH (f)--(n:Entity)
@@ -15,9 +19,9 @@ CALL (held, frontier) {
   WITH DISTINCT n ORDER BY n.qid
   RETURN collect(n) AS cands1
 }
-WITH r, held, cands1, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
-WITH r, held + cands1[..room] AS held, cands1[..room] AS level1, size(cands1) > room AS cut1
-WITH r, held, level1, cut1, [n IN level1 WHERE n.degree <= $hubDegree] AS frontier
+WITH r, star, held, cands1, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
+WITH r, star, held + cands1[..room] AS held, cands1[..room] AS level1, size(cands1) > room AS cut1
+WITH r, star, held, level1, cut1, [n IN level1 WHERE n.degree <= $hubDegree AND NOT star] AS frontier
 CALL (held, frontier) {
   UNWIND CASE WHEN $hops >= 2 THEN frontier ELSE [] END AS f
   MATCH (f)--(n:Entity)
@@ -25,9 +29,9 @@ CALL (held, frontier) {
   WITH DISTINCT n ORDER BY n.qid
   RETURN collect(n) AS cands2
 }
-WITH r, held, level1, cut1, cands2, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
-WITH r, held + cands2[..room] AS held, level1, cands2[..room] AS level2, cut1 OR size(cands2) > room AS cut2
-WITH r, held, level1, level2, cut2, [n IN level2 WHERE n.degree <= $hubDegree] AS frontier
+WITH r, star, held, level1, cut1, cands2, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
+WITH r, star, held + cands2[..room] AS held, level1, cands2[..room] AS level2, cut1 OR size(cands2) > room AS cut2
+WITH r, star, held, level1, level2, cut2, [n IN level2 WHERE n.degree <= $hubDegree] AS frontier
 CALL (held, frontier) {
   UNWIND CASE WHEN $hops >= 3 THEN frontier ELSE [] END AS f
   MATCH (f)--(n:Entity)
@@ -35,8 +39,8 @@ CALL (held, frontier) {
   WITH DISTINCT n ORDER BY n.qid
   RETURN collect(n) AS cands3
 }
-WITH r, held, level1, level2, cut2, cands3, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
-WITH r, held + cands3[..room] AS held, level1, level2, cands3[..room] AS level3, cut2 OR size(cands3) > room AS truncated
+WITH r, star, held, level1, level2, cut2, cands3, CASE WHEN $maxNodes > size(held) THEN $maxNodes - size(held) ELSE 0 END AS room
+WITH r, star, held + cands3[..room] AS held, level1, level2, cands3[..room] AS level3, cut2 OR size(cands3) > room AS truncated
 // Edges among held nodes with at least one non-hub end, each read once from
 // its head's outgoing relationships: a non-hub head has few, and a hub's
 // millions of edges are incoming (Wikidata's "human", "United States"), so
@@ -44,13 +48,21 @@ WITH r, held + cands3[..room] AS held, level1, level2, cands3[..room] AS level3,
 // node, as before, read each edge twice and 3x the rows on codexm (PROFILE:
 // 276k expanded rows for 300 roots, now 85k). Edges name their ends by
 // element id, which costs no property read (the levels map ids to QIDs):
-// about 40% off the 300-root call.
-CALL (held) {
-  UNWIND held AS a
+// about 40% off the 300-root call. A star's edges are the root's own, both
+// ways (a loop once), hubs or not.
+CALL (r, held, star) {
+  UNWIND CASE WHEN star THEN [r] ELSE held END AS a
   MATCH (a)-[e]->(b)
-  WHERE b IN held AND (a.degree <= $hubDegree OR b.degree <= $hubDegree)
-  RETURN collect([elementId(a), type(e), elementId(b), e.label]) AS edges
+  WHERE b IN held AND (star OR a.degree <= $hubDegree OR b.degree <= $hubDegree)
+  RETURN collect([elementId(a), type(e), elementId(b), e.label]) AS outEdges
 }
+CALL (r, held, star) {
+  UNWIND CASE WHEN star THEN [r] ELSE [] END AS b
+  MATCH (a)-[e]->(b)
+  WHERE a IN held AND a <> b
+  RETURN collect([elementId(a), type(e), elementId(b), e.label]) AS inEdges
+}
+WITH r, level1, level2, level3, truncated, outEdges + inEdges AS edges
 RETURN r.qid AS root,
        [lv IN [[r], level1, level2, level3] | [n IN lv | [n.qid, n.label, n.degree, elementId(n)]]] AS levels,
        truncated, edges

@@ -11,8 +11,9 @@ import (
 // counted on m (optional) under backend. A call past its limit while the
 // request still has time is an outage of the backend (errs.Unavailable).
 // The result is an Inspector, a Recorder and a Pinger exactly when g is; a
-// CandidateLinker too when g is all four (neo4jkg), so that the context
-// linker keeps working behind the limit.
+// CandidateLinker too when g is all four, and a NeighbourhoodReader when g
+// is all five (neo4jkg), so that the context linker and the graph channel's
+// one round trip keep working behind the limit.
 func WithTimeout(g Graph, backend string, d time.Duration, m errs.BackendErrors) Graph {
 	t := timedGraph{g: g, backend: backend, d: d, m: m}
 	insp, isInsp := g.(Inspector)
@@ -22,7 +23,16 @@ func WithTimeout(g Graph, backend string, d time.Duration, m errs.BackendErrors)
 		p = nil
 	}
 	cl, isCL := g.(CandidateLinker)
+	nr, isNR := g.(NeighbourhoodReader)
 	switch {
+	case isInsp && isRec && isPing && isCL && isNR:
+		return struct {
+			timedRecorder
+			timedLinker
+			timedNeighbourhoods
+			Inspector
+			Pinger
+		}{timedRecorder{t}, timedLinker{t, cl}, timedNeighbourhoods{t, nr}, insp, p}
 	case isInsp && isRec && isPing && isCL:
 		return struct {
 			timedRecorder
@@ -111,4 +121,14 @@ func (l timedLinker) LinkCandidates(ctx context.Context, text string) (toks []To
 		return err
 	})
 	return toks, spans, err
+}
+
+type timedNeighbourhoods struct {
+	t  timedGraph
+	nr NeighbourhoodReader
+}
+
+func (n timedNeighbourhoods) Neighbourhoods(ctx context.Context, roots []string, p SubgraphParams) (out map[string]Subgraph, err error) {
+	err = n.t.call(ctx, "neighbourhoods", func(ctx context.Context) error { out, err = n.nr.Neighbourhoods(ctx, roots, p); return err })
+	return out, err
 }

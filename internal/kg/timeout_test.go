@@ -109,3 +109,32 @@ func is[T any](g kg.Graph) bool {
 	_, ok := g.(T)
 	return ok
 }
+
+type channelGraph struct{ linkingGraph }
+
+func (channelGraph) Neighbourhoods(ctx context.Context, _ []string, _ kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// The graph channel's one round trip survives the limit on a graph with
+// every optional port (neo4jkg), under the limit; kg.Neighbourhoods then
+// calls it, not Subgraphs.
+func TestWithTimeoutKeepsNeighbourhoodReader(t *testing.T) {
+	m := countErrs{}
+	if is[kg.NeighbourhoodReader](kg.WithTimeout(linkingGraph{}, "neo4j", time.Millisecond, m)) {
+		t.Error("a graph without Neighbourhoods became a NeighbourhoodReader")
+	}
+	g := kg.WithTimeout(channelGraph{}, "neo4j", 10*time.Millisecond, m)
+	for _, port := range []bool{is[kg.NeighbourhoodReader](g), is[kg.CandidateLinker](g), is[kg.Inspector](g), is[kg.Recorder](g), is[kg.Pinger](g)} {
+		if !port {
+			t.Fatal("the timed graph lost an optional port")
+		}
+	}
+	if _, err := kg.Neighbourhoods(context.Background(), g, []string{"Q1"}, kg.DefaultSubgraphParams()); errs.CodeOf(err) != errs.Unavailable {
+		t.Errorf("a slow Neighbourhoods: %v, want unavailable", err)
+	}
+	if m["neo4j/neighbourhoods"] != 1 || m["neo4j/subgraphs"] != 0 {
+		t.Errorf("counted %v", m)
+	}
+}

@@ -143,36 +143,10 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 // hops deep, hubs (above hubDegree) kept but never expanded. The subgraph
 // rule never expands a hub, the root included; the channel still walks a
 // hub query entity's own neighbours: one hop (its edges only, so no path
-// goes on through a neighbour whose degree is unknown here), capped.
+// goes on through a neighbour), capped. One round trip on a backend that
+// reads them in one (kg.Neighbourhoods).
 func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {
-	subs, err := p.cfg.Graph.Subgraphs(ctx, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
-	if err != nil {
-		return nil, err
-	}
-	var hubRoots []string
-	for _, q := range roots {
-		if sg, ok := subs[q]; ok && len(sg.Nodes) > 0 && sg.Nodes[0].Hub {
-			hubRoots = append(hubRoots, q)
-		}
-	}
-	if len(hubRoots) == 0 {
-		return subs, nil
-	}
-	more, err := p.cfg.Graph.Subgraphs(ctx, hubRoots, kg.SubgraphParams{Hops: 1, MaxNodes: graphMaxNodes, HubDegree: HubDegreeRange.Max})
-	if err != nil {
-		return nil, err
-	}
-	for q, sg := range more {
-		star := sg.Edges[:0:0]
-		for _, e := range sg.Edges {
-			if e.From == q || e.To == q {
-				star = append(star, e)
-			}
-		}
-		sg.Edges = star
-		subs[q] = sg
-	}
-	return subs, nil
+	return kg.Neighbourhoods(ctx, p.cfg.Graph, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
 }
 
 // filterOf is the request's filter as a predicate on documents.

@@ -17,7 +17,9 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 )
 
-// Run checks g, which must hold exactly the bundle in dir.
+// Run checks g, which must hold exactly the bundle in dir: Entities, Link,
+// Subgraphs and the graph channel's neighbourhoods (kg.Neighbourhoods, the
+// backend's kg.NeighbourhoodReader when it has one).
 func Run(t *testing.T, dir string, g kg.Graph) {
 	t.Helper()
 	b, err := bundle.Read(context.Background(), dir)
@@ -136,6 +138,9 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 			t.Errorf("sample lacks a case: hub root %v, hub neighbour %v, cut %v, level 2 %v", hubRoot, hubKept, cut, level2)
 		}
 	})
+
+	runNeighbourhoods(t, ref, g, roots)
+	runEntities(t, b, ref, g, roots)
 
 	t.Run("SubgraphsNoRoots", func(t *testing.T) {
 		for _, roots := range [][]string{nil, {}, {"Q999999999999"}} {

@@ -24,7 +24,8 @@ var (
 	_ kg.Graph  = (*Graph)(nil)
 	_ kg.Pinger = (*Graph)(nil)
 
-	_ kg.CandidateLinker = (*Graph)(nil)
+	_ kg.CandidateLinker     = (*Graph)(nil)
+	_ kg.NeighbourhoodReader = (*Graph)(nil)
 )
 
 // Graph is an immutable in-memory knowledge graph, safe for concurrent use.
@@ -380,6 +381,22 @@ func (g *Graph) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 
 // Subgraphs implements kg.Graph with the rules documented on kg.SubgraphParams.
 func (g *Graph) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return g.each(ctx, roots, func(i int32) kg.Subgraph { return g.subgraph(i, p) })
+}
+
+// Neighbourhoods implements kg.NeighbourhoodReader: Subgraphs, with a hub
+// root's one-hop star (kg.Neighbourhoods).
+func (g *Graph) Neighbourhoods(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return g.each(ctx, roots, func(i int32) kg.Subgraph {
+		if p.Hops >= 1 && g.hub(i, p) {
+			return g.star(i, p)
+		}
+		return g.subgraph(i, p)
+	})
+}
+
+// each extracts f of every known root once, checking ctx as it goes.
+func (g *Graph) each(ctx context.Context, roots []string, f func(int32) kg.Subgraph) (map[string]kg.Subgraph, error) {
 	out := make(map[string]kg.Subgraph, len(roots))
 	for n, r := range roots {
 		if n%64 == 0 {
@@ -390,13 +407,51 @@ func (g *Graph) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphPara
 		if _, done := out[r]; done {
 			continue
 		}
-		i, ok := g.idx[r]
-		if !ok {
-			continue
+		if i, ok := g.idx[r]; ok {
+			out[r] = f(i)
 		}
-		out[r] = g.subgraph(i, p)
 	}
 	return out, nil
+}
+
+// star is a hub root's one-hop star: its neighbours in QID order up to the
+// node cap, and its own edges to them.
+func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
+	e := g.ents[root]
+	sg := kg.Subgraph{Root: e.QID, Nodes: []kg.Node{{QID: e.QID, Label: e.Label, Hub: true}}}
+	held := map[int32]bool{root: true}
+	row := g.row(root)
+	// The row is sorted by neighbour index, which is QID order.
+	for _, h := range row {
+		other, _, _ := halfEdge(h)
+		if held[other] {
+			continue
+		}
+		if p.MaxNodes > 0 && len(sg.Nodes) >= p.MaxNodes {
+			sg.Truncated = true
+			break
+		}
+		held[other] = true
+		n := g.ents[other]
+		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
+	}
+	for _, h := range row {
+		other, pid, out := halfEdge(h)
+		if !held[other] {
+			continue
+		}
+		from, to := root, other
+		if !out {
+			from, to = other, root
+		}
+		if other == root && !out {
+			continue // a loop is in the row twice, once each way
+		}
+		name := g.pids[pid]
+		sg.Edges = append(sg.Edges, kg.Edge{From: g.ents[from].QID, To: g.ents[to].QID, PID: name, Label: g.relations[name].Label})
+	}
+	kg.SortEdges(sg.Edges)
+	return sg
 }
 
 func (g *Graph) hub(i int32, p kg.SubgraphParams) bool {

@@ -38,6 +38,19 @@ func TestConformanceCodexM(t *testing.T) {
 	kgtest.Run(t, dir, g)
 }
 
+// plainGraph hides memkg's optional ports: kg.Neighbourhoods then composes
+// the channel's neighbourhoods from Subgraphs and Entities, as for a backend
+// without its own, and must give the same.
+type plainGraph struct{ kg.Graph }
+
+func TestConformanceFilmWithoutOptionalPorts(t *testing.T) {
+	g, dir := load(t, "codexm-film")
+	if _, ok := kg.Graph(plainGraph{g}).(kg.NeighbourhoodReader); ok {
+		t.Fatal("plainGraph must hide Neighbourhoods")
+	}
+	kgtest.Run(t, dir, plainGraph{g})
+}
+
 func TestCandidateLinkerConformance(t *testing.T) {
 	for _, name := range []string{"codexm-film", "codexm"} {
 		t.Run(name, func(t *testing.T) {

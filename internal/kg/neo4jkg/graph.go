@@ -116,8 +116,21 @@ func subgraphParams(roots []string, p kg.SubgraphParams) map[string]any {
 	return map[string]any{"roots": roots, "hops": p.Hops, "maxNodes": p.MaxNodes, "hubDegree": p.HubDegree}
 }
 
+var _ kg.NeighbourhoodReader = (*Store)(nil)
+
 // Subgraphs implements kg.Graph with one statement for all roots.
 func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return s.subgraphs(ctx, "subgraphs", roots, p, false)
+}
+
+// Neighbourhoods implements kg.NeighbourhoodReader with the same statement
+// for all roots, a hub root's star included: one round trip.
+func (s *Store) Neighbourhoods(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return s.subgraphs(ctx, "neighbourhoods", roots, p, true)
+}
+
+// subgraphs runs subgraphs.cypher; star expands hub roots one level.
+func (s *Store) subgraphs(ctx context.Context, op string, roots []string, p kg.SubgraphParams, star bool) (map[string]kg.Subgraph, error) {
 	if err := checkParams(p); err != nil {
 		return nil, err
 	}
@@ -129,7 +142,9 @@ func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphPara
 	if len(uniq) == 0 {
 		return out, nil
 	}
-	res, err := s.read(ctx, "subgraphs", cypher.Subgraphs, subgraphParams(uniq, p))
+	params := subgraphParams(uniq, p)
+	params["star"] = star
+	res, err := s.read(ctx, op, cypher.Subgraphs, params)
 	if err != nil {
 		return nil, err
 	}

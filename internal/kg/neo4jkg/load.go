@@ -317,6 +317,7 @@ func (s *Store) DeleteGraph(ctx context.Context) error {
 	sess := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.db})
 	defer sess.Close(context.Background())
 	// CALL ... IN TRANSACTIONS needs an implicit (auto-commit) transaction.
+	s.statements.Add(1)
 	res, err := sess.Run(ctx, s.q.Get(cypher.DeleteGraph), nil)
 	if err == nil {
 		_, err = res.Consume(ctx)

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
@@ -48,7 +49,14 @@ type Store struct {
 	driver neo4j.DriverWithContext
 	db     string
 	q      cypher.Set
+	// statements counts the statements sent (round trips), for tests and
+	// benchmarks that check how many a call takes.
+	statements atomic.Int64
 }
+
+// Statements returns how many statements the store has sent to Neo4j since
+// it was opened, migrations included: each is one round trip.
+func (s *Store) Statements() int64 { return s.statements.Load() }
 
 // Open connects to Neo4j, checks that it answers and applies the schema
 // migrations not yet recorded in the database. A Neo4j that cannot be reached
@@ -142,6 +150,7 @@ func (s *Store) migrate(ctx context.Context, ms []cypher.Migration) error {
 // read runs a named read query in a managed transaction (retried on
 // transient failures) and collects the result.
 func (s *Store) read(ctx context.Context, op, name string, params map[string]any) (*neo4j.EagerResult, error) {
+	s.statements.Add(1)
 	res, err := neo4j.ExecuteQuery(ctx, s.driver, s.q.Get(name), params, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(s.db), neo4j.ExecuteQueryWithReadersRouting())
 	if err != nil {
@@ -155,6 +164,7 @@ func (s *Store) write(ctx context.Context, op, statement string, params map[stri
 	if !raw {
 		statement = s.q.Get(statement)
 	}
+	s.statements.Add(1)
 	res, err := neo4j.ExecuteQuery(ctx, s.driver, statement, params, neo4j.EagerResultTransformer,
 		neo4j.ExecuteQueryWithDatabase(s.db), neo4j.ExecuteQueryWithWritersRouting())
 	if err != nil {

@@ -1,0 +1,113 @@
+package pipeline_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+// countingGraph counts the calls (round trips, on a remote backend) a
+// request makes to each method of the graph ports dmar's path uses.
+type countingGraph struct {
+	*memkg.Graph
+	mu    sync.Mutex
+	calls map[string]int
+}
+
+func (g *countingGraph) count(m string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls[m]++
+}
+
+func (g *countingGraph) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	g.count("Subgraphs")
+	return g.Graph.Subgraphs(ctx, roots, p)
+}
+
+func (g *countingGraph) Neighbourhoods(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	g.count("Neighbourhoods")
+	return g.Graph.Neighbourhoods(ctx, roots, p)
+}
+
+func (g *countingGraph) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []kg.SpanCandidates, error) {
+	g.count("LinkCandidates")
+	return g.Graph.LinkCandidates(ctx, text)
+}
+
+func (g *countingGraph) Entities(ctx context.Context, qids []string) (map[string]kg.Entity, error) {
+	g.count("Entities")
+	return g.Graph.Entities(ctx, qids)
+}
+
+// dmar's question-aware path takes one graph call per stage: linking, the
+// channel's neighbourhoods (a hub query entity's star included), G_Q with
+// the candidates' subgraphs, the entities' labels, and the rerank's
+// subgraphs; and the channel's
+// neighbourhoods are those of two Subgraphs calls (kg.Neighbourhoods'
+// composition for a graph without the one-call port).
+func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
+	mg, _ := film(t)
+	g := &countingGraph{Graph: mg, calls: map[string]int{}}
+	p := newPipeline(t, func(c *pipeline.Config) { c.Graph = g })
+	const q = "Which films were produced in Canada?" // Canada: degree 522, a hub at the default cap 500
+	o := p.Defaults().QuestionAware()
+	res, err := p.Retrieve(context.Background(), q, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubRoot := false
+	for _, e := range res.QueryEntities {
+		hubRoot = hubRoot || e.QID == "Q16"
+	}
+	if !hubRoot {
+		t.Fatalf("the question links %v, not Canada (Q16): the case tests no hub root", res.QueryEntities)
+	}
+	// Subgraphs: phase 2 (G_Q and the stage-1 candidates) and the rerank
+	// (the stage-2 candidates not yet cached).
+	want := map[string]int{"LinkCandidates": 1, "Neighbourhoods": 1, "Subgraphs": 2, "Entities": 1}
+	for m, n := range want {
+		if g.calls[m] != n {
+			t.Errorf("%s called %d times, want %d (all calls: %v)", m, g.calls[m], n, g.calls)
+		}
+	}
+
+	roots := []string{"Q16", "Q25191"}
+	got, err := p.ChannelSubgraphs(context.Background(), roots, 1, o.HubDegree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	composed, err := kg.Neighbourhoods(context.Background(), struct{ kg.Graph }{mg}, roots, kg.SubgraphParams{Hops: 1, MaxNodes: 4000, HubDegree: o.HubDegree})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got["Q16"].Nodes) < 2 || len(got["Q16"].Edges) == 0 {
+		t.Fatalf("Canada's star has %d nodes, %d edges", len(got["Q16"].Nodes), len(got["Q16"].Edges))
+	}
+	for _, r := range roots {
+		if !equalSubgraphs(got[r], composed[r]) {
+			t.Errorf("channel neighbourhood of %s differs from the composed one", r)
+		}
+	}
+}
+
+func equalSubgraphs(a, b kg.Subgraph) bool {
+	if a.Root != b.Root || a.Truncated != b.Truncated || len(a.Nodes) != len(b.Nodes) || len(a.Edges) != len(b.Edges) {
+		return false
+	}
+	for i := range a.Nodes {
+		if a.Nodes[i] != b.Nodes[i] {
+			return false
+		}
+	}
+	for i := range a.Edges {
+		if a.Edges[i] != b.Edges[i] {
+			return false
+		}
+	}
+	return true
+}
