@@ -40,6 +40,10 @@ type GraphPath struct {
 type graphChannel struct {
 	hits  []retrieval.Hit
 	paths map[string]GraphPath // by document ID
+	// roots and the subgraphs walked from them, kept for the results' path
+	// explanations (paths.go)
+	roots []string
+	subs  map[string]kg.Subgraph
 }
 
 // relations returns the relation-text cache for the request's text mode.
@@ -75,6 +79,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 	if err != nil {
 		return fail("subgraph extraction", err)
 	}
+	ch.roots, ch.subs = roots, subs
 	prior, err := r.stepPrior(ctx, qvec)
 	if err != nil {
 		return graphChannel{}, err
@@ -288,6 +293,14 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 		gp := ch.paths[h.Doc.ID]
 		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp
 		res.Results = append(res.Results, d)
+	}
+	ix, err := r.namePaths(ctx, vecs[0], nil, res.QueryEntities)
+	if err != nil {
+		return nil, err
+	}
+	ix.explainPaths(res.Results)
+	if insp, ok := p.cfg.Graph.(kg.Inspector); ok {
+		res.Neo4jPaths = pathStatement(insp, res.Results)
 	}
 	res.Fallbacks = r.trace.fallbacks
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
