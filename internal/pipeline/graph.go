@@ -40,10 +40,11 @@ type GraphPath struct {
 type graphChannel struct {
 	hits  []retrieval.Hit
 	paths map[string]GraphPath // by document ID
-	// roots and the subgraphs walked from them, kept for the results' path
-	// explanations (paths.go)
-	roots []string
-	subs  map[string]kg.Subgraph
+	// roots, the subgraphs walked from them and the best path to every
+	// entity reached, kept for the results' path explanations (paths.go)
+	roots   []string
+	subs    map[string]kg.Subgraph
+	reached []pathrel.Path
 }
 
 // relations returns the relation-text cache for the request's text mode.
@@ -91,6 +92,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 		}
 		return graphChannel{}, err // the encoder failed: as any encoder failure
 	}
+	ch.reached = paths
 	if len(paths) > graphMaxEntities {
 		paths = paths[:graphMaxEntities]
 	}
@@ -294,7 +296,7 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp
 		res.Results = append(res.Results, d)
 	}
-	ix, err := r.namePaths(ctx, vecs[0], nil, res.QueryEntities)
+	ix, err := r.namePaths(ctx, vecs[0], nil, res.QueryEntities, res.Results)
 	if err != nil {
 		return nil, err
 	}

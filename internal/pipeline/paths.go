@@ -43,31 +43,35 @@ type NamedPath struct {
 	Relevance float64        `json:"relevance"` // pathrel's question relevance
 }
 
-// pathIndex is, for each query entity, its best path to every entity it
-// reaches in the request's subgraphs, with the labels of their nodes.
+// pathIndex is, for each query entity, its best path to every entity of the
+// documents to explain, with the labels of the paths' nodes.
 type pathIndex struct {
-	roots  []string                           // G_Q's roots, then the channel's others
+	roots  []string                           // in the order found: G_Q's roots first
 	best   map[string]map[string]pathrel.Path // root -> entity -> best path
 	kind   map[string]string                  // root -> FromQueryEntity | FromTopDocument
 	labels map[string]string                  // QID -> label
 }
 
-// pathSource is one subgraph a query entity's paths are read from, and how
-// far: G_Q's subgraph (hops, at most 2) or the channel's (graph_recall).
-type pathSource struct {
-	sg   kg.Subgraph
-	hops int
-}
-
-// namePaths indexes the paths from the query entities (G_Q's roots, and the
-// channel's) that the request's subgraphs hold. linked are Q's linked
-// entities: any other root is a top stage-1 document's entity. Explanations
-// never fail a retrieval: if the relation texts cannot be encoded, the
-// documents name no path and the response says why; only the context's
-// errors are returned.
-func (r request) namePaths(ctx context.Context, qvec []float32, qsubs []*entry, linked []QueryEntity) (pathIndex, error) {
+// namePaths indexes the paths from the query entities to the entities of
+// docs that the request holds: pathrel.Reach over each G_Q subgraph (its
+// hops, at most 2), and the paths the graph channel already walked (each
+// entity's best over the channel's roots). linked are Q's linked entities:
+// any other root is a top stage-1 document's entity. Explanations never
+// fail a retrieval: if the relation texts cannot be encoded, the documents
+// name no path and the response says why; only the context's errors are
+// returned.
+func (r request) namePaths(ctx context.Context, qvec []float32, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
 	defer r.trace.timed("explain_paths", time.Now())
-	ix, err := r.indexPaths(ctx, qvec, qsubs, linked)
+	targets := map[string]bool{}
+	for _, ds := range docs {
+		for _, d := range ds {
+			targets[d.ID] = true
+			for _, e := range d.Entities {
+				targets[e] = true
+			}
+		}
+	}
+	ix, err := r.indexPaths(ctx, qvec, qsubs, linked, targets)
 	if err != nil {
 		if ctx.Err() != nil {
 			return pathIndex{}, ctx.Err()
@@ -78,32 +82,49 @@ func (r request) namePaths(ctx context.Context, qvec []float32, qsubs []*entry, 
 	return ix, nil
 }
 
-func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry, linked []QueryEntity) (pathIndex, error) {
+func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry, linked []QueryEntity, targets map[string]bool) (pathIndex, error) {
 	ix := pathIndex{best: map[string]map[string]pathrel.Path{}, kind: map[string]string{}, labels: map[string]string{}}
-	sources := map[string][]pathSource{}
-	add := func(root string, src pathSource) {
-		if _, ok := sources[root]; !ok {
-			ix.roots = append(ix.roots, root)
+	offer := func(p pathrel.Path) {
+		if !targets[p.Entity] {
+			return
 		}
-		sources[root] = append(sources[root], src)
-		for _, n := range src.sg.Nodes {
-			if _, ok := ix.labels[n.QID]; !ok && n.Label != "" {
-				ix.labels[n.QID] = n.Label
-			}
+		q := p.Root()
+		m, ok := ix.best[q]
+		if !ok {
+			m = map[string]pathrel.Path{}
+			ix.best[q] = m
+			ix.roots = append(ix.roots, q)
+		}
+		if b, ok := m[p.Entity]; !ok || better(p, b) {
+			m[p.Entity] = p
 		}
 	}
-	for _, q := range qsubs {
-		add(q.sg.Root, pathSource{sg: q.sg, hops: min(r.opts.Hops, 2)})
+	var sgs []kg.Subgraph // where the labels of the paths' nodes are
+	if len(qsubs) > 0 {
+		prior, err := r.stepPrior(ctx, qvec)
+		if err != nil {
+			return ix, err
+		}
+		rels := r.p.relations(r.opts.GraphRelations == "directed")
+		for _, q := range qsubs {
+			root := q.sg.Root
+			paths, err := rels.Reach(ctx, qvec, []string{root}, map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
+			if err != nil {
+				return ix, err
+			}
+			for _, p := range paths {
+				offer(p)
+			}
+			sgs = append(sgs, q.sg)
+		}
 	}
 	if ch := r.graph; ch != nil {
-		for _, q := range ch.roots {
-			if sg, ok := ch.subs[q]; ok {
-				add(q, pathSource{sg: sg, hops: r.opts.GraphRecall})
-			}
+		for _, p := range ch.reached {
+			offer(p)
 		}
-	}
-	if len(ix.roots) == 0 {
-		return ix, nil
+		for _, q := range ch.roots {
+			sgs = append(sgs, ch.subs[q])
+		}
 	}
 	isLinked := map[string]bool{}
 	for _, e := range linked {
@@ -112,29 +133,25 @@ func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry,
 			ix.labels[e.QID] = e.Label
 		}
 	}
-	prior, err := r.stepPrior(ctx, qvec)
-	if err != nil {
-		return ix, err
-	}
-	rels := r.p.relations(r.opts.GraphRelations == "directed")
+	need := map[string]bool{}
 	for _, q := range ix.roots {
 		ix.kind[q] = FromTopDocument
 		if isLinked[q] {
 			ix.kind[q] = FromQueryEntity
 		}
-		best := map[string]pathrel.Path{}
-		for _, src := range sources[q] {
-			paths, err := rels.Reach(ctx, qvec, []string{q}, map[string]kg.Subgraph{q: src.sg}, src.hops, prior)
-			if err != nil {
-				return ix, err
-			}
-			for _, p := range paths {
-				if b, ok := best[p.Entity]; !ok || better(p, b) {
-					best[p.Entity] = p
-				}
+		need[q] = true
+		for _, p := range ix.best[q] {
+			for _, st := range p.Steps {
+				need[st.To] = true
 			}
 		}
-		ix.best[q] = best
+	}
+	for _, sg := range sgs {
+		for _, n := range sg.Nodes {
+			if _, ok := ix.labels[n.QID]; !ok && need[n.QID] && n.Label != "" {
+				ix.labels[n.QID] = n.Label
+			}
+		}
 	}
 	return ix, nil
 }
