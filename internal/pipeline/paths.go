@@ -166,8 +166,8 @@ func better(a, b pathrel.Path) bool {
 }
 
 // forDoc is the best few paths from a query entity to one of d's entities,
-// best first; an empty list when none reaches it. d's own ID counts as its
-// entity when it is a QID (the entity-page convention the graph channel
+// best first (ties: to d's own entity first); an empty list when none
+// reaches it. d's own ID counts as its entity when it is a QID (the entity-page convention the graph channel
 // uses), and the channel's path of a document it brought in is always
 // named: it carried the document's graph score.
 func (ix pathIndex) forDoc(d Doc) []NamedPath {
@@ -186,7 +186,15 @@ func (ix pathIndex) forDoc(d Doc) []NamedPath {
 			}
 		}
 	}
-	sort.SliceStable(cands, func(i, j int) bool { return better(cands[i], cands[j]) })
+	// Among equally relevant paths, the one to the document's own entity
+	// reads first: it says why this page, not only what it mentions.
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.Relevance == b.Relevance && (a.Entity == d.ID) != (b.Entity == d.ID) {
+			return a.Entity == d.ID
+		}
+		return better(a, b)
+	})
 	keep := cands[:min(len(cands), maxNamedPaths)]
 	if g := d.Breakdown.Graph; g != nil && len(g.Steps) > 0 {
 		carried := [2]string{g.Steps[0].From, d.ID}

@@ -51,7 +51,7 @@ func edgeSet(t *testing.T, g kg.Graph, qids []string) map[kg.Edge]bool {
 }
 
 // checkNamed holds every document's named paths to what they claim: at most
-// three, best first, each a chain of real KG edges from a query entity to one
+// three, best first (ties: the document's own entity first), each a chain of real KG edges from a query entity to one
 // of the document's entities, with pathrel's relevance; and a document the
 // graph channel brought in names the channel's path.
 func checkNamed(t *testing.T, g kg.Graph, qvec []float32, roots map[string]string, docs []pipeline.Doc) {
@@ -68,6 +68,9 @@ func checkNamed(t *testing.T, g kg.Graph, qvec []float32, roots map[string]strin
 		for i, p := range ps {
 			if i > 0 && p.Relevance > ps[i-1].Relevance {
 				t.Errorf("%s: paths not best first: %v", d.ID, ps)
+			}
+			if p.To == d.ID && p.Relevance == ps[0].Relevance && ps[0].To != d.ID {
+				t.Errorf("%s: a path as relevant to the document's own entity is not first: %v", d.ID, ps)
 			}
 			if kind, ok := roots[p.From]; !ok || kind != p.FromKind {
 				t.Errorf("%s: path %q starts from %s (%s), not a query entity of %v", d.ID, p.Path, p.From, p.FromKind, roots)
@@ -239,6 +242,38 @@ func TestPaperModeNamesPaths(t *testing.T) {
 	}
 	if res.Neo4jPaths != nil {
 		t.Error("the embedded graph has no Browser, but the response carries a statement")
+	}
+}
+
+// Among equally relevant paths a film's own comes first: "Which films did
+// Nolan direct" names, for each of his films, Nolan -[director of]-> it
+// before the same relation to the other films its page mentions.
+func TestOwnEntityPathFirst(t *testing.T) {
+	p := newPipeline(t, nil)
+	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkNamed(t, p.Graph(), encode(t, nolan), rootsOf(res), res.Results)
+	ties := 0
+	for _, d := range res.Results {
+		own := -1
+		for i, q := range d.Breakdown.Paths {
+			if q.To == d.ID {
+				own = i
+			}
+		}
+		for i, q := range d.Breakdown.Paths {
+			if q.To != d.ID && own >= 0 && q.Relevance == d.Breakdown.Paths[own].Relevance {
+				ties++
+				if i < own {
+					t.Errorf("%s names %q before its own, as relevant %q", d.ID, q.Path, d.Breakdown.Paths[own].Path)
+				}
+			}
+		}
+	}
+	if ties == 0 {
+		t.Fatal("no result names another path as relevant as its own: the test proves nothing")
 	}
 }
 
