@@ -307,7 +307,7 @@ func TestNoPathIsAnEmptyList(t *testing.T) {
 func TestGraphWalkNamesPaths(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
-	o.GraphRecall = 1
+	o.GraphRecall, o.GraphRelations = 1, "plain" // plain: checkNamed recomputes undirected relevance
 	res, err := p.GraphWalk(context.Background(), director, o)
 	if err != nil {
 		t.Fatal(err)
