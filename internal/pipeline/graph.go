@@ -55,16 +55,20 @@ func (p *Pipeline) relations(directed bool) *pathrel.Relations {
 	return p.relsPlain
 }
 
-// graphRecall runs the channel for the query entities roots. A graph or
+// graphRecall runs the channel from roots (channelRoots). A graph or
 // index failure leaves the channel empty and says so; only the context's
 // own errors fail the request.
-func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string) (graphChannel, error) {
+func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathrel.Root) (graphChannel, error) {
 	ch := graphChannel{paths: map[string]GraphPath{}}
 	o := r.opts
 	if o.GraphRecall == 0 {
 		return ch, nil
 	}
 	defer r.trace.timed("graph_recall", time.Now())
+	roots := make([]string, len(starts))
+	for i, s := range starts {
+		roots[i] = s.QID
+	}
 	if len(roots) == 0 {
 		r.trace.fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
 		return ch, nil
@@ -85,7 +89,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, roots []string
 	if err != nil {
 		return graphChannel{}, err
 	}
-	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, roots, subs, o.GraphRecall, prior)
+	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, starts, subs, o.GraphRecall, prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graphChannel{}, ctx.Err()
@@ -340,13 +344,13 @@ func (r request) stepPrior(ctx context.Context, qvec []float32) (map[pathrel.Ste
 // documents of the first graph_roots search hits (a document's ID is its
 // entity's QID in the entity-page corpora; other IDs are unknown to the
 // graph and walk nowhere), each once.
-func channelRoots(linked []string, hits []retrieval.Hit, n int) []string {
-	out := append([]string(nil), linked...)
+func channelRoots(linked []string, hits []retrieval.Hit, n int) []pathrel.Root {
+	out := pathrel.Mentioned(linked...)
 	seen := set(linked)
 	for i := 0; i < len(hits) && i < n; i++ {
 		if id := hits[i].Doc.ID; !seen[id] && kg.ValidQID(id) {
 			seen[id] = true
-			out = append(out, id)
+			out = append(out, pathrel.Root{QID: id})
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
 // similarity picks the pairwise subgraph similarity of the utility's sim
@@ -120,7 +121,7 @@ func (r request) pathRelevance(ctx context.Context, qvec []float32, qsubs []*ent
 		return nil, err
 	}
 	for j, q := range qsubs {
-		paths, err := rels.Reach(ctx, qvec, []string{q.sg.Root}, map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
+		paths, err := rels.Reach(ctx, qvec, pathrel.Mentioned(q.sg.Root), map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

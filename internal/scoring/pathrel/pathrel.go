@@ -145,22 +145,45 @@ func (r *Relations) vectors(ctx context.Context, keys []relKey) (map[relKey][]fl
 	return out, nil
 }
 
+// Root is a start of the walk. Mentioned roots (Q's linked entities) are
+// never returned: Q names them, so they are not its answer. A root taken from
+// a search hit (graph_roots) is returned when another root reaches it: the
+// page BM25 ranks first is often the answer itself ("what languages are
+// spoken in greece": Greek), and excluding it lost it.
+type Root struct {
+	QID       string
+	Mentioned bool
+}
+
+// Mentioned are qids as mentioned roots.
+func Mentioned(qids ...string) []Root {
+	out := make([]Root, len(qids))
+	for i, q := range qids {
+		out[i] = Root{QID: q, Mentioned: true}
+	}
+	return out
+}
+
 // Reach returns every entity reachable from the roots in their subgraphs
 // (up to hops steps, 1 or 2) with its best path and that path's relevance,
 // best first (ties by QID). A one-hop path's relevance is cos(q, relation);
 // a two-hop path's is the mean of its two relations' cosines minus
-// TwoHopPenalty, and it never passes through a hub. The roots themselves are
-// not returned.
+// TwoHopPenalty, and it never passes through a hub or a root. Mentioned
+// roots are not returned; a root from a search hit is, when another root
+// reaches it.
 //
 // prior, when not nil, is added to each step's cosine (already weighted by
 // the caller): a step's relevance is cos(q, relation) + prior[step].
-func (r *Relations) Reach(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph, hops int, prior map[StepKey]float64) ([]Path, error) {
+func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, subs map[string]kg.Subgraph, hops int, prior map[StepKey]float64) ([]Path, error) {
 	if hops < 1 {
 		return nil, nil
 	}
-	isRoot := map[string]bool{}
-	for _, q := range roots {
-		isRoot[q] = true
+	isRoot, mentioned := map[string]bool{}, map[string]bool{}
+	roots := make([]string, len(starts))
+	for i, q := range starts {
+		roots[i] = q.QID
+		isRoot[q.QID] = true
+		mentioned[q.QID] = mentioned[q.QID] || q.Mentioned
 	}
 	// Collect the relation texts of every edge first: one encoder call.
 	var keys []relKey
@@ -195,7 +218,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, roots []string, s
 	}
 	best := map[string]Path{}
 	offer := func(p Path) {
-		if isRoot[p.Entity] {
+		if mentioned[p.Entity] || p.Entity == p.Root() {
 			return
 		}
 		if b, ok := best[p.Entity]; !ok || p.Relevance > b.Relevance || (p.Relevance == b.Relevance && p.String() < b.String()) {

@@ -72,7 +72,7 @@ func byEntity(ps []Path) map[string]Path {
 func TestReachOneHop(t *testing.T) {
 	enc := &bagEncoder{vocab: vocab}
 	r := NewRelations(enc, false)
-	ps, err := r.Reach(context.Background(), vec("place birth"), []string{"A"}, graph(), 1, nil)
+	ps, err := r.Reach(context.Background(), vec("place birth"), Mentioned("A"), graph(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReachOneHop(t *testing.T) {
 
 func TestReachTwoHopsSkipsHubs(t *testing.T) {
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 2, nil)
+	ps, err := r.Reach(context.Background(), vec("country"), Mentioned("A"), graph(), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestReachTwoHopsSkipsHubs(t *testing.T) {
 func TestDirectedTextsAndCache(t *testing.T) {
 	enc := &bagEncoder{vocab: vocab}
 	r := NewRelations(enc, true)
-	ps, err := r.Reach(context.Background(), vec("spouse of"), []string{"A"}, graph(), 1, nil)
+	ps, err := r.Reach(context.Background(), vec("spouse of"), Mentioned("A"), graph(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestDirectedTextsAndCache(t *testing.T) {
 	if calls != 1 || texts != 8 {
 		t.Fatalf("%d calls, %d texts; want 1 call for 4 relations x 2 directions", calls, texts)
 	}
-	if _, err := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 2, nil); err != nil {
+	if _, err := r.Reach(context.Background(), vec("country"), Mentioned("A"), graph(), 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if enc.calls != calls || enc.texts != texts {
@@ -143,11 +143,34 @@ func TestDirectedTextsAndCache(t *testing.T) {
 
 func TestReachUnknownRootAndZeroHops(t *testing.T) {
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), []string{"Z"}, graph(), 1, nil)
+	ps, err := r.Reach(context.Background(), vec("country"), Mentioned("Z"), graph(), 1, nil)
 	if err != nil || len(ps) != 0 {
 		t.Fatalf("unknown root: %v, %v", ps, err)
 	}
-	if ps, _ := r.Reach(context.Background(), vec("country"), []string{"A"}, graph(), 0, nil); len(ps) != 0 {
+	if ps, _ := r.Reach(context.Background(), vec("country"), Mentioned("A"), graph(), 0, nil); len(ps) != 0 {
 		t.Fatalf("hops 0: %v", ps)
+	}
+}
+
+// A root taken from a search hit is an answer when another root reaches it;
+// a mentioned root never is.
+func TestReachReturnsSearchRootsNotMentionedOnes(t *testing.T) {
+	subs := graph()
+	subs["B"] = kg.Subgraph{Root: "B", Nodes: []kg.Node{{QID: "B"}, {QID: "A", Hop: 1}, {QID: "C", Hop: 1}},
+		Edges: []kg.Edge{{From: "A", To: "B", PID: "P19", Label: "place birth"}, {From: "B", To: "C", PID: "P17", Label: "country"}}}
+	r := NewRelations(&bagEncoder{vocab: vocab}, false)
+	ps, err := r.Reach(context.Background(), vec("place birth"), []Root{{QID: "A", Mentioned: true}, {QID: "B"}}, subs, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := byEntity(ps)
+	if b, ok := m["B"]; !ok || b.Root() != "A" || b.Relevance != 1 {
+		t.Fatalf("B (a search root reached from A by place of birth) = %+v, %v; want it returned with A's path", b, ok)
+	}
+	if _, ok := m["A"]; ok {
+		t.Fatalf("A is mentioned in Q: it must not be returned, got %+v", m["A"])
+	}
+	if c := m["C"]; c.Root() != "B" || len(c.Steps) != 1 {
+		t.Fatalf("C = %+v, want one hop from B", c)
 	}
 }
