@@ -21,9 +21,10 @@ func (r request) result(g grounded) *Result {
 	}
 }
 
-// explain assembles the answer and why: the results, each anchor with its
-// phi, snippet and closest document subgraphs, the Browser statement, and,
-// when asked, the retrieval recorded in the graph.
+// explain assembles the answer and why: the results and anchors with the KG
+// paths they name (paths.go), each anchor with its phi, snippet and closest
+// document subgraphs, the Browser statements, and, when asked, the retrieval
+// recorded in the graph.
 func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref reformulated, fin reranked) (*Result, error) {
 	res := r.result(sc.grounded)
 	ix, err := r.namePaths(ctx, sc.qvec, fin.st.qsubs, res.QueryEntities, fin.docs, anchors)
