@@ -42,7 +42,7 @@ type graphChannel struct {
 	paths map[string]GraphPath // by document ID
 	// roots, the subgraphs walked from them and the best path to every
 	// entity reached, kept for the results' path explanations (paths.go)
-	roots   []string
+	roots   []pathrel.Root
 	subs    map[string]kg.Subgraph
 	reached []pathrel.Path
 }
@@ -84,7 +84,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return fail("subgraph extraction", err)
 	}
-	ch.roots, ch.subs = roots, subs
+	ch.roots, ch.subs = starts, subs
 	prior, err := r.stepPrior(ctx, qvec)
 	if err != nil {
 		return graphChannel{}, err

@@ -118,15 +118,18 @@ func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry,
 			sgs = append(sgs, q.sg)
 		}
 	}
+	isLinked := map[string]bool{}
 	if ch := r.graph; ch != nil {
 		for _, p := range ch.reached {
 			offer(p)
 		}
 		for _, q := range ch.roots {
-			sgs = append(sgs, ch.subs[q])
+			sgs = append(sgs, ch.subs[q.QID])
+			// with structure off, the channel links Q itself: its mentioned
+			// roots are query entities that G_Q and phi lack
+			isLinked[q.QID] = isLinked[q.QID] || q.Mentioned
 		}
 	}
-	isLinked := map[string]bool{}
 	for _, e := range linked {
 		isLinked[e.QID] = true
 		if e.Label != "" {

@@ -277,6 +277,36 @@ func TestOwnEntityPathFirst(t *testing.T) {
 	}
 }
 
+// With the structural path off, dmar's graph channel still links Q and walks
+// from its entities: their paths start from a query entity, though no G_Q
+// or phi names it.
+func TestStructureOffNamesTheChannelsPaths(t *testing.T) {
+	p := newPipeline(t, nil)
+	o := p.Defaults().QuestionAware()
+	o.Structure = "off"
+	res, err := p.Retrieve(context.Background(), director, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.QueryEntities) != 0 {
+		t.Fatalf("structure off lists query entities %v", res.QueryEntities)
+	}
+	named := 0
+	for _, d := range res.Results {
+		for _, q := range d.Breakdown.Paths {
+			if q.From == inception {
+				named++
+				if q.FromKind != pipeline.FromQueryEntity {
+					t.Errorf("%s: the path %q from Inception says %s", d.ID, q.Path, q.FromKind)
+				}
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatal("no result names a path from Inception")
+	}
+}
+
 // A document no path reaches says so: an empty list, not an absent one.
 func TestNoPathIsAnEmptyList(t *testing.T) {
 	p := newPipeline(t, nil)
