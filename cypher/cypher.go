@@ -27,6 +27,7 @@ const (
 	LinkCandidates    = "link_candidates"
 	Subgraphs         = "subgraphs"
 	BrowseSubgraphs   = "browse_subgraphs"
+	DrawPaths         = "draw_paths"
 	MergeEntities     = "merge_entities"
 	MergeTriples      = "merge_triples"
 	EntitiesNoNames   = "entities_without_names"
@@ -44,7 +45,7 @@ const (
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
 	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
-	LinkContext, CountNameTokens, ReplaceDocuments, DeleteDocuments}
+	LinkContext, CountNameTokens, ReplaceDocuments, DeleteDocuments, DrawPaths}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

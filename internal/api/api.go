@@ -121,7 +121,10 @@ type RetrieveResponse struct {
 	TimingsMS         map[string]float64 `json:"timings_ms"`
 	Options           Options            `json:"options"`
 	Neo4j             *Statement         `json:"neo4j,omitempty"`
-	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
+	// Neo4jPaths draws in Neo4j Browser the paths the results name
+	// (breakdown.paths); set with the Neo4j backend.
+	Neo4jPaths  *Statement `json:"neo4j_paths,omitempty"`
+	RetrievalID string     `json:"retrieval_id,omitempty"` // set when persisted
 }
 
 // Doc is a scored document with its score breakdown.
@@ -151,6 +154,25 @@ type Breakdown struct {
 	// on), and Graph the path that did.
 	Source string     `json:"source,omitempty"`
 	Graph  *GraphPath `json:"graph,omitempty"`
+	// Paths are the best few KG paths (1 or 2 hops) from a query entity to
+	// one of the document's entities, best first; empty when none reaches
+	// it. Set on results and anchors.
+	Paths []NamedPath `json:"paths"`
+}
+
+// NamedPath is a KG path from a query entity to one of a document's
+// entities, scored by its question relevance as the graph channel scores
+// paths.
+type NamedPath struct {
+	From      string      `json:"from"` // the query entity it starts from (a phi's qid when it roots a query subgraph)
+	FromLabel string      `json:"from_label"`
+	FromKind  string      `json:"from_kind"` // query_entity (linked in the query) | top_document (the top stage-1 document's entity)
+	To        string      `json:"to"`        // the document's entity it ends at
+	ToLabel   string      `json:"to_label"`
+	Path      string      `json:"path"` // Q1 -[relation]-> Q2
+	Text      string      `json:"text"` // the same with labels
+	Steps     []GraphStep `json:"steps"`
+	Relevance float64     `json:"relevance"`
 }
 
 // GraphPath is the path from a query entity that brought a document in
@@ -212,7 +234,9 @@ type Fallback struct {
 	Reason string `json:"reason"`
 }
 
-// Statement is a graph query that shows the anchors' subgraphs (Neo4j Browser).
+// Statement is a graph query that shows part of a retrieval in Neo4j
+// Browser: the anchors' subgraphs (neo4j) or the results' named paths
+// (neo4j_paths).
 type Statement struct {
 	Cypher string         `json:"cypher"`
 	Params map[string]any `json:"params"`

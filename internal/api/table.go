@@ -10,8 +10,8 @@ import (
 
 // WriteTable writes a retrieval answer as the text table of dmar query:
 // the query, its entities and reformulation, the anchors with their
-// Shapley values, the results with their score breakdown, any fallbacks
-// and the stage timings.
+// Shapley values, the results with their score breakdown and the KG paths
+// they name, any fallbacks and the stage timings.
 func WriteTable(w io.Writer, r *RetrieveResponse) error {
 	ew := &errWriter{w: w}
 	fmt.Fprintf(ew, "Query:        %s\n", r.Query)
@@ -43,6 +43,7 @@ func WriteTable(w io.Writer, r *RetrieveResponse) error {
 		fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f/%.2f\t%s\t%s\n", d.Rank, d.Score, b.Semantic, b.Structural, b.ZSemantic, b.ZStructural, b.Gate.Semantic, b.Gate.Structural, d.ID, clip(d.Title, 50))
 	}
 	tw.Flush()
+	writePaths(ew, r.Results)
 	if len(r.Fallbacks) > 0 {
 		fmt.Fprintln(ew, "\nFallbacks")
 		for _, f := range r.Fallbacks {
@@ -60,6 +61,35 @@ func WriteTable(w io.Writer, r *RetrieveResponse) error {
 	}
 	fmt.Fprintf(ew, "\nTimings (ms): %s\n", strings.Join(ts, ", "))
 	return ew.err
+}
+
+// writePaths lists each result's named paths (breakdown.paths), best first
+// with their question relevance; a server that names none (an older one)
+// gets no section.
+func writePaths(w io.Writer, results []Doc) {
+	named := false
+	for _, d := range results {
+		named = named || d.Breakdown.Paths != nil
+	}
+	if !named {
+		return
+	}
+	fmt.Fprintln(w, "\nPaths (from a query entity to the result's entities, best first)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  #	id	relevance	path")
+	for _, d := range results {
+		if len(d.Breakdown.Paths) == 0 {
+			fmt.Fprintf(tw, "  %d	%s	-	none\n", d.Rank, d.ID)
+		}
+		for i, p := range d.Breakdown.Paths {
+			rank, id := fmt.Sprint(d.Rank), d.ID
+			if i > 0 {
+				rank, id = "", ""
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%.3f\t%s\n", rank, id, p.Relevance, p.Text)
+		}
+	}
+	tw.Flush()
 }
 
 // errWriter keeps the first write error and drops later writes.

@@ -46,6 +46,9 @@ func TestWriteTableEmpty(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, b.String())
 		}
 	}
+	if strings.Contains(b.String(), "Paths") {
+		t.Errorf("a paths section for results that name none:\n%s", b.String())
+	}
 	if strings.Contains(b.String(), "Fallbacks") {
 		t.Errorf("fallbacks with none:\n%s", b.String())
 	}

@@ -5,11 +5,21 @@ import (
 	"time"
 )
 
-// Inspector is implemented by graph backends that can show a retrieval's
-// anchor subgraphs in their own tools (Neo4j Browser): a statement and its
-// parameters that, run there, draw exactly those subgraphs.
+// Inspector is implemented by graph backends that can show a retrieval in
+// their own tools (Neo4j Browser): statements and their parameters that, run
+// there, draw exactly the anchors' subgraphs (SubgraphStatement) or exactly
+// the named paths of the results (PathStatement).
 type Inspector interface {
 	SubgraphStatement(roots []string, p SubgraphParams) (statement string, params map[string]any)
+	PathStatement(paths []Path) (statement string, params map[string]any)
+}
+
+// Path is a walk through the graph to draw: its edges in walk order, each as
+// the graph stores it (From -[PID]-> To, whichever way the walk crossed it),
+// and a name the statement returns with its nodes and relationships.
+type Path struct {
+	Name  string
+	Edges []Edge
 }
 
 // RetrievalRecord is a finished retrieval as a Recorder stores it.

@@ -25,6 +25,7 @@ type fullGraph struct{ slowGraph }
 func (fullGraph) SubgraphStatement([]string, kg.SubgraphParams) (string, map[string]any) {
 	return "MATCH", nil
 }
+func (fullGraph) PathStatement([]kg.Path) (string, map[string]any) { return "UNWIND", nil }
 func (fullGraph) RecordRetrieval(ctx context.Context, _ kg.RetrievalRecord) error {
 	<-ctx.Done()
 	return ctx.Err()
@@ -61,6 +62,9 @@ func TestWithTimeoutKeepsOptionalPorts(t *testing.T) {
 	}
 	if st, _ := insp.SubgraphStatement(nil, kg.SubgraphParams{}); st != "MATCH" {
 		t.Errorf("SubgraphStatement = %q", st)
+	}
+	if st, _ := insp.PathStatement(nil); st != "UNWIND" {
+		t.Errorf("PathStatement = %q", st)
 	}
 	if err := p.Ping(context.Background()); err != nil {
 		t.Error(err)

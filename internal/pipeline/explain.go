@@ -21,12 +21,20 @@ func (r request) result(g grounded) *Result {
 	}
 }
 
-// explain assembles the answer and why: the results, each anchor with its
-// phi, snippet and closest document subgraphs, the Browser statement, and,
-// when asked, the retrieval recorded in the graph.
-func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref reformulated, fin reranked) *Result {
+// explain assembles the answer and why: the results and anchors with the KG
+// paths they name (paths.go), each anchor with its phi, snippet and closest
+// document subgraphs, the Browser statements, and, when asked, the retrieval
+// recorded in the graph.
+func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref reformulated, fin reranked) (*Result, error) {
 	res := r.result(sc.grounded)
+	ix, err := r.namePaths(ctx, sc.qvec, fin.st.qsubs, res.QueryEntities, fin.docs, anchors)
+	if err != nil {
+		return nil, err
+	}
 	res.Results = fin.docs
+	ix.explainPaths(res.Results)
+	anchors = append([]Doc(nil), anchors...)
+	ix.explainPaths(anchors)
 	res.ReformulatedQuery, res.Reformulator = ref.query, ref.by
 	var roots []string
 	for i, a := range anchors {
@@ -39,13 +47,27 @@ func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref refo
 		}
 		res.Anchors = append(res.Anchors, an)
 	}
-	if insp, ok := r.p.cfg.Graph.(kg.Inspector); ok && len(roots) > 0 {
-		stmt, params := insp.SubgraphStatement(roots, r.opts.SubgraphParams())
-		res.Neo4j = &Statement{Cypher: stmt, Params: params}
+	if insp, ok := r.p.cfg.Graph.(kg.Inspector); ok {
+		if len(roots) > 0 {
+			stmt, params := insp.SubgraphStatement(roots, r.opts.SubgraphParams())
+			res.Neo4j = &Statement{Cypher: stmt, Params: params}
+		}
+		res.Neo4jPaths = pathStatement(insp, res.Results)
 	}
 	r.persist(ctx, res)
 	res.Fallbacks = r.trace.fallbacks // persisting may have added one
-	return res
+	return res, nil
+}
+
+// pathStatement is the Browser statement that draws the results' named
+// paths; nil when they name none.
+func pathStatement(insp kg.Inspector, results []Doc) *Statement {
+	paths := drawnPaths(results)
+	if len(paths) == 0 {
+		return nil
+	}
+	stmt, params := insp.PathStatement(paths)
+	return &Statement{Cypher: stmt, Params: params}
 }
 
 // explainAnchor is an anchor with the phi of each query subgraph and, while

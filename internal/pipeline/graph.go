@@ -40,6 +40,11 @@ type GraphPath struct {
 type graphChannel struct {
 	hits  []retrieval.Hit
 	paths map[string]GraphPath // by document ID
+	// roots, the subgraphs walked from them and the best path to every
+	// entity reached, kept for the results' path explanations (paths.go)
+	roots   []pathrel.Root
+	subs    map[string]kg.Subgraph
+	reached []pathrel.Path
 }
 
 // relations returns the relation-text cache for the request's text mode.
@@ -79,6 +84,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return fail("subgraph extraction", err)
 	}
+	ch.roots, ch.subs = starts, subs
 	prior, err := r.stepPrior(ctx, qvec)
 	if err != nil {
 		return graphChannel{}, err
@@ -90,6 +96,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		}
 		return graphChannel{}, err // the encoder failed: as any encoder failure
 	}
+	ch.reached = paths
 	if len(paths) > graphMaxEntities {
 		paths = paths[:graphMaxEntities]
 	}
@@ -266,6 +273,14 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 		gp := ch.paths[h.Doc.ID]
 		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp
 		res.Results = append(res.Results, d)
+	}
+	ix, err := r.namePaths(ctx, vecs[0], nil, res.QueryEntities, res.Results)
+	if err != nil {
+		return nil, err
+	}
+	ix.explainPaths(res.Results)
+	if insp, ok := p.cfg.Graph.(kg.Inspector); ok {
+		res.Neo4jPaths = pathStatement(insp, res.Results)
 	}
 	res.Fallbacks = r.trace.fallbacks
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000

@@ -170,7 +170,10 @@ func (p *Pipeline) Retrieve(ctx context.Context, query string, opts Options) (*R
 	if err != nil {
 		return nil, err
 	}
-	res := r.explain(ctx, sc, anchors, ref, fin)
+	res, err := r.explain(ctx, sc, anchors, ref, fin)
+	if err != nil {
+		return nil, err
+	}
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
 	return res, nil
 }

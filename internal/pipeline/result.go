@@ -15,7 +15,10 @@ type Result struct {
 	TimingsMS         map[string]float64 `json:"timings_ms"`
 	Options           Options            `json:"options"`
 	Neo4j             *Statement         `json:"neo4j,omitempty"`
-	RetrievalID       string             `json:"retrieval_id,omitempty"` // set when persisted
+	// Neo4jPaths draws in Neo4j Browser the paths the results name
+	// (breakdown.paths), with a graph backend that can (kg.Inspector).
+	Neo4jPaths  *Statement `json:"neo4j_paths,omitempty"`
+	RetrievalID string     `json:"retrieval_id,omitempty"` // set when persisted
 	// EntStd is, per stage (first, second), the population standard
 	// deviation of the raw structural score ent over that stage's candidates
 	// (with the structural path on): how much ent tells the candidates apart;
@@ -52,6 +55,10 @@ type Breakdown struct {
 	// the path that did (graph_recall on; graph.go).
 	Source string     `json:"source,omitempty"`
 	Graph  *GraphPath `json:"graph,omitempty"`
+	// Paths are the best few KG paths from a query entity to one of the
+	// document's entities, best first (paths.go); empty when none reaches
+	// it. Set on results and anchors.
+	Paths []NamedPath `json:"paths"`
 }
 
 // Weights are the gate's fusion weights.
@@ -96,7 +103,8 @@ type Fallback struct {
 	Reason string `json:"reason"`
 }
 
-// Statement is a graph query that shows the anchors' subgraphs (Neo4j Browser).
+// Statement is a graph query that shows part of a retrieval in the graph's
+// own tool (Neo4j Browser): the anchors' subgraphs, or the named paths.
 type Statement struct {
 	Cypher string         `json:"cypher"`
 	Params map[string]any `json:"params"`

@@ -31,10 +31,15 @@ func ToRetrieveResponse(r *pipeline.Result) *api.RetrieveResponse {
 		Options:           ToOptions(r.Options),
 		RetrievalID:       r.RetrievalID,
 	}
-	if r.Neo4j != nil {
-		out.Neo4j = &api.Statement{Cypher: r.Neo4j.Cypher, Params: r.Neo4j.Params}
-	}
+	out.Neo4j, out.Neo4jPaths = toStatement(r.Neo4j), toStatement(r.Neo4jPaths)
 	return out
+}
+
+func toStatement(s *pipeline.Statement) *api.Statement {
+	if s == nil {
+		return nil
+	}
+	return &api.Statement{Cypher: s.Cypher, Params: s.Params}
 }
 
 // ToOptions converts the options a retrieval ran with.
@@ -49,7 +54,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		Utility: o.Utility, PathWeight: o.PathWeight,
+		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior,
 	}
 }
 
@@ -58,17 +63,24 @@ func toDoc(d pipeline.Doc) api.Doc {
 	return api.Doc{ID: d.ID, Title: d.Title, Text: d.Text, Rank: d.Rank, Score: d.Score, Entities: d.Entities,
 		Breakdown: api.Breakdown{Semantic: b.Semantic, Structural: b.Structural, ZSemantic: b.ZSemantic, ZStructural: b.ZStructural,
 			Gate: api.Weights{Semantic: b.Gate.Semantic, Structural: b.Gate.Structural}, Stage: b.Stage, SearchScore: b.SearchScore,
-			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor, Source: b.Source, Graph: toGraphPath(b.Graph)}}
+			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor, Source: b.Source, Graph: toGraphPath(b.Graph),
+			Paths: convert(b.Paths, toNamedPath)}}
 }
 
 func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
 	if g == nil {
 		return nil
 	}
-	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score,
-		Steps: convert(g.Steps, func(s pathrel.Step) api.GraphStep {
-			return api.GraphStep{From: s.From, PID: s.PID, Label: s.Label, To: s.To, Backward: s.Backward, Relevance: s.Relevance}
-		})}
+	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Steps: convert(g.Steps, toGraphStep)}
+}
+
+func toNamedPath(p pipeline.NamedPath) api.NamedPath {
+	return api.NamedPath{From: p.From, FromLabel: p.FromLabel, FromKind: p.FromKind, To: p.To, ToLabel: p.ToLabel,
+		Path: p.Path, Text: p.Text, Steps: convert(p.Steps, toGraphStep), Relevance: p.Relevance}
+}
+
+func toGraphStep(s pathrel.Step) api.GraphStep {
+	return api.GraphStep{From: s.From, PID: s.PID, Label: s.Label, To: s.To, Backward: s.Backward, Relevance: s.Relevance}
 }
 
 func toAnchor(a pipeline.Anchor) api.Anchor {

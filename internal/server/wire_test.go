@@ -14,6 +14,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -44,7 +45,8 @@ func TestWireTypesMatchPipeline(t *testing.T) {
 		{api.RetrieveResponse{}, pipeline.Result{}}, {api.Options{}, pipeline.Options{}}, {api.Filter{}, retrieval.Filter{}},
 		{api.Doc{}, pipeline.Doc{}}, {api.Anchor{}, pipeline.Anchor{}}, {api.Breakdown{}, pipeline.Breakdown{}},
 		{api.Weights{}, pipeline.Weights{}}, {api.Phi{}, pipeline.Phi{}}, {api.QueryEntity{}, pipeline.QueryEntity{}},
-		{api.Fallback{}, pipeline.Fallback{}}, {api.Statement{}, pipeline.Statement{}},
+		{api.Fallback{}, pipeline.Fallback{}}, {api.Statement{}, pipeline.Statement{}}, {api.NamedPath{}, pipeline.NamedPath{}},
+		{api.GraphPath{}, pipeline.GraphPath{}}, {api.GraphStep{}, pathrel.Step{}},
 		{api.Subgraph{}, kg.Subgraph{}}, {api.Node{}, kg.Node{}}, {api.Edge{}, kg.Edge{}},
 	} {
 		w, d := reflect.TypeOf(c.wire), reflect.TypeOf(c.domain)
@@ -88,7 +90,11 @@ func TestWireBytesIdentical(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(a, b) {
-			t.Errorf("%s: the wire JSON differs\npipeline: %.2000s\nwire:     %.2000s", name, a, b)
+			i := 0
+			for i < len(a) && i < len(b) && a[i] == b[i] {
+				i++
+			}
+			t.Errorf("%s: the wire JSON differs at byte %d\npipeline: %.300s\nwire:     %.300s", name, i, a[max(0, i-100):], b[max(0, i-100):])
 		}
 	}
 	for _, body := range []string{
@@ -96,6 +102,7 @@ func TestWireBytesIdentical(t *testing.T) {
 		`{"query": "Who starred in The Dark Knight?", "shapley": "montecarlo", "samples": 20, "seed": 7, "stage1": "hybrid"}`,
 		`{"query": "Inception", "filter": {"any_entities": ["Q25188"]}, "structure": "off"}`,
 		`{"query": "zzzz qqqq", "reformulator": "chat"}`,
+		`{"query": "Who is the director of Inception?", "linking": "context", "graph_recall": 2, "graph_roots": 1, "graph_boost": 100}`,
 	} {
 		in, err := server.DecodeRetrieve(strings.NewReader(body), p.Defaults())
 		if err != nil {
@@ -108,10 +115,13 @@ func TestWireBytesIdentical(t *testing.T) {
 		same(body, res, server.ToRetrieveResponse(res))
 	}
 	// Nil and empty lists, a statement and an id, as the pipeline may leave them.
-	same("sparse result", &pipeline.Result{Query: "q", Results: []pipeline.Doc{}, Anchors: []pipeline.Anchor{{Doc: pipeline.Doc{ID: "d", Entities: []string{}}}},
-		Neo4j: &pipeline.Statement{Cypher: "MATCH (n) RETURN n", Params: map[string]any{"ids": []string{"Q1"}}}, RetrievalID: "r1"},
-		server.ToRetrieveResponse(&pipeline.Result{Query: "q", Results: []pipeline.Doc{}, Anchors: []pipeline.Anchor{{Doc: pipeline.Doc{ID: "d", Entities: []string{}}}},
-			Neo4j: &pipeline.Statement{Cypher: "MATCH (n) RETURN n", Params: map[string]any{"ids": []string{"Q1"}}}, RetrievalID: "r1"}))
+	sparse := func() *pipeline.Result {
+		return &pipeline.Result{Query: "q", Results: []pipeline.Doc{{ID: "e", Breakdown: pipeline.Breakdown{Paths: []pipeline.NamedPath{}}}},
+			Anchors:    []pipeline.Anchor{{Doc: pipeline.Doc{ID: "d", Entities: []string{}}}},
+			Neo4j:      &pipeline.Statement{Cypher: "MATCH (n) RETURN n", Params: map[string]any{"ids": []string{"Q1"}}},
+			Neo4jPaths: &pipeline.Statement{Cypher: "UNWIND $paths AS p RETURN p", Params: map[string]any{"paths": []map[string]any{}}}, RetrievalID: "r1"}
+	}
+	same("sparse result", sparse(), server.ToRetrieveResponse(sparse()))
 	sgs, err := g.Subgraphs(ctx, []string{"Q25191", "Q25188"}, kg.SubgraphParams{Hops: 2, MaxNodes: 7, HubDegree: 500})
 	if err != nil {
 		t.Fatal(err)

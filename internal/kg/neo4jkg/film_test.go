@@ -182,6 +182,90 @@ func TestBrowserStatementDrawsSubgraphs(t *testing.T) {
 	}
 }
 
+// TestBrowserStatementDrawsPaths runs the kg.Inspector path statement as
+// Browser would: one row per named path with exactly its nodes and its
+// relationships, in walk order, whichever way the walk crossed each edge;
+// an edge the graph does not store draws nothing.
+func TestBrowserStatementDrawsPaths(t *testing.T) {
+	s, _ := holding(t, "codexm-film")
+	d := rawDriver(t)
+	ctx := context.Background()
+	subs, err := s.Subgraphs(ctx, []string{"Q25188", "Q25191"}, kg.DefaultSubgraphParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	director := kg.Edge{From: "Q25188", PID: "P57", To: "Q25191"} // Inception -[director]-> Nolan
+	var other, nolans kg.Edge                                     // another edge of Inception's, one of Nolan's
+	for _, e := range subs["Q25188"].Edges {
+		if e.From == "Q25188" && e.To != "Q25191" && other.PID == "" {
+			other = kg.Edge{From: e.From, PID: e.PID, To: e.To}
+		}
+	}
+	for _, e := range subs["Q25191"].Edges {
+		if (e.From == "Q25191" || e.To == "Q25191") && e.From != "Q25188" && e.To != "Q25188" && nolans.PID == "" {
+			nolans = kg.Edge{From: e.From, PID: e.PID, To: e.To}
+		}
+	}
+	stored := false
+	for _, e := range subs["Q25188"].Edges {
+		stored = stored || (kg.Edge{From: e.From, PID: e.PID, To: e.To}) == director
+	}
+	if !stored || other.PID == "" || nolans.PID == "" {
+		t.Fatalf("codexm-film lacks the edges the test draws: director %v, %+v, %+v", stored, other, nolans)
+	}
+	paths := []kg.Path{
+		{Name: "one hop", Edges: []kg.Edge{director}},
+		{Name: "two hops, the first walked backwards", Edges: []kg.Edge{director, other}},
+		{Name: "nolan's", Edges: []kg.Edge{nolans}},
+		{Name: "not stored", Edges: []kg.Edge{{From: "Q25191", PID: "P57", To: "Q25188"}}},
+	}
+	stmt, params := s.PathStatement(paths)
+	recs := query(t, d, stmt, params)
+	if len(recs) != len(paths) {
+		t.Fatalf("the statement returned %d rows for %d paths", len(recs), len(paths))
+	}
+	for _, r := range recs {
+		name := r.Values[0].(string)
+		var want kg.Path
+		for _, p := range paths {
+			if p.Name == name {
+				want = p
+			}
+		}
+		qidOf := map[string]string{}
+		var nodes []string
+		for _, n := range r.Values[1].([]any) {
+			node := n.(dbtype.Node)
+			qidOf[node.ElementId] = node.Props["qid"].(string)
+			nodes = append(nodes, node.Props["qid"].(string))
+		}
+		var edges []kg.Edge
+		for _, x := range r.Values[2].([]any) {
+			rel := x.(dbtype.Relationship)
+			edges = append(edges, kg.Edge{From: qidOf[rel.StartElementId], PID: rel.Type, To: qidOf[rel.EndElementId]})
+		}
+		wantEdges, wantNodes := want.Edges, map[string]bool{}
+		for _, e := range want.Edges {
+			wantNodes[e.From], wantNodes[e.To] = true, true
+		}
+		if name == "not stored" {
+			wantEdges, wantNodes = nil, map[string]bool{}
+		}
+		var wantList []string
+		for q := range wantNodes {
+			wantList = append(wantList, q)
+		}
+		sort.Strings(wantList)
+		sort.Strings(nodes)
+		if diff := cmp.Diff(wantEdges, edges); diff != "" {
+			t.Errorf("%s: relationships (-path +statement):\n%s", name, diff)
+		}
+		if diff := cmp.Diff(wantList, nodes); diff != "" {
+			t.Errorf("%s: nodes (-path +statement):\n%s", name, diff)
+		}
+	}
+}
+
 func TestDocumentsAndRetrievalRecords(t *testing.T) {
 	s, _ := holding(t, "codexm-film")
 	d := rawDriver(t)

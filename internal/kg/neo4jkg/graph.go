@@ -179,6 +179,21 @@ func (s *Store) SubgraphStatement(roots []string, p kg.SubgraphParams) (string, 
 	return s.q.Get(cypher.BrowseSubgraphs), subgraphParams(dedupe(roots), p)
 }
 
+// PathStatement implements kg.Inspector: draw_paths.cypher with its
+// parameters, which draws in Neo4j Browser the nodes and relationships of
+// exactly paths, and returns each path's name with them.
+func (s *Store) PathStatement(paths []kg.Path) (string, map[string]any) {
+	rows := make([]map[string]any, 0, len(paths))
+	for _, p := range paths {
+		edges := make([]map[string]any, len(p.Edges))
+		for i, e := range p.Edges {
+			edges[i] = map[string]any{"from": e.From, "pid": e.PID, "to": e.To}
+		}
+		rows = append(rows, map[string]any{"name": p.Name, "edges": edges})
+	}
+	return s.q.Get(cypher.DrawPaths), map[string]any{"paths": rows}
+}
+
 // RecordRetrieval implements kg.Recorder.
 func (s *Store) RecordRetrieval(ctx context.Context, r kg.RetrievalRecord) error {
 	if r.ID == "" {
