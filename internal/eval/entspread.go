@@ -73,10 +73,7 @@ func summarizeEntSpread(systems []System, recs []Record) map[string]map[string]E
 			out[sys.Name][st] = sp
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
+	return out // empty without DMAR systems: results.json omits it
 }
 
 // writeEntSpread writes the report's section on the spread of ent.
