@@ -74,6 +74,8 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	mc := opts
 	mc.Shapley, mc.Samples = "montecarlo", 50
 	qa := QuestionAware(opts)
+	qaShapley := qa
+	qaShapley.ReformRank = "shapley" // what part 5's reformulation saves
 
 	type series struct {
 		name                       string
@@ -83,6 +85,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	exact := &series{name: "DMAR exact (n=100 m=3 p=20 k=5)"}
 	monte := &series{name: "DMAR Monte Carlo T=50"}
 	aware := &series{name: "DMAR question-aware (the same, every new part on)"}
+	awareShapley := &series{name: "DMAR question-aware, Shapley-ranked reformulation"}
 	// Warm-up: one request of each kind, so that lazy index building and the
 	// first model runs are not timed.
 	for _, o := range []pipeline.Options{opts, qa} {
@@ -103,7 +106,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		for _, s := range []struct {
 			o   pipeline.Options
 			dst *series
-		}{{opts, exact}, {mc, monte}, {qa, aware}} {
+		}{{opts, exact}, {mc, monte}, {qa, aware}, {qaShapley, awareShapley}} {
 			res, err := p.Retrieve(ctx, q, s.o)
 			if err != nil {
 				return fmt.Errorf("question %d: %w", i+1, err)
@@ -119,7 +122,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "DMAR latency over %d questions of %s (index: %s, graph: %s)\n\n", len(qs), c.QuestionsPath, c.Index, c.Graph)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\tp50 ms\tp95 ms\tstructural p50 ms\tstructural p95 ms\tShapley p50 ms\tShapley p95 ms")
-	for _, s := range []*series{hybrid, exact, monte, aware} {
+	for _, s := range []*series{hybrid, exact, monte, aware, awareShapley} {
 		st := "-\t-\t-\t-"
 		if len(s.structural) > 0 {
 			st = fmt.Sprintf("%.2f\t%.2f\t%.3f\t%.3f", pct(s.structural, 50), pct(s.structural, 95), pct(s.shapley, 50), pct(s.shapley, 95))
