@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	register("bench latency", "p50/p95 latency of DMAR (exact and Monte Carlo) beside plain hybrid search, over a question file", runBenchLatency)
+	register("bench latency", "p50/p95 latency of DMAR (exact, Monte Carlo, question-aware) beside plain hybrid search, over a question file", runBenchLatency)
 	register("bench subgraphs", "p50/p95 of one Subgraphs call of N seeded roots on the embedded graph beside --graph (Neo4j), same roots; ends with p50_ratio=R", runBenchSubgraphs)
 	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
 }

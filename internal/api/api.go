@@ -51,6 +51,10 @@ type RetrieveRequest struct {
 	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed | none
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
 	PathPrior      *float64 `json:"path_prior,omitempty"`
+
+	ReformRank      *string `json:"reform_rank,omitempty"` // shapley | question
+	ReformBridges   *int    `json:"reform_bridges,omitempty"`
+	ReformRelations *int    `json:"reform_relations,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the options of a RetrieveRequest.
@@ -99,6 +103,10 @@ type Options struct {
 	GraphRelations string  `json:"graph_relations"`
 	GraphRoots     int     `json:"graph_roots,omitempty"`
 	PathPrior      float64 `json:"path_prior,omitempty"`
+
+	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley
+	ReformBridges   int    `json:"reform_bridges,omitempty"`   // absent: the ranking's default
+	ReformRelations int    `json:"reform_relations,omitempty"` // absent: the ranking's default
 }
 
 // Filter restricts the documents a retrieval may return.

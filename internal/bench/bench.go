@@ -1,5 +1,6 @@
 // Package bench measures DMAR's latency (dmar bench latency): p50 and p95
-// of DMAR, exact and Monte Carlo, beside plain hybrid search; and a running
+// of DMAR, exact and Monte Carlo, and of the question-aware DMAR (every part
+// of issue 12 on), beside plain hybrid search; and a running
 // server under load (dmar bench load, Load).
 package bench
 
@@ -72,6 +73,9 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	opts.N, opts.M, opts.P, opts.K = 100, 3, 20, 5
 	mc := opts
 	mc.Shapley, mc.Samples = "montecarlo", 50
+	qa := QuestionAware(opts)
+	qaShapley := qa
+	qaShapley.ReformRank = "shapley" // what part 5's reformulation saves
 
 	type series struct {
 		name                       string
@@ -80,10 +84,14 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	hybrid := &series{name: "hybrid search (encode + hybrid, k=5)"}
 	exact := &series{name: "DMAR exact (n=100 m=3 p=20 k=5)"}
 	monte := &series{name: "DMAR Monte Carlo T=50"}
+	aware := &series{name: "DMAR question-aware (the same, every new part on)"}
+	awareShapley := &series{name: "DMAR question-aware, Shapley-ranked reformulation"}
 	// Warm-up: one request of each kind, so that lazy index building and the
 	// first model runs are not timed.
-	if _, err := p.Retrieve(ctx, qs[0], opts); err != nil {
-		return err
+	for _, o := range []pipeline.Options{opts, qa} {
+		if _, err := p.Retrieve(ctx, qs[0], o); err != nil {
+			return err
+		}
 	}
 	for i, q := range qs {
 		t := time.Now()
@@ -98,7 +106,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		for _, s := range []struct {
 			o   pipeline.Options
 			dst *series
-		}{{opts, exact}, {mc, monte}} {
+		}{{opts, exact}, {mc, monte}, {qa, aware}, {qaShapley, awareShapley}} {
 			res, err := p.Retrieve(ctx, q, s.o)
 			if err != nil {
 				return fmt.Errorf("question %d: %w", i+1, err)
@@ -114,7 +122,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "DMAR latency over %d questions of %s (index: %s, graph: %s)\n\n", len(qs), c.QuestionsPath, c.Index, c.Graph)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\tp50 ms\tp95 ms\tstructural p50 ms\tstructural p95 ms\tShapley p50 ms\tShapley p95 ms")
-	for _, s := range []*series{hybrid, exact, monte} {
+	for _, s := range []*series{hybrid, exact, monte, aware, awareShapley} {
 		st := "-\t-\t-\t-"
 		if len(s.structural) > 0 {
 			st = fmt.Sprintf("%.2f\t%.2f\t%.3f\t%.3f", pct(s.structural, 50), pct(s.structural, 95), pct(s.shapley, 50), pct(s.shapley, 95))
@@ -122,7 +130,9 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\n", s.name, pct(s.total, 50), pct(s.total, 95), st)
 	}
 	tw.Flush()
+	fmt.Fprintf(stdout, "\nquestion-aware: %s\n", QuestionAwareParts)
 	fmt.Fprintf(stdout, "\nDMAR exact p50 / hybrid p50 = %.2fx (target <= 3x)\n", pct(exact.total, 50)/pct(hybrid.total, 50))
+	fmt.Fprintf(stdout, "DMAR question-aware p50 / hybrid p50 = %.2fx (target <= 2.5x)\n", pct(aware.total, 50)/pct(hybrid.total, 50))
 	if e := pct(exact.structural, 50); e > 0 {
 		fmt.Fprintf(stdout, "structural stage p50 (subgraph games + Shapley), Monte Carlo T=50 / exact = %.1fx\n", pct(monte.structural, 50)/e)
 	}
@@ -130,6 +140,18 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "Shapley computation p50, Monte Carlo T=50 / exact = %.1fx (target >= 20x)\n", pct(monte.shapley, 50)/e)
 	}
 	return nil
+}
+
+// QuestionAwareParts names what QuestionAware turns on, for the report.
+const QuestionAwareParts = "context linking, graph recall 1 hop, graph_roots 1, graph_boost 100, reform_rank question"
+
+// QuestionAware is o with every part of the question-aware method on: dmar
+// eval's dmar system (pipeline.Options.QuestionAware) and the question-aware
+// reformulation, whether or not QuestionAware sets it.
+func QuestionAware(o pipeline.Options) pipeline.Options {
+	o = o.QuestionAware()
+	o.ReformRank = "question"
+	return o
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

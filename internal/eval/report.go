@@ -234,6 +234,7 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 	}
 
 	writeLinking(w, s)
+	writeEntSpread(w, s)
 	fmt.Fprintf(w, "\n## Fallbacks and errors (questions out of %d)\n\n| system | what it changes | fallbacks | errors |\n|---|---|---|---|\n", d.Questions)
 	for _, sys := range s.Systems {
 		var fb []string

@@ -32,7 +32,10 @@ type Summary struct {
 	// Linking scores each linking DMAR system's query entities against the
 	// gold topic entities (kgqa); absent for datasets without them.
 	Linking map[string]LinkingScores `json:"linking,omitempty"`
-	Extra   map[string]any           `json:"extra,omitempty"`
+	// EntSpread is, per DMAR system and stage (first, second), how much the
+	// structural score tells the candidates apart (entspread.go).
+	EntSpread map[string]map[string]EntSpread `json:"ent_spread,omitempty"`
+	Extra     map[string]any                  `json:"extra,omitempty"`
 }
 
 // DatasetInfo describes the evaluated data.
@@ -213,6 +216,7 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 		}
 	}
 	s.Linking = summarizeLinking(ds, systems, recs)
+	s.EntSpread = summarizeEntSpread(systems, recs)
 	// The best baseline per metric, and every other system against it.
 	for _, m := range s.Metrics {
 		best, bestV := "", math.Inf(-1)

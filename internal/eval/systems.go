@@ -176,6 +176,10 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "dmar-mc50":
 			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 		default:
+			if ro, what, ok := reformVariant(n, paper, base); ok {
+				o, s.Ablates = ro, what
+				break
+			}
 			if po, ok := pathVariant(n, paper); ok {
 				o = po
 				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.EffectivePathWeight(), o.GraphRecall)
@@ -183,7 +187,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			}
 			kind, vo, ok := graphVariant(n, paper)
 			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, dmar-chat, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "))
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, dmar-chat, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)

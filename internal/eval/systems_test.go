@@ -87,3 +87,30 @@ func TestPathSystems(t *testing.T) {
 		}
 	}
 }
+
+func TestReformSystems(t *testing.T) {
+	ss, err := Systems([]string{"dmar-qreform", "dmar-paper-qreform-b1-r2", "dmar-sreform-b3", "dmar-paper-sreform"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paper := pipeline.Defaults()
+	paper.K, paper.P = 20, 20
+	want := []pipeline.Options{paper.QuestionAware(), paper, paper.QuestionAware(), paper}
+	want[0].ReformRank = "question"
+	want[1].ReformRank, want[1].ReformBridges, want[1].ReformRelations = "question", 1, 2
+	want[2].ReformRank, want[2].ReformBridges = "shapley", 3
+	want[3].ReformRank = "shapley"
+	for i, s := range ss {
+		if s.Kind != "dmar" || !reflect.DeepEqual(*s.Options, want[i]) {
+			t.Errorf("%s: %+v, want %+v", s.Name, s.Options, want[i])
+		}
+	}
+	if !strings.Contains(ss[1].Ablates, "at most 1 bridge entities and 2 relations") {
+		t.Errorf("ablation text %q", ss[1].Ablates)
+	}
+	for _, bad := range []string{"dmar-qreform-x3", "dmar-qreform-b", "dmar-qreform-b51", "dmar-xreform"} {
+		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

@@ -62,6 +62,18 @@ type Options struct {
 	// PathPrior is the weight of the learned question -> relation prior
 	// (Config.RelPrior) added to each step's cosine in path relevance; 0: off.
 	PathPrior float64 `json:"path_prior,omitempty"`
+
+	// ReformRank ranks the bridge entities and relations the built-in
+	// reformulator adds to Q: shapley ("" means shapley: by the anchors'
+	// Shapley values, question-blind) or question (by the question relevance
+	// of the KG path from a query entity to the bridge, and of each relation;
+	// reform.go; opt-in).
+	ReformRank string `json:"reform_rank,omitempty"`
+	// ReformBridges and ReformRelations cap the bridge entities and the
+	// relations added to Q; 0 means the ranking's default
+	// (EffectiveReformCaps).
+	ReformBridges   int `json:"reform_bridges,omitempty"`
+	ReformRelations int `json:"reform_relations,omitempty"`
 }
 
 // Defaults are the method's (docs/method.md): n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
@@ -92,6 +104,34 @@ func (o Options) QuestionAware() Options {
 	o.Linking = "context"
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	return o
+}
+
+// The reformulator's default caps on the bridge entities and relations it
+// adds to Q: the method's for reform_rank shapley, and shorter ones for
+// reform_rank question, chosen on kgqa train (docs/method.md), so that Q'
+// stays close to Q and the second search is not diluted.
+const (
+	DefaultShapleyBridges    = 8
+	DefaultShapleyRelations  = 4
+	DefaultQuestionBridges   = 3
+	DefaultQuestionRelations = 1
+)
+
+// EffectiveReformCaps are the caps on the bridges and relations added to Q
+// the request runs with: reform_bridges and reform_relations, or their
+// ranking's defaults where unset (0).
+func (o Options) EffectiveReformCaps() (bridges, relations int) {
+	bridges, relations = DefaultShapleyBridges, DefaultShapleyRelations
+	if o.ReformRank == "question" {
+		bridges, relations = DefaultQuestionBridges, DefaultQuestionRelations
+	}
+	if o.ReformBridges > 0 {
+		bridges = o.ReformBridges
+	}
+	if o.ReformRelations > 0 {
+		relations = o.ReformRelations
+	}
+	return bridges, relations
 }
 
 // DefaultPathWeight is path_weight's default (it matters with utility path
@@ -200,6 +240,9 @@ func (o Options) Validate() error {
 		oneOf("graph_relations", o.GraphRelations, "plain", "directed", "none"),
 		intIn("graph_roots", o.GraphRoots, 0, 10),
 		within("path_prior", o.PathPrior, 0, 5),
+		oneOf("reform_rank", o.ReformRank, "", "shapley", "question"),
+		intIn("reform_bridges", o.ReformBridges, 0, 50),
+		intIn("reform_relations", o.ReformRelations, 0, 20),
 	} {
 		if err != nil {
 			return err

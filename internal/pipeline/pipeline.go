@@ -79,7 +79,6 @@ const DefaultMaxShapleyEvaluations = 20_000_000
 // Pipeline is safe for concurrent use.
 type Pipeline struct {
 	cfg      Config
-	builtin  reformulate.Builtin
 	cache    *expirable.LRU[string, *entry]
 	defaults Options
 	// relation-text embeddings of the graph channel, plain and directed

@@ -38,7 +38,9 @@ func (r request) reformulate(ctx context.Context, sc scored, anchors []Doc) (ref
 		return reformulated{}, err
 	}
 	ref := reformulated{phis: phis}
-	ref.in = r.reformInput(sc.grounded, anchors, ref.phis)
+	if ref.in, err = r.reformInput(ctx, sc.grounded, anchors, ref.phis); err != nil {
+		return reformulated{}, err
+	}
 	ref.query, ref.by = r.runReformulator(ctx, ref.in)
 	r.trace.timed("reformulate", t)
 	return ref, nil
@@ -62,17 +64,25 @@ func (r request) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[
 }
 
 // reformInput gathers the reformulator's input: snippets of the anchors, and
-// the bridge entities and relations ranked by Shapley contribution.
-func (r request) reformInput(g grounded, anchors []Doc, phis map[string]anchorPhi) reformulate.Input {
+// the bridge entities and relations ranked by Shapley contribution, or by
+// question relevance (reform_rank question, reformrank.go).
+func (r request) reformInput(ctx context.Context, g grounded, anchors []Doc, phis map[string]anchorPhi) (reformulate.Input, error) {
 	in := reformulate.Input{Query: r.query}
 	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
-	in.Bridges = rankTerms(bridge, bridgeLabel)
-	in.Relations = rankTerms(rel, nil)
+	if r.opts.ReformRank == "question" && len(bridge) > 0 {
+		var err error
+		if in.Bridges, in.Relations, err = r.questionTerms(ctx, g.qvec, g.st.qsubs, bridge, bridgeLabel); err != nil {
+			return in, err
+		}
+	} else {
+		in.Bridges = rankTerms(bridge, bridgeLabel)
+		in.Relations = rankTerms(rel, nil)
+	}
 	names := names(g.ents, g.st.qsubs, bridge)
 	for _, a := range anchors {
 		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, r.opts.SnippetChars)})
 	}
-	return in
+	return in, nil
 }
 
 // bridges scores the anchors' entities that are nodes of a query subgraph
@@ -267,6 +277,7 @@ func (r request) runReformulator(ctx context.Context, in reformulate.Input) (str
 		}
 		r.trace.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
 	}
-	q, _ := r.p.builtin.Reformulate(ctx, in)
+	maxB, maxR := r.opts.EffectiveReformCaps()
+	q, _ := reformulate.Builtin{MaxBridges: maxB, MaxRelations: maxR}.Reformulate(ctx, in)
 	return q, "builtin"
 }

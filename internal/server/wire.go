@@ -55,6 +55,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
 		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior,
+		ReformRank: o.ReformRank, ReformBridges: o.ReformBridges, ReformRelations: o.ReformRelations,
 	}
 }
 

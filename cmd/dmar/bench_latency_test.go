@@ -1,0 +1,40 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+)
+
+// dmar bench latency times the question-aware DMAR beside plain hybrid
+// search and the paper's DMAR in one run, and states its ratio to hybrid.
+func TestBenchLatencyHasTheQuestionAwareRow(t *testing.T) {
+	onnxtest.NeedEncoders(t, "")
+	data, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip(err)
+	}
+	qs, err := datapath.Dataset("kgqa")
+	if err != nil {
+		t.Skip(err)
+	}
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "latency", "--data", data, "--questions", qs + "/dev.jsonl", "--limit", "2"}
+	if err := Run(context.Background(), args, &out, &errOut); err != nil {
+		t.Fatalf("bench latency: %v (%s)", err, errOut.String())
+	}
+	for _, row := range []string{"hybrid search", "DMAR exact", "DMAR Monte Carlo T=50", "DMAR question-aware"} {
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(row) + `.*?  [0-9]+\.[0-9]  +[0-9]+\.[0-9]  `).MatchString(out.String()) {
+			t.Errorf("no timed row %q in:\n%s", row, out.String())
+		}
+	}
+	if !regexp.MustCompile(`(?m)^DMAR question-aware p50 / hybrid p50 = [0-9]+\.[0-9]{2}x \(target <= 2\.5x\)$`).MatchString(out.String()) ||
+		!strings.Contains(out.String(), "reform_rank question") {
+		t.Errorf("no question-aware ratio or parts line in:\n%s", out.String())
+	}
+}

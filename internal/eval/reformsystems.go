@@ -1,0 +1,56 @@
+package eval
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/pipeline"
+)
+
+// ReformSystemNames are the reformulation systems (issue 12 part 5), run
+// only when named: dmar and dmar-paper with the bridges and relations added
+// to Q ranked by question relevance (-qreform) or by the Shapley values
+// (-sreform, the method's ranking), each with optional caps -bN (bridges)
+// and -rN (relations), e.g. dmar-qreform-b2-r1, dmar-paper-sreform-b3.
+var ReformSystemNames = []string{"dmar-qreform", "dmar-sreform", "dmar-paper-qreform", "dmar-paper-sreform"}
+
+// reformVariant parses a reformulation system: its base options are
+// questionAware (dmar-...) or paper (dmar-paper-...).
+func reformVariant(name string, paper, questionAware pipeline.Options) (pipeline.Options, string, bool) {
+	o, rest := questionAware, name
+	if r, ok := strings.CutPrefix(name, "dmar-paper-"); ok {
+		o, rest = paper, r
+	} else if r, ok := strings.CutPrefix(name, "dmar-"); ok {
+		rest = r
+	} else {
+		return o, "", false
+	}
+	kind, caps, _ := strings.Cut(rest, "-")
+	switch kind {
+	case "qreform":
+		o.ReformRank = "question"
+	case "sreform":
+		o.ReformRank = "shapley"
+	default:
+		return o, "", false
+	}
+	if caps != "" {
+		for _, t := range strings.Split(caps, "-") {
+			if len(t) < 2 || (t[0] != 'b' && t[0] != 'r') {
+				return o, "", false
+			}
+			v, err := strconv.Atoi(t[1:])
+			if err != nil {
+				return o, "", false
+			}
+			if t[0] == 'b' {
+				o.ReformBridges = v
+			} else {
+				o.ReformRelations = v
+			}
+		}
+	}
+	b, r := o.EffectiveReformCaps()
+	return o, fmt.Sprintf("built-in reformulation ranked by %s relevance, at most %d bridge entities and %d relations added to Q", map[string]string{"question": "question", "shapley": "Shapley"}[o.ReformRank], b, r), true
+}
