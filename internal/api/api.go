@@ -51,6 +51,8 @@ type RetrieveRequest struct {
 	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed | none
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
 	PathPrior      *float64 `json:"path_prior,omitempty"`
+	// StructureNeedsChannel: no graph-channel document, no structural score.
+	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
 
 	ReformRank      *string `json:"reform_rank,omitempty"` // shapley | question
 	ReformBridges   *int    `json:"reform_bridges,omitempty"`
@@ -96,13 +98,14 @@ type Options struct {
 	Filter             Filter `json:"filter"`
 	Persist            bool   `json:"persist"`
 
-	GraphRecall    int     `json:"graph_recall"`
-	GraphRecallK   int     `json:"graph_recall_k"`
-	GraphWeight    float64 `json:"graph_weight"`
-	GraphBoost     float64 `json:"graph_boost"`
-	GraphRelations string  `json:"graph_relations"`
-	GraphRoots     int     `json:"graph_roots,omitempty"`
-	PathPrior      float64 `json:"path_prior,omitempty"`
+	GraphRecall           int     `json:"graph_recall"`
+	GraphRecallK          int     `json:"graph_recall_k"`
+	GraphWeight           float64 `json:"graph_weight"`
+	GraphBoost            float64 `json:"graph_boost"`
+	GraphRelations        string  `json:"graph_relations"`
+	GraphRoots            int     `json:"graph_roots,omitempty"`
+	PathPrior             float64 `json:"path_prior,omitempty"`
+	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 
 	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley
 	ReformBridges   int    `json:"reform_bridges,omitempty"`   // absent: the ranking's default

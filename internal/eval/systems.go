@@ -167,6 +167,8 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
 		case "dmar-no-kg":
 			o.Structure, s.Ablates = "off", "no KG path (semantic score only)"
+		case "dmar-structure-always":
+			o.StructureNeedsChannel, s.Ablates = false, "the structural score also where the graph channel reached no document"
 		case "dmar-m1":
 			o.M, s.Ablates = 1, "single anchor (m=1)"
 		case "dmar-fixed-gate":
@@ -187,7 +189,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			}
 			kind, vo, ok := graphVariant(n, paper)
 			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, dmar-chat, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, dmar-chat, dmar-structure-always, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)

@@ -265,3 +265,41 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 func retrievalBM25(q string, n int) retrieval.Query {
 	return retrieval.Query{Mode: retrieval.BM25, Text: q, Limit: n}
 }
+
+// structure_needs_channel: a request whose graph channel reached no document
+// scores semantics only and says so; without the option the structural
+// score stays on for the same request.
+func TestStructureNeedsChannel(t *testing.T) {
+	p := newPipeline(t, nil)
+	o := p.Defaults()
+	o.GraphRecall = 1
+	// Only the query entity's own page may be returned: the channel's
+	// neighbours are all filtered out, so it reaches no document.
+	o.Filter = retrieval.Filter{IDs: []string{nolanQID}}
+	for _, needs := range []bool{false, true} {
+		o.StructureNeedsChannel = needs
+		res, err := p.Retrieve(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Results) == 0 {
+			t.Fatal("no results")
+		}
+		fell := false
+		for _, f := range res.Fallbacks {
+			fell = fell || f.Name == "no_graph_evidence"
+		}
+		for _, d := range res.Results {
+			if d.Breakdown.Source == "kg" {
+				t.Fatalf("result %s came from the graph channel through the filter", d.ID)
+			}
+			semOnly := d.Breakdown.Gate.Semantic == 1 && d.Breakdown.Gate.Structural == 0
+			if semOnly != needs {
+				t.Fatalf("structure_needs_channel %v: %s has gate %+v", needs, d.ID, d.Breakdown.Gate)
+			}
+		}
+		if fell != needs {
+			t.Fatalf("structure_needs_channel %v: fallback no_graph_evidence reported %v (%v)", needs, fell, res.Fallbacks)
+		}
+	}
+}

@@ -62,6 +62,11 @@ type Options struct {
 	// PathPrior is the weight of the learned question -> relation prior
 	// (Config.RelPrior) added to each step's cosine in path relevance; 0: off.
 	PathPrior float64 `json:"path_prior,omitempty"`
+	// StructureNeedsChannel: with the graph channel on, a request whose
+	// channel reached no document turns the (question-blind) structural score
+	// off, semantic only, as when Q links to nothing: the structure then has
+	// no question-aware evidence behind it (docs/method.md).
+	StructureNeedsChannel bool `json:"structure_needs_channel,omitempty"`
 
 	// ReformRank ranks the bridge entities and relations the built-in
 	// reformulator adds to Q: shapley ("" means shapley: by the anchors'
@@ -103,6 +108,7 @@ func Defaults() Options {
 func (o Options) QuestionAware() Options {
 	o.Linking = "context"
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
+	o.StructureNeedsChannel = true
 	return o
 }
 

@@ -64,6 +64,10 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 		}
 		*r.graph = ch
 		rec.hits = mergeHits(rec.hits, ch.hits)
+		if o.StructureNeedsChannel && len(ch.hits) == 0 && rec.structOn {
+			rec.structOn = false
+			r.trace.fallback("no_graph_evidence", "the graph channel reached no document: the question-blind structural score is off (alpha=1, beta=0)")
+		}
 	}
 	return rec, nil
 }
