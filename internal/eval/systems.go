@@ -79,7 +79,8 @@ func withGraph(o pipeline.Options) pipeline.Options {
 // graphVariant parses a sweep variant of kg-walk or dmar-graph: the name,
 // then any of -hN (graph_recall), -kN (graph_recall_k), -wX (graph_weight),
 // -bX (graph_boost), -rN (graph_roots), -pX (path_prior), -dir (directed
-// relation texts), e.g. dmar-graph-h2-b3.
+// relation texts), -hyb (hybrid stage 1, and so hybrid graph_roots), e.g.
+// dmar-graph-h2-b3.
 // The options are validated with the system's.
 func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Options, ok bool) {
 	for _, k := range []string{"kg-walk", "dmar-graph"} {
@@ -93,6 +94,8 @@ func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Op
 			switch {
 			case t == "dir":
 				o.GraphRelations = "directed"
+			case t == "hyb":
+				o.Stage1 = "hybrid"
 			case len(t) > 1 && t[0] == 'h':
 				o.GraphRecall, err = strconv.Atoi(t[1:])
 			case len(t) > 1 && t[0] == 'k':

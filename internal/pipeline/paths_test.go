@@ -315,7 +315,11 @@ func TestStructureOffNamesTheChannelsPaths(t *testing.T) {
 // A document no path reaches says so: an empty list, not an absent one.
 func TestNoPathIsAnEmptyList(t *testing.T) {
 	p := newPipeline(t, nil)
-	for _, o := range []pipeline.Options{p.Defaults(), p.Defaults().QuestionAware()} {
+	// No root at all: Q links to nothing, and no stage-1 hit becomes one
+	// (hybrid stage 1 always has a nearest page).
+	qa := p.Defaults().QuestionAware()
+	qa.GraphRoots = 0
+	for _, o := range []pipeline.Options{p.Defaults(), qa} {
 		res, err := p.Retrieve(context.Background(), "zzzz qqqq", o)
 		if err != nil {
 			t.Fatal(err)
