@@ -23,6 +23,9 @@ type ModelsConfig struct {
 	// RelPrior is the question -> relation prior (RelPriorModelFile looked
 	// up like them); empty turns it off.
 	RelPrior string
+	// EvidenceGate is the evidence-aware gate (option gate=evidence;
+	// EvidenceGateModelFile looked up like them); empty turns it off.
+	EvidenceGate string
 }
 
 // Models are the runtime's sentence encoder (for queries, and truncated for
@@ -34,7 +37,9 @@ type Models struct {
 	DocEncoder   *Encoder // documents at load time (same session, truncated, passage prefix)
 	GNN          scoring.GraphEncoder
 	Gate         scoring.Gate
-	RelPrior     pathrel.Prior // nil: option path_prior falls back to the cosine alone
+	RelPrior     pathrel.Prior        // nil: option path_prior falls back to the cosine alone
+	EvidenceGate scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
+	evGatePath   string
 	gnnPath      string
 	gatePath     string
 	relPriorPath string
@@ -64,7 +69,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, closers: []func() error{enc.Close}}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()
 		return nil, err
@@ -108,7 +113,38 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 		m.closers = append(m.closers, g.Close)
 		log.Info("gate loaded", "path", path, "version", g.Version())
 	}
+	if err := m.openEvidenceGate(rt, log); err != nil {
+		return err
+	}
 	return m.openRelPrior(rt, log)
+}
+
+// openEvidenceGate opens the evidence-aware gate; a missing default model is
+// left off with a warning (option gate=evidence then says so per request).
+func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
+	path := m.evGatePath
+	if path == "" {
+		return nil
+	}
+	def := path == EvidenceGateModelFile
+	if def {
+		path = DefaultEvidenceGatePath()
+	}
+	if _, err := os.Stat(path); err != nil {
+		if !def {
+			return fmt.Errorf("evidence gate model: %w (set --evgate, or --evgate '' to turn it off)", err)
+		}
+		log.Warn("evidence gate model not found; option gate=evidence falls back to fixed weights", "path", path)
+		return nil
+	}
+	g, err := NewEvidenceGate(rt, path)
+	if err != nil {
+		return err
+	}
+	m.EvidenceGate = g
+	m.closers = append(m.closers, g.Close)
+	log.Info("evidence gate loaded", "path", path, "version", g.Version())
+	return nil
 }
 
 // openRelPrior opens the relation prior; a missing default model or one
@@ -157,6 +193,9 @@ func (m *Models) InUse() []string {
 		out = append(out, "gate "+m.Gate.Version()+" ("+m.gatePath+")")
 	} else {
 		out = append(out, fmt.Sprintf("no gate (%q not loaded): fixed weights 0.5/0.5 (fallback gate_unavailable)", m.gatePath))
+	}
+	if m.EvidenceGate != nil {
+		out = append(out, "evidence gate "+m.EvidenceGate.Version()+" ("+m.evGatePath+", option gate=evidence)")
 	}
 	return out
 }
