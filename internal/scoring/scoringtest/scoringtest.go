@@ -138,3 +138,29 @@ func maxDiff(a, b []float32) float64 {
 	}
 	return m
 }
+
+// EvidenceGate checks an evidence-aware gate: one weight pair per document,
+// each a distribution, a version, and a cancelled context honoured.
+func EvidenceGate(t *testing.T, g scoring.EvidenceGate, docs []scoring.Evidence) {
+	t.Helper()
+	w, err := g.EvidenceWeights(context.Background(), docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(w) != len(docs) {
+		t.Fatalf("%d weight pairs for %d documents", len(w), len(docs))
+	}
+	for i, p := range w {
+		if p[0] < 0 || p[1] < 0 || math.Abs(p[0]+p[1]-1) > 1e-6 {
+			t.Errorf("document %d: weights %v are not a distribution", i, p)
+		}
+	}
+	if g.Version() == "" {
+		t.Error("Version() is empty")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.EvidenceWeights(ctx, docs); err == nil {
+		t.Error("a cancelled context gave weights")
+	}
+}
