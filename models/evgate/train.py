@@ -121,23 +121,51 @@ def fit(gate, data, P, N, W, hP, hN, hW, l2, lr, epochs, patience):
     return best, best_ep
 
 
-def rank_metrics(d, alpha, stage=1):
-    """Recall@5 and MRR of the candidates of one stage (second: the results)
-    ranked by the fused score plus offset, over the questions of d that
-    have rows (ties keep the pipeline's order)."""
-    rows, f = d["rows"], d["feat"]
+def stage_groups(d, stage=1):
+    """Each question's row indices in one stage (second: the results), in
+    the pipeline's order, for rank_metrics."""
+    rows = d["rows"]
+    idx = np.flatnonzero(rows[:, 2] == stage)
+    q = rows[idx, 0]
+    order = np.argsort(q, kind="stable")
+    idx, q = idx[order], q[order]
+    return [(int(q[b[0]]), idx[b]) for b in np.split(np.arange(idx.size), np.flatnonzero(np.diff(q)) + 1) if b.size]
+
+
+def rank_metrics(d, alpha, groups):
+    """Recall@5 and MRR of one stage's candidates ranked by the fused score
+    plus offset, over the questions with rows in it (ties keep the
+    pipeline's order)."""
+    f = d["feat"]
     s = alpha * f[:, 0] + (1 - alpha) * f[:, 1] + d["offset"]
-    r5, mrr, n = 0.0, 0.0, 0
-    for q in np.unique(rows[:, 0]):
-        idx = np.flatnonzero((rows[:, 0] == q) & (rows[:, 2] == stage))
-        if idx.size == 0:
-            continue
-        n += 1
-        lab = rows[idx, 1][np.argsort(-s[idx], kind="stable")]
+    r5, mrr = 0.0, 0.0
+    for q, idx in groups:
+        lab = d["rows"][idx, 1][np.argsort(-s[idx], kind="stable")]
         r5 += lab[:5].sum() / max(d["ngold"][q], 1)
         hit = np.flatnonzero(lab)
         mrr += 1 / (hit[0] + 1) if hit.size else 0
-    return {"recall@5": r5 / max(n, 1), "mrr": mrr / max(n, 1), "questions": n}
+    n = max(len(groups), 1)
+    return {"recall@5": r5 / n, "mrr": mrr / n, "questions": len(groups)}
+
+
+def learned(d, al):
+    """What the gate learned: its mean alpha by the evidence that moves it."""
+    f, names = d["feat"], d["names"]
+    col = {n: f[:, i] for i, n in enumerate(names)}
+    conf = col["link_conf_mean"]
+    cut = np.percentile(conf, [33, 67])
+    out = {}
+    for name, m in {
+        "reached": col["reached"] == 1, "not reached": col["reached"] == 0,
+        "stage first": d["rows"][:, 2] == 0, "stage second": d["rows"][:, 2] == 1,
+        "not reached, link confidence low third": (col["reached"] == 0) & (conf <= cut[0]),
+        "not reached, link confidence high third": (col["reached"] == 0) & (conf > cut[1]),
+        "query entity a hub": col["query_hub_share"] > 0, "query entity not a hub": col["query_hub_share"] == 0,
+        "z_ent > 1": col["z_ent"] > 1, "z_ent < -1": col["z_ent"] < -1,
+        "ent = 0": col["ent"] == 0,
+    }.items():
+        out[name] = {"rows": int(m.sum()), "alpha_mean": float(al[m].mean()) if m.any() else None}
+    return out
 
 
 def export(gate, mu, sd, names, path, meta):
@@ -197,6 +225,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--gradcheck", action="store_true")
+    ap.add_argument("--drop", default="", help="comma-separated features the gate may not use (their weights stay 0)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     tr = load(a.train)
@@ -204,7 +233,14 @@ def main():
     x = tr["feat"].astype(np.float64)
     mu, sd = x.mean(0), x.std(0)
     sd[sd < 1e-6] = 1.0  # a constant column stays 0 after standardising
-    data = ((x - mu) / sd, x[:, 0], x[:, 1], tr["offset"].astype(np.float64))
+    drop = [n for n in a.drop.split(",") if n]
+    for n in drop:
+        if n not in names:
+            raise SystemExit(f"--drop: no feature {n!r} (features: {names})")
+    keep = np.array([n not in drop for n in names], float)
+    # Dropped columns enter as 0, so their input weights get no gradient;
+    # they are zeroed in the exported model (export).
+    data = ((x - mu) / sd * keep, x[:, 0], x[:, 1], tr["offset"].astype(np.float64))
     nq = len(tr["ngold"])
     held = np.zeros(nq, bool)
     held[rng.choice(nq, nq // 5, replace=False)] = True
@@ -225,10 +261,14 @@ def main():
         hl, ep = fit(g, data, P, N, W, hP, hN, hW, a.l2, 0.02, 3000, 100)
         runs[hidden] = (hl, ep, g)
         print(f"hidden={hidden}: held-out train pair loss {hl:.5f} (epoch {ep})")
+    half, _ = Gate(len(names), 0, rng).loss_grad(data[0], data[1], data[2], data[3], hP, hN, hW, 0.0)
+    print(f"fixed 0.5/0.5: held-out train pair loss {half:.5f}")
     hidden = min(runs, key=lambda h: runs[h][0])
     gate = runs[hidden][2]
-    res = {"model": "logistic" if hidden == 0 else f"mlp {len(names)}-{hidden}-1", "features": names,
-           "held_out_train_pair_loss": {("logistic" if h == 0 else f"mlp-{h}"): runs[h][0] for h in runs},
+    first = "W1" if hidden else "w"
+    gate.p[first] = (gate.p[first].T * keep).T  # dropped inputs: weight 0
+    res = {"model": "logistic" if hidden == 0 else f"mlp {len(names)}-{hidden}-1", "features": names, "dropped": drop,
+           "held_out_train_pair_loss": {**{("logistic" if h == 0 else f"mlp-{h}"): runs[h][0] for h in runs}, "fixed_0.5": half},
            "epochs_kept": runs[hidden][1], "l2": a.l2, "seed": a.seed,
            "mu": mu.tolist(), "sd": sd.tolist()}
     if hidden == 0:
@@ -236,7 +276,8 @@ def main():
         res["bias"] = float(gate.p["b"][0])
         res["weights_raw_units"] = dict(zip(names, (gate.p["w"] / sd).tolist()))
     # Best fixed alpha on TRAIN (all its questions), by second-stage Recall@5.
-    sweep = {float(al): rank_metrics(tr, float(al))["recall@5"] for al in np.round(np.arange(0, 1.0001, 0.05), 2)}
+    trg = stage_groups(tr)
+    sweep = {float(al): rank_metrics(tr, float(al), trg)["recall@5"] for al in np.round(np.arange(0, 1.0001, 0.05), 2)}
     best_fixed = max(sweep, key=lambda k: (sweep[k], -abs(k - 0.5)))
     res["fixed_alpha_sweep_train_recall@5"] = sweep
     res["best_fixed_alpha_train"] = best_fixed
@@ -245,11 +286,11 @@ def main():
         sets["dev"] = load(a.eval)
     for name, d in sets.items():
         xd = (d["feat"].astype(np.float64) - mu) / sd
-        al = gate.alpha(xd)
+        al, dg = gate.alpha(xd), stage_groups(d)
         res[name] = {"alpha_mean": float(al.mean()), "alpha_std": float(al.std()),
-                     "alpha_p05_p50_p95": np.percentile(al, [5, 50, 95]).tolist(),
-                     "evidence_gate": rank_metrics(d, al), "fixed_0.5": rank_metrics(d, 0.5),
-                     f"fixed_{best_fixed}": rank_metrics(d, best_fixed), "semantic_only": rank_metrics(d, 1.0)}
+                     "alpha_p05_p50_p95": np.percentile(al, [5, 50, 95]).tolist(), "alpha_by_evidence": learned(d, al),
+                     "evidence_gate": rank_metrics(d, al, dg), "fixed_0.5": rank_metrics(d, 0.5, dg),
+                     f"fixed_{best_fixed}": rank_metrics(d, best_fixed, dg), "semantic_only": rank_metrics(d, 1.0, dg)}
     print(json.dumps({k: v for k, v in res.items() if k not in ("mu", "sd", "fixed_alpha_sweep_train_recall@5")}, indent=1))
     if a.out:
         export(gate, mu, sd, names, a.out, {"trained_on": "kgqa/train.jsonl", "loss": "pairwise logistic", "model": res["model"]})
