@@ -2,14 +2,9 @@ package onnx
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
-
-	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -36,16 +31,11 @@ type EvidenceGate struct {
 
 // NewEvidenceGate loads the evidence-aware gate model at path.
 func NewEvidenceGate(rt *Runtime, path string) (*EvidenceGate, error) {
-	raw, err := os.ReadFile(path)
+	version, ins, outs, err := modelFile(path, "evidence gate", "evgate")
 	if err != nil {
-		return nil, fmt.Errorf("evidence gate: %w", err)
+		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-	g := &EvidenceGate{version: "evgate-" + hex.EncodeToString(sum[:6])}
-	ins, outs, err := ort.GetInputOutputInfo(path)
-	if err != nil {
-		return nil, fmt.Errorf("evidence gate: read %s: %w", path, err)
-	}
+	g := &EvidenceGate{version: version}
 	nf := int64(len(scoring.EvidenceFeatures))
 	okIn, okOut := false, false
 	for _, in := range ins {
@@ -57,13 +47,12 @@ func NewEvidenceGate(rt *Runtime, path string) (*EvidenceGate, error) {
 	if !okIn || !okOut {
 		return nil, fmt.Errorf("evidence gate: %s needs an input \"features\" [B,%d] and an output \"weights\" [B,2]", path, nf)
 	}
-	meta, err := ort.GetModelMetadata(path)
+	md, err := metadata(path, "evidence gate", "features")
 	if err != nil {
-		return nil, fmt.Errorf("evidence gate: metadata of %s: %w", path, err)
+		return nil, err
 	}
-	defer meta.Destroy()
-	names, ok, err := meta.LookupCustomMetadataMap("features")
-	if err != nil || !ok {
+	names, ok := md["features"]
+	if !ok {
 		return nil, fmt.Errorf("evidence gate: %s has no \"features\" metadata", path)
 	}
 	var got []string

@@ -2,9 +2,6 @@ package onnx_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"math"
 	"os"
 	"strings"
@@ -29,21 +26,8 @@ type evGateFixture struct {
 
 func loadEvGateFixture(t *testing.T) evGateFixture {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/evgate_ort.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fx evGateFixture
-	if err := json.Unmarshal(raw, &fx); err != nil {
-		t.Fatal(err)
-	}
-	model, err := os.ReadFile(evGateModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum := sha256.Sum256(model); hex.EncodeToString(sum[:]) != fx.ModelSHA256 {
-		t.Fatalf("fixture made for another evgate.onnx: rerun bash models/evgate/train.sh")
-	}
+	readFixture(t, "testdata/evgate_ort.json", evGateModel, &fx, func() string { return fx.ModelSHA256 }, "bash models/evgate/train.sh")
 	return fx
 }
 
@@ -60,23 +44,6 @@ func refEvGate(t *testing.T, rows [][]float32) [][2]float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dense := func(x []float64, W, b gnnref.Tensor, relu bool) []float64 {
-		if len(W.Dims) != 2 || W.Dims[0] != len(x) || len(b.Data) != W.Dims[1] {
-			t.Fatalf("layer: weights %v, bias %d, input %d", W.Dims, len(b.Data), len(x))
-		}
-		out := make([]float64, W.Dims[1])
-		for j := range out {
-			s := float64(b.Data[j])
-			for i, xi := range x {
-				s += xi * float64(W.Data[i*W.Dims[1]+j])
-			}
-			if relu && s < 0 {
-				s = 0
-			}
-			out[j] = s
-		}
-		return out
-	}
 	mu, sd := w["mu"].Data, w["sd"].Data
 	res := make([][2]float64, len(rows))
 	for k, r := range rows {
@@ -88,12 +55,9 @@ func refEvGate(t *testing.T, rows [][]float32) [][2]float64 {
 			x[i] = (float64(v) - float64(mu[i])) / float64(sd[i])
 		}
 		if W1, ok := w["w1"]; ok {
-			x = dense(x, W1, w["b1"], true)
+			x = denseLayer(t, x, W1, w["b1"], true)
 		}
-		l := dense(x, w["wout"], w["bout"], false)
-		m := math.Max(l[0], l[1])
-		e0, e1 := math.Exp(l[0]-m), math.Exp(l[1]-m)
-		res[k] = [2]float64{e0 / (e0 + e1), e1 / (e0 + e1)}
+		res[k] = softmax2(denseLayer(t, x, w["wout"], w["bout"], false))
 	}
 	return res
 }

@@ -122,20 +122,10 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 // openEvidenceGate opens the evidence-aware gate; a missing default model is
 // left off with a warning (option gate=evidence then says so per request).
 func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
-	path := m.evGatePath
-	if path == "" {
-		return nil
-	}
-	def := path == EvidenceGateModelFile
-	if def {
-		path = DefaultEvidenceGatePath()
-	}
-	if _, err := os.Stat(path); err != nil {
-		if !def {
-			return fmt.Errorf("evidence gate model: %w (set --evgate, or --evgate '' to turn it off)", err)
-		}
-		log.Warn("evidence gate model not found; option gate=evidence falls back to fixed weights", "path", path)
-		return nil
+	path, err := optionalModel(m.evGatePath, EvidenceGateModelFile, DefaultEvidenceGatePath, "evidence gate model", "evgate",
+		"option gate=evidence falls back to fixed weights", log)
+	if path == "" || err != nil {
+		return err
 	}
 	g, err := NewEvidenceGate(rt, path)
 	if err != nil {
@@ -147,24 +137,36 @@ func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
 	return nil
 }
 
+// optionalModel resolves the path of a model that may be off: "" is off;
+// the committed file def is looked up by find and, missing, left off with a
+// warning that says what then happens (instead); any other path must exist.
+// It returns the path to open, or "" for off.
+func optionalModel(path, def string, find func() string, what, flag, instead string, log *slog.Logger) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	isDef := path == def
+	if isDef {
+		path = find()
+	}
+	if _, err := os.Stat(path); err != nil {
+		if !isDef {
+			return "", fmt.Errorf("%s: %w (set --%s, or --%s '' to turn it off)", what, err, flag, flag)
+		}
+		log.Warn(what+" not found; "+instead, "path", path)
+		return "", nil
+	}
+	return path, nil
+}
+
 // openRelPrior opens the relation prior; a missing default model or one
 // trained on another encoder's vectors is left off with a warning (the
 // option path_prior then says so per request).
 func (m *Models) openRelPrior(rt *Runtime, log *slog.Logger) error {
-	path := m.relPriorPath
-	if path == "" {
-		return nil
-	}
-	def := path == RelPriorModelFile
-	if def {
-		path = DefaultRelPriorPath()
-	}
-	if _, err := os.Stat(path); err != nil {
-		if !def {
-			return fmt.Errorf("relation prior model: %w (set --relprior, or --relprior '' to turn it off)", err)
-		}
-		log.Warn("relation prior model not found; option path_prior falls back to the cosine alone", "path", path)
-		return nil
+	path, err := optionalModel(m.relPriorPath, RelPriorModelFile, DefaultRelPriorPath, "relation prior model", "relprior",
+		"option path_prior falls back to the cosine alone", log)
+	if path == "" || err != nil {
+		return err
 	}
 	p, err := NewRelPrior(rt, path)
 	if err != nil {

@@ -108,15 +108,22 @@ func Gate(t *testing.T, g scoring.Gate, query []float32, docs [][]float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w) != len(docs) {
-		t.Fatalf("%d weight pairs for %d documents", len(w), len(docs))
+	distributions(t, w, len(docs), g.Version())
+}
+
+// distributions checks a gate's answer: one pair per document, each a
+// distribution, and a version.
+func distributions(t *testing.T, w [][2]float64, n int, version string) {
+	t.Helper()
+	if len(w) != n {
+		t.Fatalf("%d weight pairs for %d documents", len(w), n)
 	}
 	for i, p := range w {
 		if p[0] < 0 || p[1] < 0 || math.Abs(p[0]+p[1]-1) > 1e-6 {
 			t.Errorf("document %d: weights %v are not a distribution", i, p)
 		}
 	}
-	if g.Version() == "" {
+	if version == "" {
 		t.Error("Version() is empty")
 	}
 }
@@ -147,17 +154,7 @@ func EvidenceGate(t *testing.T, g scoring.EvidenceGate, docs []scoring.Evidence)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w) != len(docs) {
-		t.Fatalf("%d weight pairs for %d documents", len(w), len(docs))
-	}
-	for i, p := range w {
-		if p[0] < 0 || p[1] < 0 || math.Abs(p[0]+p[1]-1) > 1e-6 {
-			t.Errorf("document %d: weights %v are not a distribution", i, p)
-		}
-	}
-	if g.Version() == "" {
-		t.Error("Version() is empty")
-	}
+	distributions(t, w, len(docs), g.Version())
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := g.EvidenceWeights(ctx, docs); err == nil {
