@@ -2,9 +2,8 @@
 # Retrains the evidence-aware gate from scratch, reproducibly (seeded). Run
 # from the repository root:  bash models/evgate/train.sh
 # Needs Go, python3 (with venv) and the codexm index in the state cache
-# (dmar load corpus --data ../shared/data/codexm builds it once). Uses the
-# python of scripts/setup's venv when it has numpy, onnx and onnxruntime,
-# else installs them into ${DMAR_CACHE:-$HOME/.cache/dmar}/pyenv.
+# (dmar load corpus --data ../shared/data/codexm builds it once); installs
+# numpy, onnx and onnxruntime into ${DMAR_CACHE:-$HOME/.cache/dmar}/pyenv.
 # SEED and WORK may be set. kgqa/dev is exported for the report only: it is
 # never used to fit, stop or select anything; HotpotQA and MuSiQue are not
 # exported at all.
@@ -13,14 +12,7 @@ cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
 work="${WORK:-$cache/evgate-train}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
-py="$cache/venv/bin/python"
-if ! "$py" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; then
-	py="$cache/pyenv/bin/python"
-	if ! "$py" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; then
-		python3 -m venv "$cache/pyenv"
-		"$cache/pyenv/bin/pip" install -q numpy==2.4.6 onnx==1.23.2 onnxruntime==1.32.0
-	fi
-fi
+. models/pyenv.sh # sets py
 mkdir -p "$work"
 go build -o "$work/dmar" ./cmd/dmar
 # 1. Evidence rows: dmar (the question-aware options, the paper's gate) run
