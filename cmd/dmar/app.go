@@ -108,7 +108,7 @@ type models = onnx.Models
 func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	mc := a.cfg.Models
 	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ortConfig(a.cfg.ORT),
-		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior}, log)
+		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate}, log)
 }
 
 func ortConfig(o config.ORT) onnx.Config {
@@ -157,6 +157,7 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 	}
 	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log,
 		RelPrior:              m.RelPrior,
+		EvidenceGate:          m.EvidenceGate,
 		MaxShapleyEvaluations: int64(a.cfg.Server.MaxRequestCost)}
 	if c := a.cfg.Chat; c.BaseURL != "" {
 		cfg.Chat = reformulate.Chat{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: c.Timeout}

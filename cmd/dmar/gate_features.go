@@ -12,6 +12,7 @@ import (
 
 func init() {
 	register("gate features", "export the gate's training data: per question and stage-1 candidate, the encoder vectors, z-scores and gold label (.npy)", runGateFeatures)
+	register("gate evidence", "export the evidence-aware gate's training data: per question, every candidate of both scoring stages of dmar (the question-aware options) with its evidence features and gold label (.npy)", runGateEvidence)
 	register("graph features", "export the relation prior's training data: per question the linked entities, the entities its graph channel reaches and their paths, enc(Q) and the relation texts' vectors", runGraphFeatures)
 }
 
@@ -21,6 +22,14 @@ func init() {
 func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runFeatures(ctx, "gate features", args, stderr, nil, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
 		return eval.GateFeatures(ctx, p, ds.Questions, out, stdout, stderr)
+	})
+}
+
+// runGateEvidence writes eval.GateEvidence of the configured pipeline, run
+// with the question-aware options (dmar eval's dmar), under --out.
+func runGateEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runFeatures(ctx, "gate evidence", args, stderr, nil, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
+		return eval.GateEvidence(ctx, p, ds.Questions, p.Defaults().QuestionAware(), out, stdout, stderr)
 	})
 }
 

@@ -32,7 +32,7 @@ type RetrieveRequest struct {
 	Fusion      *string  `json:"fusion,omitempty"` // relativeScore | rankedFusion
 
 	Reformulator *string  `json:"reformulator,omitempty"` // builtin | chat | none
-	Gate         *string  `json:"gate,omitempty"`         // learned | fixed
+	Gate         *string  `json:"gate,omitempty"`         // learned | fixed | evidence
 	FixedAlpha   *float64 `json:"fixed_alpha,omitempty"`
 	Structure    *string  `json:"structure,omitempty"` // gnn | ged | off
 	Linking      *string  `json:"linking,omitempty"`   // exact | context

@@ -62,6 +62,7 @@ type Models struct {
 	GNN          string `yaml:"gnn"`           // empty: the GED heuristic
 	Gate         string `yaml:"gate"`          // empty: fixed weights
 	RelPrior     string `yaml:"relprior"`      // question -> relation prior; empty: off
+	EvidenceGate string `yaml:"evgate"`        // evidence-aware gate (option gate=evidence); empty: off
 	DocTokens    int    `yaml:"doc_tokens"`
 }
 
@@ -161,7 +162,7 @@ func Default(cache, data string) Config {
 		State:  filepath.Join(cache, "state"),
 		Graph:  "embedded",
 		Index:  "embedded",
-		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", DocTokens: 128},
+		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", DocTokens: 128},
 		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -115,5 +116,95 @@ func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out str
 		}
 	}
 	fmt.Fprintf(stdout, "gate features: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
+	return nil
+}
+
+// EvidenceSource runs DMAR and reports every scored candidate's evidence
+// (pipeline.Pipeline satisfies it).
+type EvidenceSource interface {
+	RetrieveEvidence(ctx context.Context, query string, opts pipeline.Options) (*pipeline.Result, []pipeline.EvidenceRow, error)
+}
+
+// EvidenceStages number the scoring stages in rows.npy.
+var EvidenceStages = map[string]int32{"first": 0, "second": 1}
+
+// GateEvidence runs the full pipeline with opts for every question of a
+// labelled dataset and writes the evidence-aware gate's training data under
+// out: every candidate of both scoring stages whose structural path is on
+// (the gate is asked only then),
+//
+//	feat.npy      [R,F] float32  scoring.Evidence.Vector (features.json names the columns)
+//	offset.npy    [R]   float32  what the pipeline adds to the fused score (graph_boost x graph score)
+//	rows.npy      [R,3] int32    question index, label (1 = gold document), stage (EvidenceStages)
+//	ngold.npy     [Q]   int32    gold documents of the question
+//	features.json              the column names
+//
+// Questions whose run fails are counted, logged on stderr and skipped.
+func GateEvidence(ctx context.Context, p EvidenceSource, qs []Question, opts pipeline.Options, out string, stdout, stderr io.Writer) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	nf := len(scoring.EvidenceFeatures)
+	var feat, offset []float32
+	var rows, ngold []int32
+	skipped := 0
+	meter := progress.New(stderr, "gate evidence", "questions", len(qs))
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		_, ev, err := p.RetrieveEvidence(ctx, q.Question, opts)
+		meter.Add(1)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			skipped++
+			fmt.Fprintf(stderr, "gate evidence: skipped %s: %v\n", q.ID, err)
+			continue
+		}
+		qi := int32(len(ngold))
+		gold := map[string]bool{}
+		for _, g := range q.Gold {
+			gold[g] = true
+		}
+		ngold = append(ngold, int32(len(gold)))
+		for _, e := range ev {
+			label := int32(0)
+			if gold[e.ID] {
+				label = 1
+			}
+			feat = append(feat, e.Evidence.Vector()...)
+			offset = append(offset, float32(e.Offset))
+			rows = append(rows, qi, label, EvidenceStages[e.Stage])
+		}
+	}
+	meter.Done()
+	nq, r := len(ngold), len(offset)
+	if nq == 0 {
+		return fmt.Errorf("gate evidence: no question could be run (%d skipped)", skipped)
+	}
+	for _, f := range []struct {
+		name  string
+		data  any
+		shape []int
+	}{
+		{"feat.npy", feat, []int{r, nf}},
+		{"offset.npy", offset, []int{r}},
+		{"rows.npy", rows, []int{r, 3}},
+		{"ngold.npy", ngold, []int{nq}},
+	} {
+		if err := npy.Write(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
+			return err
+		}
+	}
+	names, err := json.Marshal(scoring.EvidenceFeatures)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "features.json"), append(names, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "gate evidence: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
 	return nil
 }

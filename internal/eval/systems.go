@@ -39,6 +39,10 @@ var GraphSystemNames = []string{"dmar-graph"}
 // their variants with -cX (path_weight), e.g. dmar-path-c0.3.
 var PathSystemNames = []string{"dmar-path", "dmar-graph-path"}
 
+// GateSystemNames are the evidence-aware gate's systems (beyond the paper),
+// run only when named: dmar with gate=evidence (models/evgate).
+var GateSystemNames = []string{"dmar-evidence-gate"}
+
 // pathVariant parses dmar-path, dmar-graph-path and their -cX variants.
 func pathVariant(name string, o pipeline.Options) (pipeline.Options, bool) {
 	for _, k := range PathSystemNames {
@@ -176,6 +180,8 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			o.M, s.Ablates = 1, "single anchor (m=1)"
 		case "dmar-fixed-gate":
 			o.Gate, s.Ablates = "fixed", fmt.Sprintf("fixed fusion weights %.2f/%.2f instead of the gate", o.FixedAlpha, 1-o.FixedAlpha)
+		case "dmar-evidence-gate":
+			o.Gate, s.Ablates = "evidence", "evidence-aware gate (models/evgate: link confidence, path relevance, hubs, z-scores) instead of the paper's gate"
 		case "dmar-ged":
 			o.Structure, s.Ablates = "ged", "graph-edit-distance heuristic instead of the GNN"
 		case "dmar-mc50":
@@ -192,7 +198,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			}
 			kind, vo, ok := graphVariant(n, paper)
 			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, dmar-chat, dmar-structure-always, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -dir, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, and the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestGraphSystems(t *testing.T) {
-	names := []string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate"}
+	names := []string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate", "dmar-evidence-gate"}
 	ss, err := Systems(names, pipeline.Defaults(), 20, 0.5)
 	if err != nil {
 		t.Fatal(err)
@@ -33,6 +33,7 @@ func TestGraphSystems(t *testing.T) {
 		"dmar-no-path-relevance": func(o *pipeline.Options) { o.GraphRelations = "none" },
 		"dmar-no-link-filter":    func(o *pipeline.Options) { o.Linking = "exact" },
 		"dmar-fixed-gate":        func(o *pipeline.Options) { o.Gate = "fixed" },
+		"dmar-evidence-gate":     func(o *pipeline.Options) { o.Gate = "evidence" },
 	} {
 		want := qa
 		mod(&want)

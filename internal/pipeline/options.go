@@ -30,7 +30,7 @@ type Options struct {
 	Fusion      retrieval.Fusion `json:"fusion"` // relativeScore | rankedFusion
 
 	Reformulator string  `json:"reformulator"` // builtin | chat | none
-	Gate         string  `json:"gate"`         // learned | fixed
+	Gate         string  `json:"gate"`         // learned | fixed | evidence (beyond the paper: evidence.go)
 	FixedAlpha   float64 `json:"fixed_alpha"`  // semantic weight of the fixed gate
 	Structure    string  `json:"structure"`    // gnn | ged | off (ablation: semantic only)
 	// Linking is exact (the method's; "" means exact) or context: derived
@@ -234,7 +234,7 @@ func (o Options) Validate() error {
 		unit("stage2_alpha", o.Stage2Alpha),
 		oneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
 		oneOf("reformulator", o.Reformulator, "builtin", "chat", "none"),
-		oneOf("gate", o.Gate, "learned", "fixed"),
+		oneOf("gate", o.Gate, "learned", "fixed", "evidence"),
 		unit("fixed_alpha", o.FixedAlpha),
 		oneOf("structure", o.Structure, "gnn", "ged", "off"),
 		oneOf("linking", o.Linking, "", "exact", "context"),

@@ -52,6 +52,9 @@ type Config struct {
 	Encoder scoring.Encoder
 	GNN     scoring.GraphEncoder // nil: structure "gnn" falls back to "ged"
 	Gate    scoring.Gate         // learned gate; nil: the fixed gate
+	// EvidenceGate is the evidence-aware gate (option gate=evidence); nil:
+	// the fixed gate.
+	EvidenceGate scoring.EvidenceGate
 	// RelPrior is the learned question -> relation prior (option
 	// path_prior); nil: path relevance is the cosine alone.
 	RelPrior pathrel.Prior
@@ -130,6 +133,12 @@ const MaxQueryChars = 2000
 
 // Retrieve runs DMAR for query with opts (start from Defaults()).
 func (p *Pipeline) Retrieve(ctx context.Context, query string, opts Options) (*Result, error) {
+	return p.retrieve(ctx, query, opts, nil)
+}
+
+// retrieve is Retrieve, collecting the scored candidates' evidence in evlog
+// when it is not nil.
+func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evlog *evidenceLog) (*Result, error) {
 	begin := time.Now()
 	query, err := cleanQuery(query)
 	if err != nil {
@@ -142,6 +151,7 @@ func (p *Pipeline) Retrieve(ctx context.Context, query string, opts Options) (*R
 		return nil, err
 	}
 	r := p.newRequest(query, opts)
+	r.evlog = evlog
 
 	// Phase 1: recall n candidates for Q.
 	rec, err := r.recall(ctx)

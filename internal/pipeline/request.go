@@ -11,6 +11,7 @@ type request struct {
 	query string
 	trace *trace
 	graph *graphChannel // the graph channel's candidates, set in phase 1
+	evlog *evidenceLog  // collects the scored candidates' evidence; nil: not collected
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {

@@ -22,6 +22,9 @@ type structure struct {
 	// rel[j]: the best question relevance of a path from G_Q[j]'s root to
 	// each entity of its subgraph (utility path); nil: the paper's utility.
 	rel []map[string]float64
+	// conf is the link confidence of each query entity (linkConfidence),
+	// for the evidence-aware gate.
+	conf map[string]float64
 }
 
 // grounded is Q on the graph: G_Q, the candidates' subgraphs and the
@@ -48,7 +51,7 @@ type scored struct {
 // fetch) and labels the query entities. A graph failure, or a query without
 // an entity that has a subgraph, turns the structural path off.
 func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
-	g := grounded{recalled: rec, st: structure{on: rec.structOn, sim: rec.sim}}
+	g := grounded{recalled: rec, st: structure{on: rec.structOn, sim: rec.sim, conf: linkConfidence(rec.mentions)}}
 	t := time.Now()
 	qids := kg.QIDs(rec.mentions)
 	g.st.subs = map[string]*entry{}
@@ -158,7 +161,11 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 		r.trace.entSpread(stage, ent)
 	}
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
-	weights, err := r.weights(ctx, st.on, qvec, dvecs)
+	var ev []scoring.Evidence
+	if st.on && (r.opts.Gate == "evidence" || r.evlog != nil) {
+		ev = r.evidence(st, hits, sem, ent, zs, ze)
+	}
+	weights, err := r.weights(ctx, st.on, qvec, dvecs, ev)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,6 +182,7 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 		}
 	}
 	r.withGraph(out)
+	r.record(stage, out, ev)
 	return out, games, nil
 }
 
@@ -230,14 +238,20 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 }
 
 // weights are the gate's per-document fusion weights, or [1, 0] when the
-// structural branch is off (the adaptive fallback).
-func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dvecs [][]float32) ([][2]float64, error) {
+// structural branch is off (the adaptive fallback). ev is each document's
+// evidence, for gate=evidence.
+func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dvecs [][]float32, ev []scoring.Evidence) ([][2]float64, error) {
 	if !structOn {
 		out := make([][2]float64, len(dvecs))
 		for i := range out {
 			out[i] = [2]float64{1, 0}
 		}
 		return out, nil
+	}
+	if r.opts.Gate == "evidence" {
+		if w, ok, err := r.evidenceWeights(ctx, ev); ok || err != nil {
+			return w, err
+		}
 	}
 	if r.opts.Gate == "learned" {
 		if g := r.p.cfg.Gate; g != nil {

@@ -12,11 +12,7 @@ cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
 work="${WORK:-$cache/gate-train}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
-py="$cache/pyenv/bin/python"
-if ! "$py" -c 'import numpy, onnx, onnxruntime' 2>/dev/null; then
-	python3 -m venv "$cache/pyenv"
-	"$cache/pyenv/bin/pip" install -q numpy==2.4.6 onnx==1.23.2 onnxruntime==1.32.0
-fi
+. models/pyenv.sh # sets py
 mkdir -p "$work"
 go build -o "$work/dmar" ./cmd/dmar
 # 1. Features: the pipeline's phases 1-2 (default options, the GNN, no gate)

@@ -7,11 +7,7 @@ set -euo pipefail
 cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 work="${WORK:-$cache/relprior-train}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
-py="$cache/pyenv/bin/python"
-if ! "$py" -c 'import numpy, onnx' 2>/dev/null; then
-	python3 -m venv "$cache/pyenv"
-	"$cache/pyenv/bin/pip" install -q numpy==2.4.6 onnx==1.23.2 onnxruntime==1.32.0
-fi
+. models/pyenv.sh # sets py
 mkdir -p "$work"
 go build -o "$work/dmar" ./cmd/dmar
 # 1. The walk's data: linked entities (context linker), reached entities and

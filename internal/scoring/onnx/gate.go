@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -135,26 +134,31 @@ func (g *Gate) run(query []float32, docs [][]float32) ([][2]float64, error) {
 		copy(x[i*w:], query)
 		copy(x[i*w+g.dim:], d)
 	}
-	in, err := ort.NewTensor(ort.NewShape(int64(B), int64(w)), x)
+	return runWeights(g.sess, "gate", x, B, w)
+}
+
+// runWeights runs a gate session on x [B,width] and returns its weights
+// [B,2], each pair renormalised in float64 so that it sums to 1 exactly.
+func runWeights(sess *Session, what string, x []float32, B, width int) ([][2]float64, error) {
+	in, err := ort.NewTensor(ort.NewShape(int64(B), int64(width)), x)
 	if err != nil {
-		return nil, fmt.Errorf("gate: input tensor: %w", err)
+		return nil, fmt.Errorf("%s: input tensor: %w", what, err)
 	}
 	defer in.Destroy()
 	outT, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(B), 2))
 	if err != nil {
-		return nil, fmt.Errorf("gate: output tensor: %w", err)
+		return nil, fmt.Errorf("%s: output tensor: %w", what, err)
 	}
 	defer outT.Destroy()
-	if err := g.sess.Run([]ort.Value{in}, []ort.Value{outT}); err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+	if err := sess.Run([]ort.Value{in}, []ort.Value{outT}); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	flat := outT.GetData()
 	if len(flat) != 2*B {
-		return nil, errors.New("gate: output of unexpected size")
+		return nil, fmt.Errorf("%s: output of unexpected size", what)
 	}
 	res := make([][2]float64, B)
 	for i := range res {
-		// Renormalise in float64 so each pair sums to 1 exactly.
 		a, b := float64(flat[2*i]), float64(flat[2*i+1])
 		res[i] = [2]float64{a / (a + b), b / (a + b)}
 	}

@@ -28,22 +28,58 @@ type gateFixture struct {
 
 func loadGateFixture(t *testing.T) gateFixture {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/gate_ort.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fx gateFixture
-	if err := json.Unmarshal(raw, &fx); err != nil {
-		t.Fatal(err)
-	}
-	model, err := os.ReadFile(gateModel)
+	readFixture(t, "testdata/gate_ort.json", gateModel, &fx, func() string { return fx.ModelSHA256 }, "bash models/gate/train.sh (step 3)")
+	return fx
+}
+
+// readFixture decodes the ONNX Runtime fixture file into v and fails when
+// it was made for another version of model (sha returns the fixture's
+// model_sha256; retrain says how to make it again).
+func readFixture(t *testing.T, file, model string, v any, sha func() string, retrain string) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum := sha256.Sum256(model); hex.EncodeToString(sum[:]) != fx.ModelSHA256 {
-		t.Fatalf("fixture made for another gate.onnx: rerun bash models/gate/train.sh (step 3)")
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatal(err)
 	}
-	return fx
+	m, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum := sha256.Sum256(m); hex.EncodeToString(sum[:]) != sha() {
+		t.Fatalf("%s was made for another %s: rerun %s", file, model, retrain)
+	}
+}
+
+// denseLayer is x W + b in float64 (W [in,out] row-major), optionally
+// through a ReLU: the reference forward passes' one layer.
+func denseLayer(t *testing.T, x []float64, W, b gnnref.Tensor, relu bool) []float64 {
+	t.Helper()
+	if len(W.Dims) != 2 || W.Dims[0] != len(x) || len(b.Data) != W.Dims[1] {
+		t.Fatalf("layer: weights %v, bias %d, input %d", W.Dims, len(b.Data), len(x))
+	}
+	out := make([]float64, W.Dims[1])
+	for j := range out {
+		s := float64(b.Data[j])
+		for i, xi := range x {
+			s += xi * float64(W.Data[i*W.Dims[1]+j])
+		}
+		if relu && s < 0 {
+			s = 0
+		}
+		out[j] = s
+	}
+	return out
+}
+
+// softmax2 is the softmax of two logits.
+func softmax2(l []float64) [2]float64 {
+	m := math.Max(l[0], l[1])
+	e0, e1 := math.Exp(l[0]-m), math.Exp(l[1]-m)
+	return [2]float64{e0 / (e0 + e1), e1 / (e0 + e1)}
 }
 
 // refGate is an independent float64 forward pass of the gate MLP
@@ -60,22 +96,7 @@ func refGate(t *testing.T, query []float32, docs [][]float32) [][2]float64 {
 		t.Fatal(err)
 	}
 	dense := func(x []float64, name string, relu bool) []float64 {
-		W, b := w["w"+name], w["b"+name]
-		if len(W.Dims) != 2 || W.Dims[0] != len(x) || len(b.Data) != W.Dims[1] {
-			t.Fatalf("layer %s: weights %v, bias %d, input %d", name, W.Dims, len(b.Data), len(x))
-		}
-		out := make([]float64, W.Dims[1])
-		for j := range out {
-			s := float64(b.Data[j])
-			for i, xi := range x {
-				s += xi * float64(W.Data[i*W.Dims[1]+j])
-			}
-			if relu && s < 0 {
-				s = 0
-			}
-			out[j] = s
-		}
-		return out
+		return denseLayer(t, x, w["w"+name], w["b"+name], relu)
 	}
 	res := make([][2]float64, len(docs))
 	for k, d := range docs {
@@ -83,10 +104,7 @@ func refGate(t *testing.T, query []float32, docs [][]float32) [][2]float64 {
 		for _, v := range append(append([]float32(nil), query...), d...) {
 			x = append(x, float64(v))
 		}
-		l := dense(dense(dense(x, "1", true), "2", true), "3", false)
-		m := math.Max(l[0], l[1])
-		e0, e1 := math.Exp(l[0]-m), math.Exp(l[1]-m)
-		res[k] = [2]float64{e0 / (e0 + e1), e1 / (e0 + e1)}
+		res[k] = softmax2(dense(dense(dense(x, "1", true), "2", true), "3", false))
 	}
 	return res
 }

@@ -23,6 +23,9 @@ type ModelsConfig struct {
 	// RelPrior is the question -> relation prior (RelPriorModelFile looked
 	// up like them); empty turns it off.
 	RelPrior string
+	// EvidenceGate is the evidence-aware gate (option gate=evidence;
+	// EvidenceGateModelFile looked up like them); empty turns it off.
+	EvidenceGate string
 }
 
 // Models are the runtime's sentence encoder (for queries, and truncated for
@@ -34,7 +37,9 @@ type Models struct {
 	DocEncoder   *Encoder // documents at load time (same session, truncated, passage prefix)
 	GNN          scoring.GraphEncoder
 	Gate         scoring.Gate
-	RelPrior     pathrel.Prior // nil: option path_prior falls back to the cosine alone
+	RelPrior     pathrel.Prior        // nil: option path_prior falls back to the cosine alone
+	EvidenceGate scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
+	evGatePath   string
 	gnnPath      string
 	gatePath     string
 	relPriorPath string
@@ -64,7 +69,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, closers: []func() error{enc.Close}}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()
 		return nil, err
@@ -108,27 +113,60 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 		m.closers = append(m.closers, g.Close)
 		log.Info("gate loaded", "path", path, "version", g.Version())
 	}
+	if err := m.openEvidenceGate(rt, log); err != nil {
+		return err
+	}
 	return m.openRelPrior(rt, log)
+}
+
+// openEvidenceGate opens the evidence-aware gate; a missing default model is
+// left off with a warning (option gate=evidence then says so per request).
+func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
+	path, err := optionalModel(m.evGatePath, EvidenceGateModelFile, DefaultEvidenceGatePath, "evidence gate model", "evgate",
+		"option gate=evidence falls back to fixed weights", log)
+	if path == "" || err != nil {
+		return err
+	}
+	g, err := NewEvidenceGate(rt, path)
+	if err != nil {
+		return err
+	}
+	m.EvidenceGate = g
+	m.closers = append(m.closers, g.Close)
+	log.Info("evidence gate loaded", "path", path, "version", g.Version())
+	return nil
+}
+
+// optionalModel resolves the path of a model that may be off: "" is off;
+// the committed file def is looked up by find and, missing, left off with a
+// warning that says what then happens (instead); any other path must exist.
+// It returns the path to open, or "" for off.
+func optionalModel(path, def string, find func() string, what, flag, instead string, log *slog.Logger) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	isDef := path == def
+	if isDef {
+		path = find()
+	}
+	if _, err := os.Stat(path); err != nil {
+		if !isDef {
+			return "", fmt.Errorf("%s: %w (set --%s, or --%s '' to turn it off)", what, err, flag, flag)
+		}
+		log.Warn(what+" not found; "+instead, "path", path)
+		return "", nil
+	}
+	return path, nil
 }
 
 // openRelPrior opens the relation prior; a missing default model or one
 // trained on another encoder's vectors is left off with a warning (the
 // option path_prior then says so per request).
 func (m *Models) openRelPrior(rt *Runtime, log *slog.Logger) error {
-	path := m.relPriorPath
-	if path == "" {
-		return nil
-	}
-	def := path == RelPriorModelFile
-	if def {
-		path = DefaultRelPriorPath()
-	}
-	if _, err := os.Stat(path); err != nil {
-		if !def {
-			return fmt.Errorf("relation prior model: %w (set --relprior, or --relprior '' to turn it off)", err)
-		}
-		log.Warn("relation prior model not found; option path_prior falls back to the cosine alone", "path", path)
-		return nil
+	path, err := optionalModel(m.relPriorPath, RelPriorModelFile, DefaultRelPriorPath, "relation prior model", "relprior",
+		"option path_prior falls back to the cosine alone", log)
+	if path == "" || err != nil {
+		return err
 	}
 	p, err := NewRelPrior(rt, path)
 	if err != nil {
@@ -157,6 +195,9 @@ func (m *Models) InUse() []string {
 		out = append(out, "gate "+m.Gate.Version()+" ("+m.gatePath+")")
 	} else {
 		out = append(out, fmt.Sprintf("no gate (%q not loaded): fixed weights 0.5/0.5 (fallback gate_unavailable)", m.gatePath))
+	}
+	if m.EvidenceGate != nil {
+		out = append(out, "evidence gate "+m.EvidenceGate.Version()+" ("+m.evGatePath+", option gate=evidence)")
 	}
 	return out
 }

@@ -2,11 +2,8 @@ package onnx
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -39,16 +36,11 @@ type RelPrior struct {
 
 // NewRelPrior loads the prior model at path.
 func NewRelPrior(rt *Runtime, path string) (*RelPrior, error) {
-	raw, err := os.ReadFile(path)
+	version, ins, outs, err := modelFile(path, "relation prior", "relprior")
 	if err != nil {
-		return nil, fmt.Errorf("relation prior: %w", err)
+		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-	p := &RelPrior{version: "relprior-" + hex.EncodeToString(sum[:6])}
-	ins, outs, err := ort.GetInputOutputInfo(path)
-	if err != nil {
-		return nil, fmt.Errorf("relation prior: read %s: %w", path, err)
-	}
+	p := &RelPrior{version: version}
 	for _, in := range ins {
 		if in.Name == "q" && len(in.Dimensions) == 2 && in.Dimensions[1] > 0 {
 			p.dim = int(in.Dimensions[1])
@@ -57,18 +49,15 @@ func NewRelPrior(rt *Runtime, path string) (*RelPrior, error) {
 	if p.dim == 0 {
 		return nil, fmt.Errorf("relation prior: %s has no input \"q\" of shape [B,d]", path)
 	}
-	meta, err := ort.GetModelMetadata(path)
+	md, err := metadata(path, "relation prior", "classes", "encoder")
 	if err != nil {
-		return nil, fmt.Errorf("relation prior: metadata of %s: %w", path, err)
+		return nil, err
 	}
-	defer meta.Destroy()
-	raw2, ok, err := meta.LookupCustomMetadataMap("classes")
-	if err != nil || !ok {
+	raw2, ok := md["classes"]
+	if !ok {
 		return nil, fmt.Errorf("relation prior: %s has no \"classes\" metadata", path)
 	}
-	if enc, ok, err := meta.LookupCustomMetadataMap("encoder"); err == nil && ok {
-		p.encoder = enc
-	}
+	p.encoder = md["encoder"]
 	var names []string
 	if err := json.Unmarshal([]byte(raw2), &names); err != nil {
 		return nil, fmt.Errorf("relation prior: classes of %s: %w", path, err)

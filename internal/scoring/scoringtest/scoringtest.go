@@ -108,15 +108,22 @@ func Gate(t *testing.T, g scoring.Gate, query []float32, docs [][]float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(w) != len(docs) {
-		t.Fatalf("%d weight pairs for %d documents", len(w), len(docs))
+	distributions(t, w, len(docs), g.Version())
+}
+
+// distributions checks a gate's answer: one pair per document, each a
+// distribution, and a version.
+func distributions(t *testing.T, w [][2]float64, n int, version string) {
+	t.Helper()
+	if len(w) != n {
+		t.Fatalf("%d weight pairs for %d documents", len(w), n)
 	}
 	for i, p := range w {
 		if p[0] < 0 || p[1] < 0 || math.Abs(p[0]+p[1]-1) > 1e-6 {
 			t.Errorf("document %d: weights %v are not a distribution", i, p)
 		}
 	}
-	if g.Version() == "" {
+	if version == "" {
 		t.Error("Version() is empty")
 	}
 }
@@ -137,4 +144,20 @@ func maxDiff(a, b []float32) float64 {
 		m = math.Max(m, math.Abs(float64(a[i]-b[i])))
 	}
 	return m
+}
+
+// EvidenceGate checks an evidence-aware gate: one weight pair per document,
+// each a distribution, a version, and a cancelled context honoured.
+func EvidenceGate(t *testing.T, g scoring.EvidenceGate, docs []scoring.Evidence) {
+	t.Helper()
+	w, err := g.EvidenceWeights(context.Background(), docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	distributions(t, w, len(docs), g.Version())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := g.EvidenceWeights(ctx, docs); err == nil {
+		t.Error("a cancelled context gave weights")
+	}
 }
