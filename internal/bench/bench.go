@@ -130,7 +130,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\n", s.name, pct(s.total, 50), pct(s.total, 95), st)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\nquestion-aware: %s\n", QuestionAwareParts)
+	fmt.Fprintf(stdout, "\nquestion-aware: %s\n", QuestionAwareParts(opts))
 	fmt.Fprintf(stdout, "\nDMAR exact p50 / hybrid p50 = %.2fx (target <= 3x)\n", pct(exact.total, 50)/pct(hybrid.total, 50))
 	fmt.Fprintf(stdout, "DMAR question-aware p50 / hybrid p50 = %.2fx (target <= 2.5x)\n", pct(aware.total, 50)/pct(hybrid.total, 50))
 	if e := pct(exact.structural, 50); e > 0 {
@@ -142,8 +142,12 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// QuestionAwareParts names what QuestionAware turns on, for the report.
-const QuestionAwareParts = "context linking, graph recall 1 hop, graph_roots 1, graph_boost 100, reform_rank question"
+// QuestionAwareParts names what QuestionAware(o) runs with, for the report.
+func QuestionAwareParts(o pipeline.Options) string {
+	q := QuestionAware(o)
+	return fmt.Sprintf("%s linking, %s stage 1, graph recall %d hop(s), graph_roots %d, graph_boost %g, structure_needs_channel %t, reform_rank %s",
+		q.Linking, q.Stage1, q.GraphRecall, q.GraphRoots, q.GraphBoost, q.StructureNeedsChannel, q.ReformRank)
+}
 
 // QuestionAware is o with every part of the question-aware method on: dmar
 // eval's dmar system (pipeline.Options.QuestionAware) and the question-aware
