@@ -9,7 +9,7 @@ import (
 )
 
 func TestGraphSystems(t *testing.T) {
-	names := []string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate", "dmar-evidence-gate"}
+	names := []string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate", "dmar-evidence-gate", "dmar-structure-always", "kg-walk-r1-h2-hyb"}
 	ss, err := Systems(names, pipeline.Defaults(), 20, 0.5)
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +34,7 @@ func TestGraphSystems(t *testing.T) {
 		"dmar-no-link-filter":    func(o *pipeline.Options) { o.Linking = "exact" },
 		"dmar-fixed-gate":        func(o *pipeline.Options) { o.Gate = "fixed" },
 		"dmar-evidence-gate":     func(o *pipeline.Options) { o.Gate = "evidence" },
+		"dmar-structure-always":  func(o *pipeline.Options) { o.StructureNeedsChannel = false },
 	} {
 		want := qa
 		mod(&want)
@@ -50,6 +51,12 @@ func TestGraphSystems(t *testing.T) {
 	o := by["dmar-graph-h2-b3-dir-k20-w0.5"].Options
 	if o.GraphRecall != 2 || o.GraphBoost != 3 || o.GraphRelations != "directed" || o.GraphRecallK != 20 || o.GraphWeight != 0.5 {
 		t.Errorf("variant options %+v", o)
+	}
+	if o := by["kg-walk-r1-h2-hyb"].Options; o.Stage1 != "hybrid" || o.GraphRoots != 1 || o.GraphRecall != 2 {
+		t.Errorf("-hyb variant options %+v", o)
+	}
+	if !qa.StructureNeedsChannel || qa.Stage1 != "hybrid" || qa.GraphRecall != 2 {
+		t.Errorf("dmar's question-aware options %+v: want structure_needs_channel, hybrid stage 1, two hops", qa)
 	}
 	for _, bad := range []string{"dmar-graph-x", "kg-walk-h", "dmar-graph-h3"} {
 		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
