@@ -92,7 +92,8 @@ func TestEvalWritesReport(t *testing.T) {
 		Models []string `json:"models"`
 	}
 	b, _ = os.ReadFile(filepath.Join(out, "results.json"))
-	if err := json.Unmarshal(b, &res); err != nil || len(res.Models) != 3 || !strings.Contains(res.Models[1], "no GNN") {
+	// encoder, GNN, gate, evidence gate (gate=evidence only)
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Models) != 4 || !strings.Contains(res.Models[1], "no GNN") || !strings.Contains(res.Models[3], "evidence gate") {
 		t.Errorf("models in use: %v (%v)", res.Models, err)
 	}
 }
