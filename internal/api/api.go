@@ -51,6 +51,8 @@ type RetrieveRequest struct {
 	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed | none
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
 	PathPrior      *float64 `json:"path_prior,omitempty"`
+	// GraphPopularity weighs ln(1 + degree) of a reached entity in its graph score.
+	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
 	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
 
@@ -105,6 +107,7 @@ type Options struct {
 	GraphRelations        string  `json:"graph_relations"`
 	GraphRoots            int     `json:"graph_roots,omitempty"`
 	PathPrior             float64 `json:"path_prior,omitempty"`
+	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 
 	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley
@@ -193,6 +196,8 @@ type GraphPath struct {
 	Steps     []GraphStep `json:"steps"`
 	Relevance float64     `json:"relevance"`
 	Score     float64     `json:"score"`
+	// Popularity is the part of Score from the entity's degree (graph_popularity).
+	Popularity float64 `json:"popularity,omitempty"`
 }
 
 // GraphStep is one edge of a GraphPath, walked From -> To.

@@ -47,7 +47,8 @@ func (g *countingGraph) Entities(ctx context.Context, qids []string) (map[string
 // dmar's question-aware path takes one graph call per stage: linking, the
 // channel's neighbourhoods (a hub query entity's star included), G_Q with
 // the candidates' subgraphs, the entities' labels, and the rerank's
-// subgraphs; and the channel's
+// subgraphs, plus one Entities call for the degrees of the entities the
+// channel reached (graph_popularity); and the channel's
 // neighbourhoods are those of two Subgraphs calls (kg.Neighbourhoods'
 // composition for a graph without the one-call port).
 func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
@@ -69,7 +70,7 @@ func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
 	}
 	// Subgraphs: phase 2 (G_Q and the stage-1 candidates) and the rerank
 	// (the stage-2 candidates not yet cached).
-	want := map[string]int{"LinkCandidates": 1, "Neighbourhoods": 1, "Subgraphs": 2, "Entities": 1}
+	want := map[string]int{"LinkCandidates": 1, "Neighbourhoods": 1, "Subgraphs": 2, "Entities": 2}
 	for m, n := range want {
 		if g.calls[m] != n {
 			t.Errorf("%s called %d times, want %d (all calls: %v)", m, g.calls[m], n, g.calls)
