@@ -27,3 +27,14 @@ func popVariant(name string, questionAware pipeline.Options) (kind string, o pip
 	}
 	return "", o, "", false
 }
+
+// stage2VectorVariant is dmar-s2q: dmar searching stage 2 with enc(Q)
+// beside Q' (stage2_vector question).
+func stage2VectorVariant(name string, questionAware pipeline.Options) (pipeline.Options, string, bool) {
+	if name != "dmar-s2q" {
+		return questionAware, "", false
+	}
+	o := questionAware
+	o.Stage2Vector = "question"
+	return o, "dmar whose stage 2 searches with enc(Q) beside Q' (no second encoder call)", true
+}

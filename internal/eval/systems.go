@@ -191,6 +191,10 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 				o, s.Ablates = ro, what
 				break
 			}
+			if so, what, ok := stage2VectorVariant(n, base); ok {
+				o, s.Ablates = so, what
+				break
+			}
 			if kind, po, what, ok := popVariant(n, base); ok {
 				s.Kind, o, s.Ablates = kind, po, what
 				break
