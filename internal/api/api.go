@@ -29,7 +29,9 @@ type RetrieveRequest struct {
 	Stage1Alpha *float64 `json:"stage1_alpha,omitempty"`
 	Stage2      *string  `json:"stage2,omitempty"` // hybrid | vector
 	Stage2Alpha *float64 `json:"stage2_alpha,omitempty"`
-	Fusion      *string  `json:"fusion,omitempty"` // relativeScore | rankedFusion
+	// Stage2Vector: reformulated (enc(Q'), the method's) | question (enc(Q)).
+	Stage2Vector *string `json:"stage2_vector,omitempty"`
+	Fusion       *string `json:"fusion,omitempty"` // relativeScore | rankedFusion
 
 	Reformulator *string  `json:"reformulator,omitempty"` // builtin | chat | none
 	Gate         *string  `json:"gate,omitempty"`         // learned | fixed | evidence
@@ -81,11 +83,12 @@ type Options struct {
 	Samples int     `json:"samples"`
 	Seed    uint64  `json:"seed"`
 
-	Stage1      string  `json:"stage1"`
-	Stage1Alpha float64 `json:"stage1_alpha"`
-	Stage2      string  `json:"stage2"`
-	Stage2Alpha float64 `json:"stage2_alpha"`
-	Fusion      string  `json:"fusion"`
+	Stage1       string  `json:"stage1"`
+	Stage1Alpha  float64 `json:"stage1_alpha"`
+	Stage2       string  `json:"stage2"`
+	Stage2Alpha  float64 `json:"stage2_alpha"`
+	Stage2Vector string  `json:"stage2_vector,omitempty"` // absent: reformulated
+	Fusion       string  `json:"fusion"`
 
 	Reformulator string  `json:"reformulator"`
 	Gate         string  `json:"gate"`

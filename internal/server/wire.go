@@ -48,7 +48,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		N: o.N, M: o.M, P: o.P, K: o.K,
 		Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree,
 		Lambda: o.Lambda, Shapley: o.Shapley, Samples: o.Samples, Seed: o.Seed,
-		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Fusion: string(o.Fusion),
+		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Stage2Vector: o.Stage2Vector, Fusion: string(o.Fusion),
 		Reformulator: o.Reformulator, Gate: o.Gate, FixedAlpha: o.FixedAlpha, Structure: o.Structure, Linking: o.Linking,
 		SnippetChars: o.SnippetChars, MaxAnchorSubgraphs: o.MaxAnchorSubgraphs,
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
