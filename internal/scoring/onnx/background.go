@@ -55,10 +55,11 @@ type bgResult struct {
 	err  error
 }
 
-// backgroundNice is the workers' nice value: the lowest priority, so that
-// the kernel gives a busy search thread about 98% of a shared core (CFS
-// weights 1024 against 15). It only orders the process's own threads
-// against each other where the kernel groups processes (autogroup).
+// backgroundNice is the workers' nice value, the lowest, in case the
+// SCHED_IDLE policy (weight 3 against a normal thread's 1024) is ever
+// dropped. Either only orders the process's own threads against each other
+// where the kernel groups processes (autogroup): other processes are not
+// slowed, and writes still get the process's share when no search runs.
 const backgroundNice = 19
 
 // Background returns a background encoder over e with workers model calls

@@ -50,7 +50,8 @@ func TestBackgroundMatchesEncoder(t *testing.T) {
 	}
 }
 
-// niceThreads counts the process's threads with nice value n.
+// niceThreads counts the process's threads with nice value n and
+// scheduling policy SCHED_IDLE (5).
 func niceThreads(t *testing.T, n string) int {
 	t.Helper()
 	stats, err := filepath.Glob("/proc/self/task/*/stat")
@@ -64,17 +65,17 @@ func niceThreads(t *testing.T, n string) int {
 			continue // the thread ended meanwhile
 		}
 		// Fields after the command's closing parenthesis: state is the
-		// 3rd field of stat, nice the 19th.
+		// 3rd field of stat, nice the 19th, policy the 41st.
 		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 16 && f[16] == n {
+		if len(f) > 38 && f[16] == n && f[38] == "5" {
 			c++
 		}
 	}
 	return c
 }
 
-// On Linux each worker runs on a thread of its own at nice 19, and no other
-// thread does: Close ends those threads instead of handing them back to
+// On Linux each worker runs on a thread of its own at nice 19 and
+// SCHED_IDLE, and no other thread does: Close ends those threads instead of handing them back to
 // the Go runtime.
 func TestBackgroundLowersOnlyItsThreads(t *testing.T) {
 	if runtime.GOOS != "linux" {
@@ -93,7 +94,7 @@ func TestBackgroundLowersOnlyItsThreads(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := niceThreads(t, "19") - before; got != 2 {
-		t.Errorf("%d threads at nice 19 beside those before, want the 2 workers'", got)
+		t.Errorf("%d threads at nice 19, SCHED_IDLE beside those before, want the 2 workers'", got)
 	}
 	if err := b.Close(); err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestBackgroundLowersOnlyItsThreads(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if got := niceThreads(t, "19") - before; got != 0 {
-		t.Errorf("%d threads still at nice 19 after Close, want none", got)
+		t.Errorf("%d threads still at nice 19, SCHED_IDLE after Close, want none", got)
 	}
 	if _, err := b.Encode(context.Background(), []string{"a"}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("Encode after Close: %v, want an error saying it is closed", err)

@@ -2,11 +2,29 @@
 
 package onnx
 
-import "syscall"
+import (
+	"fmt"
+	"syscall"
+	"unsafe"
+)
 
-// lowerThreadPriority sets the calling OS thread's nice value: on Linux
-// PRIO_PROCESS with a thread id applies to that thread alone. The caller
-// must hold the thread (runtime.LockOSThread).
+// schedIdle is Linux's SCHED_IDLE policy: the thread runs only when no
+// normal thread of its group wants the CPU, and a normal thread that wakes
+// up preempts it at once. Unlike a nice value, it needs no privilege.
+const schedIdle = 5
+
+// lowerThreadPriority gives the calling OS thread nice value nice (on
+// Linux PRIO_PROCESS with a thread id applies to that thread alone), then
+// the SCHED_IDLE policy. The caller must hold the thread
+// (runtime.LockOSThread): neither can be undone without privilege.
 func lowerThreadPriority(nice int) error {
-	return syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), nice)
+	tid := syscall.Gettid()
+	if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil {
+		return fmt.Errorf("setpriority nice %d: %w", nice, err)
+	}
+	var param struct{ priority int32 } // struct sched_param; 0 for SCHED_IDLE
+	if _, _, e := syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), schedIdle, uintptr(unsafe.Pointer(&param))); e != 0 {
+		return fmt.Errorf("sched_setscheduler SCHED_IDLE: %w", e)
+	}
+	return nil
 }
