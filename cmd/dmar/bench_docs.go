@@ -52,9 +52,10 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	for _, d := range x.All() {
 		queries = append(queries, d.Title)
 	}
-	// The store's write encoder as dmar serve has it (write_priority low),
-	// measured beside the encoder itself.
-	bg, err := m.DocEncoder.Background(0)
+	// The store's write encoder as dmar serve has it (write_priority low,
+	// or idle), measured beside the encoder itself at normal priority.
+	idle := a.cfg.ORT.WritePriority == "idle"
+	bg, err := m.DocEncoder.Background(0, idle)
 	if err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer os.RemoveAll(dir)
 	b := docbench.Bench{Graph: g, KGKey: key, Encoder: m.DocEncoder, Docs: docs, Batch: *batch, Search: x, Queries: queries[:min(100, len(queries))],
-		SearchTime: *searchTime, WriteEncoder: bg, CPUProfile: *cpuProfile, Changed: *changed, Dir: dir, SeedFrom: a.cfg.State}
+		SearchTime: *searchTime, WriteEncoder: bg, WriteLabel: map[bool]string{false: "nice 19", true: "nice 19, SCHED_IDLE"}[idle], CPUProfile: *cpuProfile, Changed: *changed, Dir: dir, SeedFrom: a.cfg.State}
 	if *restart != "" {
 		r := state.Inputs{Bundle: *restart, Corpus: *restart + "/corpus.jsonl"}
 		b.Restart = &r

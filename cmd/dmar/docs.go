@@ -69,9 +69,9 @@ func (a *appFlags) openDocuments(ctx context.Context, m *models, log *slog.Logge
 		return nil, err
 	}
 	cfg.Cache = cache
-	if a.cfg.ORT.WritePriority == "low" {
+	if a.cfg.ORT.WritePriority != "normal" {
 		// Writes embed on threads searches preempt (docs/documents.md).
-		bg, err := m.DocEncoder.Background(0)
+		bg, err := m.DocEncoder.Background(0, a.cfg.ORT.WritePriority == "idle")
 		if err != nil {
 			cache.Close()
 			return nil, err

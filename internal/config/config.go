@@ -74,7 +74,8 @@ type ORT struct {
 	CUDADevice int    `yaml:"cuda_device"` // with device cuda
 	CUDATF32   bool   `yaml:"cuda_tf32"`   // allow TF32 matrix products on the GPU
 	// WritePriority is that of live documents' embedding at write time:
-	// "low" (worker threads at nice 19, so searches run first) or "normal".
+	// "low" (worker threads at nice 19, so searches run first), "idle"
+	// (nice 19 and SCHED_IDLE) or "normal".
 	WritePriority string `yaml:"write_priority"`
 }
 
@@ -375,8 +376,8 @@ func (c *Config) Validate() Problems {
 	if c.ORT.Threads < 0 {
 		ps.add("ort.threads", "must be 0 (ONNX Runtime's choice) or more, got %d", c.ORT.Threads)
 	}
-	if c.ORT.WritePriority != "low" && c.ORT.WritePriority != "normal" {
-		ps.add("ort.write_priority", "must be low or normal, got %q", c.ORT.WritePriority)
+	if c.ORT.WritePriority != "low" && c.ORT.WritePriority != "idle" && c.ORT.WritePriority != "normal" {
+		ps.add("ort.write_priority", "must be low, idle or normal, got %q", c.ORT.WritePriority)
 	}
 	if c.ORT.CUDADevice < 0 {
 		ps.add("ort.cuda_device", "must be 0 or more, got %d", c.ORT.CUDADevice)

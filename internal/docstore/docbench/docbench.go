@@ -54,6 +54,7 @@ type Bench struct {
 	// production (onnx.Background: threads of low priority); the store's
 	// writes are then measured with it and, side by side, with Encoder.
 	WriteEncoder scoring.Encoder
+	WriteLabel   string // how WriteEncoder runs, for the table (e.g. "nice 19")
 	// CPUProfile, when set, is a path prefix: the CPU profile of each slice
 	// of the search measure goes to PREFIX-phaseK-roundR.pprof (phase 0
 	// alone, then the writers in the order printed).
@@ -74,7 +75,7 @@ func (b Bench) Run(ctx context.Context, w, progress io.Writer) error {
 	n := float64(len(b.Docs))
 	rate := func(d time.Duration) float64 { return 2 * n / d.Seconds() }
 	fmt.Fprintf(tw, "docs/s, %d documents twice, ABBA order (load corpus path | PUT batches of %d, fsynced%s)\t%.2f\t%.2f\t%.2fx\n",
-		len(b.Docs), b.Batch, map[bool]string{true: ", low-priority write encoder", false: ""}[b.WriteEncoder != nil], rate(t.load), rate(t.put), t.load.Seconds()/t.put.Seconds())
+		len(b.Docs), b.Batch, b.writeLabel(", "), rate(t.load), rate(t.put), t.load.Seconds()/t.put.Seconds())
 	if b.WriteEncoder != nil {
 		fmt.Fprintf(tw, "docs/s, the same (load corpus path | PUT batches of %d, fsynced, the encoder at normal priority: the change off)\t%.2f\t%.2f\t%.2fx\n",
 			b.Batch, rate(t.load), rate(t.putNormal), t.load.Seconds()/t.putNormal.Seconds())
@@ -152,6 +153,17 @@ func (b Bench) throughput(ctx context.Context) (throughputResult, error) {
 		}
 	}
 	return r, nil
+}
+
+// writeLabel names the write encoder after prefix, "" without one.
+func (b Bench) writeLabel(prefix string) string {
+	if b.WriteEncoder == nil {
+		return ""
+	}
+	if b.WriteLabel != "" {
+		return prefix + "low-priority write encoder (" + b.WriteLabel + ")"
+	}
+	return prefix + "low-priority write encoder"
 }
 
 // writeEncoder is what the store embeds with: WriteEncoder when set.
@@ -267,7 +279,7 @@ func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 	}
 	phases = append(phases, normal)
 	if b.WriteEncoder != nil {
-		low, err := storeWriter("a writer upserting through the store, embedding on the low-priority write encoder", b.WriteEncoder)
+		low, err := storeWriter("a writer upserting through the store, embedding on the "+b.writeLabel(""), b.WriteEncoder)
 		if err != nil {
 			return nil, err
 		}

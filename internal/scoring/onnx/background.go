@@ -55,17 +55,21 @@ type bgResult struct {
 	err  error
 }
 
-// backgroundNice is the workers' nice value, the lowest, in case the
-// SCHED_IDLE policy (weight 3 against a normal thread's 1024) is ever
-// dropped. Either only orders the process's own threads against each other
-// where the kernel groups processes (autogroup): other processes are not
-// slowed, and writes still get the process's share when no search runs.
+// backgroundNice is the workers' nice value, the lowest: the kernel gives a
+// normal thread about 98% of a core both want (CFS weights 1024 against
+// 15; SCHED_IDLE's is 3). Where the kernel groups processes (autogroup) it
+// only orders the process's own threads against each other, so writes
+// still get the process's share of the machine when no search runs.
+// SCHED_IDLE goes further: a CPU running only such threads counts as idle
+// when the kernel places any waking thread, the machine's included.
 const backgroundNice = 19
 
 // Background returns a background encoder over e with workers model calls
-// at once (0: Config.Threads(), one per core by default). On CUDA it runs on
-// e's session: the GPU does the work and the calling threads mostly wait.
-func (e *Encoder) Background(workers int) (*Background, error) {
+// at once (0: Config.Threads(), one per core by default), its threads at
+// nice 19 and, when idle, SCHED_IDLE. On CUDA it runs on e's session at
+// normal priority: the GPU does the work and the calling threads mostly
+// wait.
+func (e *Encoder) Background(workers int, idle bool) (*Background, error) {
 	if e.rt == nil || e.model == "" {
 		return nil, errors.New("background encoder: the encoder has no model file")
 	}
@@ -86,7 +90,7 @@ func (e *Encoder) Background(workers int) (*Background, error) {
 	started := make(chan struct{}, workers)
 	for range workers {
 		b.wg.Add(1)
-		go b.work(lower, started)
+		go b.work(lower, idle, started)
 	}
 	for range workers {
 		<-started
@@ -98,11 +102,11 @@ func (e *Encoder) Background(workers int) (*Background, error) {
 // thread: the goroutine ends locked, so the Go runtime ends the thread
 // rather than reuse it with a lowered priority (which an unprivileged
 // process cannot raise again).
-func (b *Background) work(lower bool, started chan<- struct{}) {
+func (b *Background) work(lower, idle bool, started chan<- struct{}) {
 	defer b.wg.Done()
 	runtime.LockOSThread()
 	if lower {
-		if err := lowerThreadPriority(backgroundNice); err != nil {
+		if err := lowerThreadPriority(backgroundNice, idle); err != nil {
 			b.lowErr.Store(&err)
 		} else {
 			b.lowered.Add(1)

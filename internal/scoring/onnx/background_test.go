@@ -19,7 +19,7 @@ import (
 // that stored vectors and cache keys cannot tell them apart.
 func TestBackgroundMatchesEncoder(t *testing.T) {
 	e := testEncoder(t, onnx.WithBatchSize(8)).Truncated(128).Passage()
-	b, err := e.Background(3)
+	b, err := e.Background(3, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,9 +50,9 @@ func TestBackgroundMatchesEncoder(t *testing.T) {
 	}
 }
 
-// niceThreads counts the process's threads with nice value n and
-// scheduling policy SCHED_IDLE (5).
-func niceThreads(t *testing.T, n string) int {
+// lowThreads counts the process's threads with nice value 19 and
+// scheduling policy policy ("0" SCHED_OTHER, "5" SCHED_IDLE).
+func lowThreads(t *testing.T, policy string) int {
 	t.Helper()
 	stats, err := filepath.Glob("/proc/self/task/*/stat")
 	if err != nil || len(stats) == 0 {
@@ -67,53 +67,58 @@ func niceThreads(t *testing.T, n string) int {
 		// Fields after the command's closing parenthesis: state is the
 		// 3rd field of stat, nice the 19th, policy the 41st.
 		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 38 && f[16] == n && f[38] == "5" {
+		if len(f) > 38 && f[16] == "19" && f[38] == policy {
 			c++
 		}
 	}
 	return c
 }
 
-// On Linux each worker runs on a thread of its own at nice 19 and
-// SCHED_IDLE, and no other thread does: Close ends those threads instead of handing them back to
-// the Go runtime.
+// On Linux each worker runs on a thread of its own at nice 19 (and
+// SCHED_IDLE when asked), and no other thread does: Close ends those
+// threads instead of handing them back to the Go runtime.
 func TestBackgroundLowersOnlyItsThreads(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("per-thread priority is only set on Linux")
 	}
 	e := testEncoder(t)
-	before := niceThreads(t, "19")
-	b, err := e.Background(2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n, err := b.Lowered(); n != 2 || err != nil {
-		t.Fatalf("Lowered() = %d, %v; want 2 workers, no error", n, err)
-	}
-	if _, err := b.Encode(context.Background(), []string{"a", "b", "c"}); err != nil {
-		t.Fatal(err)
-	}
-	if got := niceThreads(t, "19") - before; got != 2 {
-		t.Errorf("%d threads at nice 19, SCHED_IDLE beside those before, want the 2 workers'", got)
-	}
-	if err := b.Close(); err != nil {
-		t.Fatal(err)
-	}
-	// The runtime ends a locked thread when its goroutine has returned.
-	deadline := time.Now().Add(5 * time.Second)
-	for niceThreads(t, "19") != before && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := niceThreads(t, "19") - before; got != 0 {
-		t.Errorf("%d threads still at nice 19, SCHED_IDLE after Close, want none", got)
-	}
-	if _, err := b.Encode(context.Background(), []string{"a"}); err == nil || !strings.Contains(err.Error(), "closed") {
-		t.Errorf("Encode after Close: %v, want an error saying it is closed", err)
+	for _, tc := range []struct {
+		idle   bool
+		policy string
+	}{{false, "0"}, {true, "5"}} {
+		before := lowThreads(t, tc.policy)
+		b, err := e.Background(2, tc.idle)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := b.Lowered(); n != 2 || err != nil {
+			t.Fatalf("idle %v: Lowered() = %d, %v; want 2 workers, no error", tc.idle, n, err)
+		}
+		if _, err := b.Encode(context.Background(), []string{"a", "b", "c"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := lowThreads(t, tc.policy) - before; got != 2 {
+			t.Errorf("idle %v: %d threads at nice 19, policy %s beside those before, want the 2 workers'", tc.idle, got, tc.policy)
+		}
+		if err := b.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// The runtime ends a locked thread when its goroutine has returned.
+		deadline := time.Now().Add(5 * time.Second)
+		for lowThreads(t, tc.policy) != before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := lowThreads(t, tc.policy) - before; got != 0 {
+			t.Errorf("idle %v: %d threads still lowered after Close, want none", tc.idle, got)
+		}
+		if _, err := b.Encode(context.Background(), []string{"a"}); err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("Encode after Close: %v, want an error saying it is closed", err)
+		}
 	}
 }
 
 func TestBackgroundEmptyAndCancelled(t *testing.T) {
-	b, err := testEncoder(t).Background(2)
+	b, err := testEncoder(t).Background(2, true)
 	if err != nil {
 		t.Fatal(err)
 	}
