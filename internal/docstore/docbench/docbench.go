@@ -230,7 +230,7 @@ type phase struct {
 // sliceTime is how long each phase is measured at a time: the phases take
 // turns, in a mirrored order, so that the load of a shared machine, which
 // changes over seconds, falls on all of them alike.
-const sliceTime = 2 * time.Second
+const sliceTime = time.Second
 
 // searchUnderWrites gives hybrid search's p50 (ms) alone and while each
 // writer upserts changed copies of the index's documents: through a store
