@@ -207,7 +207,8 @@ func NameTokens(e Entity) []string {
 }
 
 // EntityDerivedForms are the distinct DerivedForms of an entity's label and
-// aliases, label first; NewContextDictionary keeps those no entity has as an
+// aliases, label first, with each name of an "X or Y" label and a personal
+// name's surname; NewContextDictionary keeps those no entity has as an
 // exact form.
 func EntityDerivedForms(e Entity) []string {
 	var out []string
@@ -221,6 +222,18 @@ func EntityDerivedForms(e Entity) []string {
 	for _, n := range append([]string{e.Label}, e.Aliases...) {
 		for _, f := range DerivedForms(n) {
 			add(f)
+		}
+		// A personal name's surname alone ("Obama's wife", "what did
+		// Kandinsky paint"): the weakest form, kept only when the question
+		// links nothing more confident (ResolveConfident), the context
+		// choosing among the entities that share it.
+		if toks := Tokenize(n); len(toks) >= 2 {
+			if ws, ok := personName(n, toks); ok {
+				if last := ws[len(ws)-1]; len([]rune(last)) >= 4 && !stopwords[last] {
+					add(last)
+					add(Fold(last))
+				}
+			}
 		}
 		// "Kiev or Kyiv", "Johann von Vásáry or János Vaszary": labels
 		// taken from a Wikipedia extract's first words name the entity

@@ -60,7 +60,8 @@ func TestResolveConfident(t *testing.T) {
 	}
 }
 
-// A label that names the entity twice ("X or Y") links by either name.
+// A label that names the entity twice ("X or Y") links by either name;
+// a personal name also by its surname.
 func TestEntityDerivedFormsSplitAlternativeNames(t *testing.T) {
 	got := EntityDerivedForms(Entity{QID: "Q1", Label: "Johann von Vásáry or János Vaszary"})
 	for _, f := range []string{"johann von vásáry", "johann von vasary", "jános vaszary", "janos vaszary"} {
@@ -70,6 +71,12 @@ func TestEntityDerivedFormsSplitAlternativeNames(t *testing.T) {
 	}
 	if got := EntityDerivedForms(Entity{QID: "Q2", Label: "Kiev or Kyiv"}); !slices.Contains(got, "kyiv") || !slices.Contains(got, "kiev") {
 		t.Errorf("Kiev or Kyiv: derived forms %q", got)
+	}
+	if got := EntityDerivedForms(Entity{QID: "Q4", Label: "Barack Obama"}); !slices.Contains(got, "obama") || slices.Contains(got, "barack") {
+		t.Errorf("Barack Obama: derived forms %q, want the surname alone", got)
+	}
+	if got := EntityDerivedForms(Entity{QID: "Q5", Label: "Tom Ek"}); slices.Contains(got, "ek") {
+		t.Errorf("a surname under four letters is too ambiguous to link alone: %q", got)
 	}
 	if got := EntityDerivedForms(Entity{QID: "Q3", Label: "Oregon"}); len(got) != 0 {
 		t.Errorf("Oregon has no derived forms, got %q", got)
