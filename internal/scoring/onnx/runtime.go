@@ -49,6 +49,10 @@ type Config struct {
 	// parity tests hold; on, models run faster with results that differ from
 	// the CPU path in the fourth decimal.
 	CUDATF32 bool
+	// NoSpin makes idle intra-op workers sleep at once: by default they
+	// spin a while waiting for the next operator, which under concurrent
+	// requests on a few cores takes CPU from the requests' other work.
+	NoSpin bool
 }
 
 // Validate checks the configuration without loading anything.
@@ -179,6 +183,12 @@ func (rt *Runtime) sessionOptions() (*ort.SessionOptions, error) {
 		if err := o.SetIntraOpNumThreads(n); err != nil {
 			o.Destroy()
 			return nil, fmt.Errorf("onnx: intra-op threads %d: %w", n, err)
+		}
+	}
+	if rt.cfg.NoSpin {
+		if err := o.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			o.Destroy()
+			return nil, fmt.Errorf("onnx: intra-op spinning off: %w", err)
 		}
 	}
 	if rt.cfg.Device == CUDA {
