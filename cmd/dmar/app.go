@@ -112,7 +112,7 @@ func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 }
 
 func ortConfig(o config.ORT) onnx.Config {
-	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32, NoSpin: o.NoSpin}
+	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32, Spin: o.Spin}
 }
 
 // pipelineFor wires a pipeline over the configured backends.

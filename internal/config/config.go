@@ -73,7 +73,7 @@ type ORT struct {
 	Threads    int    `yaml:"threads"`     // intra-op threads, 0 = its choice
 	CUDADevice int    `yaml:"cuda_device"` // with device cuda
 	CUDATF32   bool   `yaml:"cuda_tf32"`   // allow TF32 matrix products on the GPU
-	NoSpin     bool   `yaml:"no_spin"`     // idle intra-op workers sleep instead of spinning
+	Spin       bool   `yaml:"spin"`        // idle intra-op workers spin (ORT's default) instead of sleeping
 }
 
 // Chat is the OpenAI-compatible endpoint of reformulator=chat (DMAR_CHAT_API_KEY,

@@ -42,7 +42,7 @@ func Settings(c *Config) []Setting {
 		{"ort.lib", "DMAR_ORT_LIB", "ort-lib", false, "ONNX Runtime library", str(&c.ORT.Lib)},
 		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},
 		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads of a query call, 0 = its choice; load-time corpus embedding runs this many single-threaded calls at once, 0 = one per CPU", integer(&c.ORT.Threads)},
-		{"ort.no_spin", "DMAR_ORT_NO_SPIN", "ort-no-spin", false, "ONNX Runtime's idle intra-op workers sleep instead of spinning (spinning burns a core that concurrent requests could use)", boolean(&c.ORT.NoSpin)},
+		{"ort.spin", "DMAR_ORT_SPIN", "ort-spin", false, "ONNX Runtime's idle intra-op workers spin waiting for work (its own default) instead of sleeping; off, concurrent requests get the cores they would burn", boolean(&c.ORT.Spin)},
 		{"ort.cuda_device", "DMAR_CUDA_DEVICE", "", false, "CUDA device id with device cuda", integer(&c.ORT.CUDADevice)},
 		{"ort.cuda_tf32", "DMAR_CUDA_TF32", "", false, "with device cuda, allow TF32 matrix products (faster; results differ from cpu in the 4th decimal)", boolean(&c.ORT.CUDATF32)},
 		{"chat.base_url", "DMAR_CHAT_BASE_URL", "chat-url", false, "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1", str(&c.Chat.BaseURL)},

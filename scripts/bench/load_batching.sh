@@ -2,11 +2,12 @@
 # Throughput before and after, side by side in one run (the machine's load
 # moves between runs, so only ratios inside one run mean much): serves DATA
 # on loopback once per configuration, runs `dmar bench load` against it and
-# stops it. A configuration is BUILD:WINDOW[:THREADS[:CALLS[:nospin]]]: BUILD
+# stops it. A configuration is BUILD:WINDOW[:THREADS[:CALLS[:spin]]]: BUILD
 # is "new" (this checkout) or "base" (git revision BASE, default main);
 # WINDOW the server.encoder_batch_window (0: off; "-": the build's default);
 # THREADS ONNX Runtime's intra-op threads (empty: its choice); CALLS the
-# server.encoder_calls (new only); nospin sets ort.no_spin (new only). With PROFILE=1 the first configuration is
+# server.encoder_calls (new only); spin sets ort.spin (new only; base
+# builds before it always spin). With PROFILE=1 the first configuration is
 # also profiled under CONCURRENCY clients (CPU, mutex and block profiles:
 # OUT/pprof-*.pb.gz; read them with go tool pprof -top bin/dmar FILE).
 #   scripts/bench/load_batching.sh [OUT]  (env: DATA=../shared/data/codexm,
@@ -38,7 +39,7 @@ for run in ${RUNS:-base:0 new:0 new:2ms}; do
 	[ "$window" != - ] && args+=(--encoder-batch-window "$window")
 	[ -n "$threads" ] && args+=(--threads "$threads")
 	[ -n "$calls" ] && args+=(--encoder-calls "$calls")
-	[ "$spin" = nospin ] && args+=(--ort-no-spin)
+	[ "$spin" = spin ] && args+=(--ort-spin)
 	i=$((i + 1))
 	name=$i-${run//:/-} # a configuration may run twice
 	"$bin" serve "${args[@]}" >"$out/serve-$name.log" 2>&1 &
