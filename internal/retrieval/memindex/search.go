@@ -79,6 +79,11 @@ type prepared struct {
 	norms     []float64 // each slot's vector norm, 0 without a vector
 	knOnce    sync.Once
 	kn        [][]float64 // per field and slot, k1·(1 - b + b·len/avg)
+	// blocks are the vectors again, laid out for dot32 (blocks.go), when
+	// the CPU has its kernel: another copy of the vectors in memory, made
+	// once per generation (after a write, by its first vector search).
+	blocksOnce sync.Once
+	blocks     *blocks
 }
 
 // norms are the document vectors' norms (a search computed each again
@@ -123,6 +128,12 @@ func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 	}
 	norms := x.norms()
 	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(x.docs))))
+	if haveDot32 {
+		if b := x.blocks(); b != nil && b.dim == len(v) {
+			x.vectorBlocks(v, qn, allow, norms, b, top)
+			return top.sorted(), nil
+		}
+	}
 	// Four documents at a time: four independent sums keep the core busy
 	// while each is still added in order (so cosines do not change).
 	var batch [4]int32
@@ -154,6 +165,31 @@ func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 		top.push(scoredDoc{doc: i, score: float64(dot(v, x.docs[i].Vector)) / (qn * norms[i])})
 	}
 	return top.sorted(), nil
+}
+
+// vectorBlocks is vector's scan over blocks of documents (every vector has
+// the query's dimension): a block none of whose documents can match is
+// skipped.
+func (x *gen) vectorBlocks(v []float32, qn float64, allow []bool, norms []float64, b *blocks, top *best[scoredDoc]) {
+	var out [blockDocs]float32
+	for g := 0; g*blockDocs < len(x.docs); g++ {
+		lo, hi := g*blockDocs, min((g+1)*blockDocs, len(x.docs))
+		var use uint32
+		for slot := lo; slot < hi; slot++ {
+			if (allow == nil || allow[slot]) && norms[slot] != 0 {
+				use |= 1 << (slot - lo)
+			}
+		}
+		if use == 0 {
+			continue
+		}
+		dot32(v, b.group(g), &out)
+		for j := range hi - lo {
+			if use&(1<<j) != 0 {
+				top.push(scoredDoc{doc: int32(lo + j), score: float64(out[j]) / (qn * norms[lo+j])})
+			}
+		}
+	}
 }
 
 func explainCosine(s scoredDoc) string { return fmt.Sprintf("cosine %.4f", s.score) }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -375,5 +376,92 @@ func BenchmarkSearch(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestDot32MatchesDot: the block kernel (and its Go twin) gives each
+// document exactly dot's float32 sum, with magnitudes from subnormal to
+// large, and any dimension.
+func TestDot32MatchesDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, dim := range []int{1, 7, 64, 384} {
+		q := make([]float32, dim)
+		vecs := make([][]float32, blockDocs)
+		blk := make([]float32, dim*blockDocs)
+		scale := func() float32 { return float32(math.Ldexp(1, rng.IntN(120)-100)) } // down to subnormal products
+		for i := range q {
+			q[i] = float32(rng.NormFloat64()) * scale()
+		}
+		for j := range vecs {
+			vecs[j] = make([]float32, dim)
+			for i := range vecs[j] {
+				vecs[j][i] = float32(rng.NormFloat64()) * scale()
+				blk[i*blockDocs+j] = vecs[j][i]
+			}
+		}
+		var got, twin [blockDocs]float32
+		dot32(q, blk, &got)
+		dot32Go(q, blk, &twin)
+		for j, d := range vecs {
+			want := dot(q, d)
+			if math.Float32bits(got[j]) != math.Float32bits(want) || math.Float32bits(twin[j]) != math.Float32bits(want) {
+				t.Fatalf("dim %d doc %d: dot32 %g, Go twin %g, dot %g", dim, j, got[j], twin[j], want)
+			}
+		}
+	}
+}
+
+// TestVectorPathsAgree: the block scan and the per-document scan return
+// the same hits, with and without filters.
+func TestVectorPathsAgree(t *testing.T) {
+	if !haveDot32 {
+		t.Skip("no vector kernel on this CPU: only the per-document path runs")
+	}
+	r := loadReal(t)
+	x := New(DefaultParams())
+	if err := x.Put(context.Background(), r.docs[:5000]); err != nil {
+		t.Fatal(err)
+	}
+	var qs []retrieval.Query
+	for _, q := range r.queries(20) {
+		if q.Mode != retrieval.BM25 {
+			qs = append(qs, q)
+		}
+	}
+	search := func() [][]retrieval.Hit {
+		var out [][]retrieval.Hit
+		for _, q := range qs {
+			h, err := x.Search(context.Background(), q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, h)
+		}
+		return out
+	}
+	blocked := search()
+	haveDot32 = false
+	defer func() { haveDot32 = true }()
+	for i, h := range search() {
+		sameHits(t, qs[i], blocked[i], h)
+	}
+}
+
+// TestVectorDimensionMismatch: a query whose dimension differs from a
+// document's is refused, naming both, on either layout (all documents of
+// one dimension, which the blocks hold, or mixed, which they do not).
+func TestVectorDimensionMismatch(t *testing.T) {
+	for _, docs := range [][]retrieval.Document{
+		{{ID: "a", Vector: []float32{1, 0, 0}}, {ID: "b", Vector: []float32{0, 1, 0}}},
+		{{ID: "a", Vector: []float32{1, 0}}, {ID: "b", Vector: []float32{0, 1, 0}}},
+	} {
+		x := New(DefaultParams())
+		if err := x.Put(context.Background(), docs); err != nil {
+			t.Fatal(err)
+		}
+		_, err := x.Search(context.Background(), retrieval.Query{Mode: retrieval.Vector, Vector: []float32{1, 1}, Limit: 2})
+		if err == nil || !strings.Contains(err.Error(), "query vector has 2 dimensions, documents have 3") {
+			t.Errorf("%d-dimensional documents: error %v", len(docs[1].Vector), err)
+		}
 	}
 }
