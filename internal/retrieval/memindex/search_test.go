@@ -261,7 +261,7 @@ func TestSearchMatchesReference(t *testing.T) {
 		name      string
 		p         Params
 		questions int
-	}{{"weaviate", DefaultParams(), 30}, {"no-cut", noCut, 10}, {"classic", classic, 10}} {
+	}{{"weaviate", DefaultParams(), 20}, {"no-cut", noCut, 10}, {"classic", classic, 10}} {
 		t.Run(c.name, func(t *testing.T) {
 			x := New(c.p)
 			if err := x.Put(context.Background(), r.docs); err != nil {
