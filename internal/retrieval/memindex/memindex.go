@@ -97,7 +97,7 @@ type gen struct {
 	// owned are the posting lists this generation has copied, while it is
 	// being written (nil once published).
 	owned map[ownKey]struct{}
-	prep  prepared // what searches derive from this generation (search.go)
+	prep  prepared // what searches derive from this generation (search.go); clone must leave it zero
 }
 
 type ownKey struct {

@@ -470,3 +470,37 @@ func TestVectorDimensionMismatch(t *testing.T) {
 		}
 	}
 }
+
+// TestWritesRefreshPrepared: what a generation prepares for searches
+// (norms, length terms, blocks) is made anew after a write, so a replaced
+// or added document is scored by its new text and vector.
+func TestWritesRefreshPrepared(t *testing.T) {
+	x := New(DefaultParams())
+	docs := []retrieval.Document{
+		{ID: "a", Title: "Inception", Text: "a film by Nolan", Vector: []float32{1, 0, 0}},
+		{ID: "b", Title: "Memento", Text: "another film", Vector: []float32{0, 1, 0}},
+	}
+	if err := x.Put(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	qs := []retrieval.Query{
+		{Mode: retrieval.Vector, Vector: []float32{0, 1, 1}, Limit: 3},
+		{Mode: retrieval.BM25, Text: "nolan film", Limit: 3},
+		{Mode: retrieval.Hybrid, Text: "nolan film", Vector: []float32{0, 1, 1}, Alpha: 0.5, Limit: 3},
+	}
+	compare(t, x, qs) // prepares the first generation
+	if err := x.Put(context.Background(), []retrieval.Document{
+		{ID: "b", Title: "Memento", Text: "Nolan Nolan film", Vector: []float32{0, 0, 2}},
+		{ID: "c", Title: "Tenet", Text: "Nolan", Vector: []float32{0, 3, 3}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	compare(t, x, qs)
+	hits, err := x.Search(context.Background(), qs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits) != 3 || hits[0].Doc.ID != "c" {
+		t.Errorf("after the write, vector hits %v: want c (cosine 1) first", hits)
+	}
+}
