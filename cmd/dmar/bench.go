@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 
 	"github.com/dmar-kg/dmar/internal/bench"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -21,6 +24,7 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := a.flags("bench latency", stderr)
 	qpath := fs.String("questions", "", "JSONL file with a question field per line (e.g. ../shared/data/kgqa/dev.jsonl)")
 	limit := fs.Int("limit", 0, "use only the first N questions")
+	profile := fs.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -38,6 +42,17 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	defer m.Close()
 	b := bench.Latency{Pipeline: p, Questions: qs, QuestionsPath: *qpath, Index: a.cfg.Index, Graph: a.cfg.Graph, WarmRoots: entityRoots(p.Graph())}
+	if *profile != "" {
+		f, err := os.Create(*profile)
+		if err != nil {
+			return fmt.Errorf("bench latency: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("bench latency: cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return b.Run(ctx, stdout, stderr)
 }
 

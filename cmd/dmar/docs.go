@@ -69,9 +69,24 @@ func (a *appFlags) openDocuments(ctx context.Context, m *models, log *slog.Logge
 		return nil, err
 	}
 	cfg.Cache = cache
+	if a.cfg.ORT.WritePriority != "normal" {
+		// Writes embed on threads searches preempt (docs/documents.md).
+		bg, err := m.DocEncoder.Background(0, a.cfg.ORT.WritePriority == "idle")
+		if err != nil {
+			cache.Close()
+			return nil, err
+		}
+		if n, err := bg.Lowered(); err != nil {
+			log.Warn("live documents: write-time embedding runs at normal priority", "lowered_workers", n, "err", err)
+		}
+		cfg.Encoder, cfg.OnClose = bg, bg.Close
+	}
 	st, err := docstore.Open(ctx, cfg)
 	if err != nil {
 		cache.Close()
+		if cfg.OnClose != nil {
+			cfg.OnClose()
+		}
 		return nil, err
 	}
 	return st, nil

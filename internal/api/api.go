@@ -29,7 +29,9 @@ type RetrieveRequest struct {
 	Stage1Alpha *float64 `json:"stage1_alpha,omitempty"`
 	Stage2      *string  `json:"stage2,omitempty"` // hybrid | vector
 	Stage2Alpha *float64 `json:"stage2_alpha,omitempty"`
-	Fusion      *string  `json:"fusion,omitempty"` // relativeScore | rankedFusion
+	// Stage2Vector: reformulated (enc(Q'), the method's) | question (enc(Q)).
+	Stage2Vector *string `json:"stage2_vector,omitempty"`
+	Fusion       *string `json:"fusion,omitempty"` // relativeScore | rankedFusion
 
 	Reformulator *string  `json:"reformulator,omitempty"` // builtin | chat | none
 	Gate         *string  `json:"gate,omitempty"`         // learned | fixed | evidence
@@ -51,6 +53,8 @@ type RetrieveRequest struct {
 	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed | none
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
 	PathPrior      *float64 `json:"path_prior,omitempty"`
+	// GraphPopularity weighs ln(1 + degree) of a reached entity in its graph score.
+	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
 	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
 
@@ -79,11 +83,12 @@ type Options struct {
 	Samples int     `json:"samples"`
 	Seed    uint64  `json:"seed"`
 
-	Stage1      string  `json:"stage1"`
-	Stage1Alpha float64 `json:"stage1_alpha"`
-	Stage2      string  `json:"stage2"`
-	Stage2Alpha float64 `json:"stage2_alpha"`
-	Fusion      string  `json:"fusion"`
+	Stage1       string  `json:"stage1"`
+	Stage1Alpha  float64 `json:"stage1_alpha"`
+	Stage2       string  `json:"stage2"`
+	Stage2Alpha  float64 `json:"stage2_alpha"`
+	Stage2Vector string  `json:"stage2_vector,omitempty"` // absent: reformulated
+	Fusion       string  `json:"fusion"`
 
 	Reformulator string  `json:"reformulator"`
 	Gate         string  `json:"gate"`
@@ -105,6 +110,7 @@ type Options struct {
 	GraphRelations        string  `json:"graph_relations"`
 	GraphRoots            int     `json:"graph_roots,omitempty"`
 	PathPrior             float64 `json:"path_prior,omitempty"`
+	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 
 	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley
@@ -193,6 +199,8 @@ type GraphPath struct {
 	Steps     []GraphStep `json:"steps"`
 	Relevance float64     `json:"relevance"`
 	Score     float64     `json:"score"`
+	// Popularity is the part of Score from the entity's degree (graph_popularity).
+	Popularity float64 `json:"popularity,omitempty"`
 }
 
 // GraphStep is one edge of a GraphPath, walked From -> To.

@@ -74,6 +74,10 @@ type ORT struct {
 	CUDADevice int    `yaml:"cuda_device"` // with device cuda
 	CUDATF32   bool   `yaml:"cuda_tf32"`   // allow TF32 matrix products on the GPU
 	Spin       bool   `yaml:"spin"`        // idle intra-op workers spin (ORT's default) instead of sleeping
+	// WritePriority is that of live documents' embedding at write time:
+	// "low" (worker threads at nice 19, so searches run first), "idle"
+	// (nice 19 and SCHED_IDLE) or "normal".
+	WritePriority string `yaml:"write_priority"`
 }
 
 // Chat is the OpenAI-compatible endpoint of reformulator=chat (DMAR_CHAT_API_KEY,
@@ -166,7 +170,7 @@ func Default(cache, data string) Config {
 		Graph:  "embedded",
 		Index:  "embedded",
 		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", DocTokens: 128},
-		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu"},
+		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu", WritePriority: "low"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
@@ -374,6 +378,9 @@ func (c *Config) Validate() Problems {
 	}
 	if c.ORT.Threads < 0 {
 		ps.add("ort.threads", "must be 0 (ONNX Runtime's choice) or more, got %d", c.ORT.Threads)
+	}
+	if c.ORT.WritePriority != "low" && c.ORT.WritePriority != "idle" && c.ORT.WritePriority != "normal" {
+		ps.add("ort.write_priority", "must be low, idle or normal, got %q", c.ORT.WritePriority)
 	}
 	if c.ORT.CUDADevice < 0 {
 		ps.add("ort.cuda_device", "must be 0 or more, got %d", c.ORT.CUDADevice)

@@ -43,6 +43,7 @@ func Settings(c *Config) []Setting {
 		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},
 		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads of a query call, 0 = its choice; load-time corpus embedding runs this many single-threaded calls at once, 0 = one per CPU", integer(&c.ORT.Threads)},
 		{"ort.spin", "DMAR_ORT_SPIN", "ort-spin", false, "ONNX Runtime's idle intra-op workers spin waiting for work (its own default) instead of sleeping; off, concurrent requests get the cores they would burn", boolean(&c.ORT.Spin)},
+		{"ort.write_priority", "DMAR_WRITE_PRIORITY", "write-priority", false, "live documents are embedded at write time on threads of low priority (nice 19: searches run first), idle (nice 19 and SCHED_IDLE) or normal", str(&c.ORT.WritePriority)},
 		{"ort.cuda_device", "DMAR_CUDA_DEVICE", "", false, "CUDA device id with device cuda", integer(&c.ORT.CUDADevice)},
 		{"ort.cuda_tf32", "DMAR_CUDA_TF32", "", false, "with device cuda, allow TF32 matrix products (faster; results differ from cpu in the 4th decimal)", boolean(&c.ORT.CUDATF32)},
 		{"chat.base_url", "DMAR_CHAT_BASE_URL", "chat-url", false, "OpenAI-compatible base URL for reformulator=chat, e.g. http://127.0.0.1:11434/v1", str(&c.Chat.BaseURL)},

@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/gob"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -62,6 +63,9 @@ type Config struct {
 	NoSync bool
 	Limits Limits
 	Logger *slog.Logger
+	// OnClose, when set, is called by Close after the log is closed: it
+	// frees what the store alone used (its background encoder).
+	OnClose func() error
 }
 
 // Store is safe for concurrent use. Writers are serialised (the order of
@@ -435,12 +439,16 @@ func (s *Store) LogBytes() int64 {
 	return s.log.Size()
 }
 
-// Close closes the log.
+// Close closes the log, then calls Config.OnClose.
 func (s *Store) Close() error {
-	if s.log == nil {
-		return nil
+	var err error
+	if s.log != nil {
+		err = s.log.Close()
 	}
-	return s.log.Close()
+	if s.cfg.OnClose != nil {
+		err = errors.Join(err, s.cfg.OnClose())
+	}
+	return err
 }
 
 func (s *Store) append(r record) error {

@@ -207,16 +207,48 @@ func NameTokens(e Entity) []string {
 }
 
 // EntityDerivedForms are the distinct DerivedForms of an entity's label and
-// aliases, label first; NewContextDictionary keeps those no entity has as an
+// aliases, label first, with each name of an "X or Y" label and a personal
+// name's surname; NewContextDictionary keeps those no entity has as an
 // exact form.
 func EntityDerivedForms(e Entity) []string {
 	var out []string
 	seen := map[string]bool{}
+	add := func(f string) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
 	for _, n := range append([]string{e.Label}, e.Aliases...) {
 		for _, f := range DerivedForms(n) {
-			if !seen[f] {
-				seen[f] = true
-				out = append(out, f)
+			add(f)
+		}
+		// A personal name's surname alone ("Obama's wife", "what did
+		// Kandinsky paint"): the weakest form, kept only when the question
+		// links nothing more confident (ResolveConfident), the context
+		// choosing among the entities that share it.
+		if toks := Tokenize(n); len(toks) >= 2 {
+			if ws, ok := personName(n, toks); ok {
+				if last := ws[len(ws)-1]; len([]rune(last)) >= 4 && !stopwords[last] {
+					add(last)
+					add(Fold(last))
+				}
+			}
+		}
+		// "Kiev or Kyiv", "Johann von Vásáry or János Vaszary": labels
+		// taken from a Wikipedia extract's first words name the entity
+		// twice; each name is a form of its own.
+		parts := strings.Split(n, " or ")
+		if len(parts) < 2 {
+			continue
+		}
+		for _, part := range parts {
+			if f := NormalizeForm(part); Linkable(f) && len(f) >= 3 {
+				add(f)
+				add(Fold(f))
+			}
+			for _, f := range DerivedForms(part) {
+				add(f)
 			}
 		}
 	}
@@ -321,7 +353,7 @@ func CandidateQIDs(spans []SpanCandidates) []string {
 }
 
 // ResolveConfident picks mentions as Resolve does (longest first, then
-// leftmost, no overlaps) but chooses each span's entity by confidence
+// leftmost, no overlaps; but by content tokens before length) and chooses each span's entity by confidence
 // (ctxScore: a context score per QID in [-1, 1], e.g. the cosine between
 // the question and the entity's document; absent QIDs score nothing), then
 // drops the mentions below p.Threshold, always keeping the most confident.
@@ -347,7 +379,13 @@ func ResolveConfident(text string, toks []Token, spans []SpanCandidates, ctxScor
 		pk.z = p.logit(s, pk.best)
 		picks = append(picks, pk)
 	}
+	// Spans with more content tokens go first, then longer, then leftmost:
+	// an article must not let "the african" take "african" from "african
+	// american".
 	sort.SliceStable(picks, func(a, b int) bool {
+		if picks[a].s.Content != picks[b].s.Content {
+			return picks[a].s.Content > picks[b].s.Content
+		}
 		if picks[a].s.N != picks[b].s.N {
 			return picks[a].s.N > picks[b].s.N
 		}

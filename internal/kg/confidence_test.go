@@ -59,3 +59,44 @@ func TestResolveConfident(t *testing.T) {
 		t.Fatalf("no spans: %+v", ms)
 	}
 }
+
+// A label that names the entity twice ("X or Y") links by either name;
+// a personal name also by its surname.
+func TestEntityDerivedFormsSplitAlternativeNames(t *testing.T) {
+	got := EntityDerivedForms(Entity{QID: "Q1", Label: "Johann von Vásáry or János Vaszary"})
+	for _, f := range []string{"johann von vásáry", "johann von vasary", "jános vaszary", "janos vaszary"} {
+		if !slices.Contains(got, f) {
+			t.Errorf("derived forms %q lack %q", got, f)
+		}
+	}
+	if got := EntityDerivedForms(Entity{QID: "Q2", Label: "Kiev or Kyiv"}); !slices.Contains(got, "kyiv") || !slices.Contains(got, "kiev") {
+		t.Errorf("Kiev or Kyiv: derived forms %q", got)
+	}
+	if got := EntityDerivedForms(Entity{QID: "Q4", Label: "Barack Obama"}); !slices.Contains(got, "obama") || slices.Contains(got, "barack") {
+		t.Errorf("Barack Obama: derived forms %q, want the surname alone", got)
+	}
+	if got := EntityDerivedForms(Entity{QID: "Q5", Label: "Tom Ek"}); slices.Contains(got, "ek") {
+		t.Errorf("a surname under four letters is too ambiguous to link alone: %q", got)
+	}
+	if got := EntityDerivedForms(Entity{QID: "Q3", Label: "Oregon"}); len(got) != 0 {
+		t.Errorf("Oregon has no derived forms, got %q", got)
+	}
+}
+
+// A span with more content words wins an overlap against a longer one
+// padded by an article: "the african" must not take "african" from
+// "african american".
+func TestResolveConfidentPrefersContentOverArticles(t *testing.T) {
+	es := []Entity{
+		{QID: "Q1", Label: "The African", Degree: 79},
+		{QID: "Q2", Label: "African Americans", Aliases: []string{"African American"}, Degree: 655},
+	}
+	d := NewContextDictionary(es, NewDictionary(es))
+	text := "name a singer of the african american ethnicity"
+	toks, spans := d.Candidates(text)
+	p := DefaultConfidenceParams()
+	p.Threshold = 0
+	if got := QIDs(ResolveConfident(text, toks, spans, nil, p)); !slices.Equal(got, []string{"Q2"}) {
+		t.Fatalf("linked %v, want [Q2]", got)
+	}
+}

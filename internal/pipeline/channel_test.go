@@ -47,7 +47,8 @@ func (g *countingGraph) Entities(ctx context.Context, qids []string) (map[string
 // dmar's question-aware path takes one graph call per stage: linking, the
 // channel's neighbourhoods (a hub query entity's star included), G_Q with
 // the candidates' subgraphs, the entities' labels, and the rerank's
-// subgraphs; and the channel's
+// subgraphs, plus one Entities call for the degrees of the entities the
+// channel reached (graph_popularity); and the channel's
 // neighbourhoods are those of two Subgraphs calls (kg.Neighbourhoods'
 // composition for a graph without the one-call port).
 func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
@@ -68,12 +69,25 @@ func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
 		t.Fatalf("the question links %v, not Canada (Q16): the case tests no hub root", res.QueryEntities)
 	}
 	// Subgraphs: phase 2 (G_Q and the stage-1 candidates) and the rerank
-	// (the stage-2 candidates not yet cached).
-	want := map[string]int{"LinkCandidates": 1, "Neighbourhoods": 1, "Subgraphs": 2, "Entities": 1}
+	// (the stage-2 candidates not yet cached: none when stage 2 found only
+	// stage-1 documents).
+	want := map[string]int{"LinkCandidates": 1, "Neighbourhoods": 1, "Subgraphs": 2, "Entities": 2}
 	for m, n := range want {
-		if g.calls[m] != n {
+		if g.calls[m] != n && (m != "Subgraphs" || g.calls[m] != 1) {
 			t.Errorf("%s called %d times, want %d (all calls: %v)", m, g.calls[m], n, g.calls)
 		}
+	}
+	// With stage 2 searched by enc(Q'), new candidates come (the method's
+	// stage 2), and the rerank makes its one call.
+	g2 := &countingGraph{Graph: mg, calls: map[string]int{}}
+	p2 := newPipeline(t, func(c *pipeline.Config) { c.Graph = g2 })
+	o2 := o
+	o2.Stage2Vector = "reformulated"
+	if _, err := p2.Retrieve(context.Background(), q, o2); err != nil {
+		t.Fatal(err)
+	}
+	if g2.calls["Subgraphs"] != 2 {
+		t.Errorf("stage 2 by enc(Q'): Subgraphs called %d times, want 2 (all calls: %v)", g2.calls["Subgraphs"], g2.calls)
 	}
 
 	roots := []string{"Q16", "Q25191"}

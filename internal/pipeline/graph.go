@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"time"
 
@@ -32,7 +33,10 @@ type GraphPath struct {
 	Path      string         `json:"path"`      // Q1 -[relation]-> Q2
 	Steps     []pathrel.Step `json:"steps"`     // the path's edges
 	Relevance float64        `json:"relevance"` // the path's question relevance
-	Score     float64        `json:"score"`     // relevance + graph_weight x cos(enc(Q), enc(D))
+	Score     float64        `json:"score"`     // relevance + graph_weight x cos(enc(Q), enc(D)) + popularity
+	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
+	// of Score that says how well known the entity is.
+	Popularity float64 `json:"popularity,omitempty"`
 }
 
 // graphChannel is the channel's output for one request: its candidates, best
@@ -112,6 +116,10 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return fail("fetching the entities' documents", err)
 	}
+	pop, err := r.popularity(ctx, docs)
+	if err != nil {
+		return graphChannel{}, err
+	}
 	keep := filterOf(o.Filter)
 	for _, d := range docs {
 		if !keep(d) {
@@ -125,6 +133,8 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		if len(d.Vector) > 0 {
 			gp.Score += o.GraphWeight * cosine(qvec, d.Vector)
 		}
+		gp.Popularity = pop[d.ID]
+		gp.Score += gp.Popularity
 		ch.paths[d.ID] = gp
 		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score, Explain: fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)})
 	}
@@ -144,6 +154,34 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		ch.hits = ch.hits[:o.GraphRecallK]
 	}
 	return ch, nil
+}
+
+// popularity is graph_popularity x ln(1 + degree) of each document's
+// entity, by document ID; empty when the option is off. The degrees come in
+// one Entities call; when that fails the channel ranks without them and the
+// trace says so.
+func (r request) popularity(ctx context.Context, docs []retrieval.Document) (map[string]float64, error) {
+	w := r.opts.GraphPopularity
+	if w == 0 || len(docs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.ID
+	}
+	ents, err := r.p.cfg.Graph.Entities(ctx, ids)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.trace.fallback("graph_popularity_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
+		return nil, nil
+	}
+	out := make(map[string]float64, len(ents))
+	for id, e := range ents {
+		out[id] = w * math.Log1p(float64(e.Degree))
+	}
+	return out, nil
 }
 
 // ChannelSubgraphs are the subgraphs the graph channel walks from roots:

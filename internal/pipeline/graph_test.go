@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -301,5 +302,48 @@ func TestStructureNeedsChannel(t *testing.T) {
 		if fell != needs {
 			t.Fatalf("structure_needs_channel %v: fallback no_graph_evidence reported %v (%v)", needs, fell, res.Fallbacks)
 		}
+	}
+}
+
+// graph_popularity adds w x ln(1 + degree) of each reached entity to its
+// document's graph score, and the breakdown says how much.
+func TestGraphPopularity(t *testing.T) {
+	g, _ := film(t)
+	p := newPipeline(t, nil)
+	o := p.Defaults()
+	o.GraphRecall = 1
+	base, err := p.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.GraphPopularity = 0.5
+	pop, err := p.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]float64{}
+	for _, d := range base.Results {
+		before[d.ID] = d.Breakdown.Graph.Score
+		if d.Breakdown.Graph.Popularity != 0 {
+			t.Fatalf("%s: popularity %v with the option off", d.ID, d.Breakdown.Graph.Popularity)
+		}
+	}
+	ents, err := g.Entities(context.Background(), []string{pop.Results[0].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := pop.Results[0]
+	want := 0.5 * math.Log1p(float64(ents[top.ID].Degree))
+	if gp := top.Breakdown.Graph; math.Abs(gp.Popularity-want) > 1e-12 || want == 0 {
+		t.Fatalf("%s: popularity %v, want %v", top.ID, gp.Popularity, want)
+	}
+	for _, d := range pop.Results {
+		if b, ok := before[d.ID]; ok && math.Abs(d.Breakdown.Graph.Score-b-d.Breakdown.Graph.Popularity) > 1e-9 {
+			t.Errorf("%s: score %v, want %v + popularity %v", d.ID, d.Breakdown.Graph.Score, b, d.Breakdown.Graph.Popularity)
+		}
+	}
+	o.GraphPopularity = 1.5
+	if _, err := p.GraphWalk(context.Background(), nolan, o); err == nil {
+		t.Fatal("graph_popularity 1.5 was accepted")
 	}
 }

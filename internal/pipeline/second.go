@@ -16,7 +16,7 @@ func (r request) secondStage(ctx context.Context, qvec []float32, ref reformulat
 	o := r.opts
 	q2 := retrieval.Query{Mode: retrieval.Vector, Limit: o.P, Filter: o.Filter, WithVectors: true, Text: ref.query}
 	q2vec := qvec
-	if ref.query != r.query {
+	if ref.query != r.query && o.Stage2Vector != "question" {
 		v, err := r.p.cfg.Encoder.Encode(ctx, []string{ref.query})
 		if err != nil {
 			return nil, fmt.Errorf("encode reformulated query: %w", err)

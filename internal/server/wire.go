@@ -48,13 +48,13 @@ func ToOptions(o pipeline.Options) api.Options {
 		N: o.N, M: o.M, P: o.P, K: o.K,
 		Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree,
 		Lambda: o.Lambda, Shapley: o.Shapley, Samples: o.Samples, Seed: o.Seed,
-		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Fusion: string(o.Fusion),
+		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Stage2Vector: o.Stage2Vector, Fusion: string(o.Fusion),
 		Reformulator: o.Reformulator, Gate: o.Gate, FixedAlpha: o.FixedAlpha, Structure: o.Structure, Linking: o.Linking,
 		SnippetChars: o.SnippetChars, MaxAnchorSubgraphs: o.MaxAnchorSubgraphs,
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior, StructureNeedsChannel: o.StructureNeedsChannel,
+		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior, GraphPopularity: o.GraphPopularity, StructureNeedsChannel: o.StructureNeedsChannel,
 		ReformRank: o.ReformRank, ReformBridges: o.ReformBridges, ReformRelations: o.ReformRelations,
 	}
 }
@@ -72,7 +72,7 @@ func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
 	if g == nil {
 		return nil
 	}
-	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Steps: convert(g.Steps, toGraphStep)}
+	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Steps: convert(g.Steps, toGraphStep)}
 }
 
 func toNamedPath(p pipeline.NamedPath) api.NamedPath {

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -49,6 +50,15 @@ type Bench struct {
 	SeedFrom string
 	Changed  int
 	Dir      string // scratch folder
+	// WriteEncoder, when set, is what live documents are embedded with in
+	// production (onnx.Background: threads of low priority); the store's
+	// writes are then measured with it and, side by side, with Encoder.
+	WriteEncoder scoring.Encoder
+	WriteLabel   string // how WriteEncoder runs, for the table (e.g. "nice 19")
+	// CPUProfile, when set, is a path prefix: the CPU profile of each slice
+	// of the search measure goes to PREFIX-phaseK-roundR.pprof (phase 0
+	// alone, then the writers in the order printed).
+	CPUProfile string
 }
 
 // Run runs every part and prints the table to w.
@@ -58,26 +68,29 @@ func (b Bench) Run(ctx context.Context, w, progress io.Writer) error {
 	say := func(format string, args ...any) { fmt.Fprintf(progress, "bench docs: "+format+"\n", args...) }
 
 	say("throughput over %d documents, batches of %d", len(b.Docs), b.Batch)
-	load, put, st, err := b.throughput(ctx)
+	t, err := b.throughput(ctx)
 	if err != nil {
 		return err
 	}
 	n := float64(len(b.Docs))
-	fmt.Fprintf(tw, "docs/s, %d documents twice, ABBA order (load corpus path | PUT batches of %d, fsynced)\t%.2f\t%.2f\t%.2fx\n",
-		len(b.Docs), b.Batch, 2*n/load.Seconds(), 2*n/put.Seconds(), load.Seconds()/put.Seconds())
+	rate := func(d time.Duration) float64 { return 2 * n / d.Seconds() }
+	fmt.Fprintf(tw, "docs/s, %d documents twice, ABBA order (load corpus path | PUT batches of %d, fsynced%s)\t%.2f\t%.2f\t%.2fx\n",
+		len(b.Docs), b.Batch, b.writeLabel(", "), rate(t.load), rate(t.put), t.load.Seconds()/t.put.Seconds())
+	if b.WriteEncoder != nil {
+		fmt.Fprintf(tw, "docs/s, the same (load corpus path | PUT batches of %d, fsynced, the encoder at normal priority: the change off)\t%.2f\t%.2f\t%.2fx\n",
+			b.Batch, rate(t.load), rate(t.putNormal), t.load.Seconds()/t.putNormal.Seconds())
+	}
 
-	say("search p50 over %d documents, %s alone and %s while a writer upserts", b.countSearch(ctx), b.SearchTime, b.SearchTime)
-	for _, models := range []bool{true, false} {
-		alone, busy, writes, err := b.searchUnderWrites(ctx, models)
-		if err != nil {
-			return err
-		}
-		how := "a writer upserting through the store (linking and embedding on the same cores)"
-		if !models {
-			how = "a writer putting pre-embedded documents back to back (index only, no model calls)"
-		}
-		fmt.Fprintf(tw, "hybrid search p50 ms, %s each (alone | %s, %d documents written meanwhile)\t%.3f\t%.3f\t%.2fx\n",
-			b.SearchTime, how, writes, alone, busy, busy/alone)
+	say("search p50 over %d documents, %s alone and %s under each writer, interleaved", b.countSearch(ctx), b.SearchTime, b.SearchTime)
+	phases, err := b.searchUnderWrites(ctx)
+	if err != nil {
+		return err
+	}
+	alone := phases[0]
+	fmt.Fprintf(tw, "hybrid search p50 ms, %s, no writer\t%.3f\t\t\n", b.SearchTime, alone.p50)
+	for _, p := range phases[1:] {
+		fmt.Fprintf(tw, "hybrid search p50 ms, %s (alone | %s, %d documents written meanwhile)\t%.3f\t%.3f\t%.2fx\n",
+			b.SearchTime, p.name, p.written, alone.p50, p.p50, p.p50/alone.p50)
 	}
 
 	if b.Restart != nil {
@@ -91,32 +104,74 @@ func (b Bench) Run(ctx context.Context, w, progress io.Writer) error {
 		fmt.Fprintf(tw, "documents embedded by the restart\t%d\t%d\t\n", r.docs, r.embedded)
 		fmt.Fprintf(tw, "cache bytes per document (vectors and links)\t\t%.0f\t\n", float64(r.cacheBytes)/float64(r.docs))
 	}
-	fmt.Fprintf(tw, "document log bytes per document (text, links, vector, framing)\t\t%.0f\t\n", float64(st)/n)
+	fmt.Fprintf(tw, "document log bytes per document (text, links, vector, framing)\t\t%.0f\t\n", float64(t.logBytes)/n)
 	return tw.Flush()
 }
 
+// throughputResult is the time of two passes over the documents each.
+type throughputResult struct {
+	load, put, putNormal time.Duration
+	logBytes             int64 // one PUT log's size
+}
+
 // throughput times the load path and PUT batches on the same documents,
-// each into a fresh index, twice each in the order load, PUT, PUT, load so
-// that drift of a shared machine falls on both; st is one PUT log's size.
-func (b Bench) throughput(ctx context.Context) (load, put time.Duration, st int64, err error) {
-	// Warm the encoder once so neither side pays its first call.
-	if _, err := b.Encoder.Encode(ctx, []string{"warm up"}); err != nil {
-		return 0, 0, 0, err
+// each into a fresh index, twice each in a mirrored order (load, PUT, PUT,
+// load; with a write encoder load, PUT, PUT at normal priority and back)
+// so that drift of a shared machine falls on every side.
+func (b Bench) throughput(ctx context.Context) (throughputResult, error) {
+	var r throughputResult
+	// Warm the encoders once so that no side pays its first call.
+	for _, e := range []scoring.Encoder{b.Encoder, b.WriteEncoder} {
+		if e == nil {
+			continue
+		}
+		if _, err := e.Encode(ctx, []string{"warm up"}); err != nil {
+			return r, err
+		}
 	}
-	for round, isPut := range []bool{false, true, true, false} {
+	const load, put, putNormal = 0, 1, 2
+	order := []int{load, put, put, load}
+	if b.WriteEncoder != nil {
+		order = []int{load, put, putNormal, putNormal, put, load}
+	}
+	for round, side := range order {
 		var d time.Duration
-		if isPut {
-			d, st, err = b.putAll(ctx, filepath.Join(b.Dir, fmt.Sprintf("throughput-%d", round)))
-			put += d
-		} else {
+		var err error
+		switch side {
+		case load:
 			d, err = b.loadAll(ctx)
-			load += d
+			r.load += d
+		case put:
+			d, r.logBytes, err = b.putAll(ctx, filepath.Join(b.Dir, fmt.Sprintf("throughput-%d", round)), b.writeEncoder())
+			r.put += d
+		case putNormal:
+			d, _, err = b.putAll(ctx, filepath.Join(b.Dir, fmt.Sprintf("throughput-%d", round)), b.Encoder)
+			r.putNormal += d
 		}
 		if err != nil {
-			return 0, 0, 0, err
+			return r, err
 		}
 	}
-	return load, put, st, nil
+	return r, nil
+}
+
+// writeLabel names the write encoder after prefix, "" without one.
+func (b Bench) writeLabel(prefix string) string {
+	if b.WriteEncoder == nil {
+		return ""
+	}
+	if b.WriteLabel != "" {
+		return prefix + "low-priority write encoder (" + b.WriteLabel + ")"
+	}
+	return prefix + "low-priority write encoder"
+}
+
+// writeEncoder is what the store embeds with: WriteEncoder when set.
+func (b Bench) writeEncoder() scoring.Encoder {
+	if b.WriteEncoder != nil {
+		return b.WriteEncoder
+	}
+	return b.Encoder
 }
 
 // loadAll is what dmar load corpus does with the documents: link and
@@ -133,10 +188,11 @@ func (b Bench) loadAll(ctx context.Context) (time.Duration, error) {
 	return time.Since(start), nil
 }
 
-// putAll writes the documents through a fresh store in batches.
-func (b Bench) putAll(ctx context.Context, dir string) (time.Duration, int64, error) {
+// putAll writes the documents through a fresh store embedding with enc,
+// in batches.
+func (b Bench) putAll(ctx context.Context, dir string, enc scoring.Encoder) (time.Duration, int64, error) {
 	s, err := docstore.Open(ctx, docstore.Config{Dir: dir, Index: memindex.New(memindex.DefaultParams()), Graph: b.Graph, KGKey: b.KGKey,
-		Encoder: b.Encoder, Replay: true, Logger: quiet})
+		Encoder: enc, Replay: true, Logger: quiet})
 	if err != nil {
 		return 0, 0, err
 	}
@@ -161,96 +217,170 @@ func (b Bench) putAll(ctx context.Context, dir string) (time.Duration, int64, er
 
 func (b Bench) countSearch(ctx context.Context) int { n, _ := b.Search.Count(ctx); return n }
 
-// searchUnderWrites gives hybrid search's p50 (ms) alone and while a
+// phase is one condition of the search measure: its searches' latencies
+// over all its slices, and the documents its writer wrote.
+type phase struct {
+	name    string
+	write   func(ctx context.Context) (int, error) // one batch; nil: no writer
+	ms      []float64
+	written int64
+	p50     float64
+}
+
+// sliceTime is how long each phase is measured at a time: the phases take
+// turns, in a mirrored order, so that the load of a shared machine, which
+// changes over seconds, falls on all of them alike.
+const sliceTime = time.Second
+
+// searchUnderWrites gives hybrid search's p50 (ms) alone and while each
 // writer upserts changed copies of the index's documents: through a store
-// (models), or straight into the index with their vectors kept.
-func (b Bench) searchUnderWrites(ctx context.Context, models bool) (alone, busy float64, written int64, err error) {
+// embedding with Encoder (at normal priority), through one embedding with
+// WriteEncoder (when set), and straight into the index with their vectors
+// kept (no model calls: the index's own write cost).
+func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 	vecs, err := b.Encoder.Encode(ctx, b.Queries)
 	if err != nil {
-		return 0, 0, 0, err
+		return nil, err
 	}
-	searchAll := func() ([]float64, error) {
-		var ms []float64
-		end := time.Now().Add(b.SearchTime)
-		for i := 0; time.Now().Before(end); i++ {
-			j := i % len(b.Queries)
-			start := time.Now()
-			if _, err := b.Search.Search(ctx, retrieval.Query{Mode: retrieval.Hybrid, Text: b.Queries[j], Vector: vecs[j], Alpha: 0.5, Limit: 20}); err != nil {
+	all := b.Search.All()
+	base := all[:min(len(all), 512)]
+	var rev, cursor atomic.Int64 // every batch a new revision, so every write changes its documents
+	next := func() ([]retrieval.Document, int64) {
+		at := int(cursor.Add(8)-8) % len(base)
+		return base[at:min(at+8, len(base))], rev.Add(1)
+	}
+	var stores []*docstore.Store
+	defer func() {
+		for _, s := range stores {
+			s.Close()
+		}
+	}()
+	storeWriter := func(name string, enc scoring.Encoder) (*phase, error) {
+		s, err := docstore.Open(ctx, docstore.Config{Dir: filepath.Join(b.Dir, fmt.Sprintf("search-%d", len(stores))), Index: b.Search, Graph: b.Graph, KGKey: b.KGKey,
+			Encoder: enc, Replay: true, Logger: quiet})
+		if err != nil {
+			return nil, err
+		}
+		stores = append(stores, s)
+		return &phase{name: name, write: func(ctx context.Context) (int, error) {
+			part, r := next()
+			in := make([]docstore.Input, len(part))
+			for j, d := range part {
+				in[j] = docstore.Input{ID: d.ID, Title: d.Title, Text: fmt.Sprintf("%s (revision %d)", d.Text, r)}
+			}
+			_, err := s.Put(ctx, in)
+			return len(in), err
+		}}, nil
+	}
+	phases := []*phase{{name: "alone"}}
+	normal, err := storeWriter("a writer upserting through the store, embedding at normal priority (the change off)", b.Encoder)
+	if err != nil {
+		return nil, err
+	}
+	phases = append(phases, normal)
+	if b.WriteEncoder != nil {
+		low, err := storeWriter("a writer upserting through the store, embedding on the "+b.writeLabel(""), b.WriteEncoder)
+		if err != nil {
+			return nil, err
+		}
+		phases = append(phases, low)
+	}
+	phases = append(phases, &phase{name: "a writer putting pre-embedded documents back to back (index only, no model calls)", write: func(ctx context.Context) (int, error) {
+		part, r := next()
+		docs := make([]retrieval.Document, len(part))
+		for j, d := range part {
+			d.Text = fmt.Sprintf("%s (revision %d)", d.Text, r)
+			docs[j] = d
+		}
+		return len(docs), b.Search.Put(ctx, docs)
+	}})
+	search := func(i int) (float64, error) {
+		j := i % len(b.Queries)
+		start := time.Now()
+		if _, err := b.Search.Search(ctx, retrieval.Query{Mode: retrieval.Hybrid, Text: b.Queries[j], Vector: vecs[j], Alpha: 0.5, Limit: 20}); err != nil {
+			return 0, err
+		}
+		return float64(time.Since(start).Microseconds()) / 1000, nil
+	}
+	rounds := max(1, int(b.SearchTime/sliceTime))
+	slice := b.SearchTime / time.Duration(rounds)
+	for round := range rounds {
+		for k := range phases {
+			if round%2 == 1 {
+				k = len(phases) - 1 - k
+			}
+			if err := b.runSlice(ctx, phases[k], k, round, slice, search); err != nil {
 				return nil, err
 			}
-			ms = append(ms, float64(time.Since(start).Microseconds())/1000)
 		}
-		return ms, nil
 	}
-	a, err := searchAll()
-	if err != nil {
-		return 0, 0, 0, err
+	for _, p := range phases {
+		p.p50 = stats.Percentile(p.ms, 50)
 	}
-	s, err := docstore.Open(ctx, docstore.Config{Dir: filepath.Join(b.Dir, fmt.Sprintf("search-%v", models)), Index: b.Search, Graph: b.Graph, KGKey: b.KGKey,
-		Encoder: b.Encoder, Replay: true, Logger: quiet})
-	if err != nil {
-		return 0, 0, 0, err
-	}
-	defer s.Close()
-	all := b.Search.All()
-	base := fresh(all[:min(len(all), 512)])
-	if !models {
-		base = append([]retrieval.Document(nil), all[:min(len(all), 512)]...)
-	}
+	return phases, nil
+}
+
+// runSlice measures searches for d while p's writer (if any) writes batch
+// after batch; the writer starts with the searches and is waited for after
+// them, so its last batch is not timed against nothing.
+func (b Bench) runSlice(ctx context.Context, p *phase, k, round int, d time.Duration, search func(int) (float64, error)) error {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	var n atomic.Int64
 	var werr error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for round := 1; ; round++ {
-			for i := 0; i < len(base); i += 8 {
+	if p.write != nil {
+		wg.Go(func() {
+			for {
 				select {
 				case <-stop:
 					return
 				default:
 				}
-				part := base[i:min(i+8, len(base))]
-				if !models {
-					docs := make([]retrieval.Document, len(part))
-					for j, d := range part {
-						d.Text = fmt.Sprintf("%s (revision %d)", d.Text, round)
-						docs[j] = d
-					}
-					if err := b.Search.Put(ctx, docs); err != nil {
-						werr = err
-						return
-					}
-					n.Add(int64(len(docs)))
-					continue
-				}
-				in := make([]docstore.Input, len(part))
-				for j, d := range part {
-					in[j] = docstore.Input{ID: d.ID, Title: d.Title, Text: fmt.Sprintf("%s (revision %d)", d.Text, round)}
-				}
-				if _, err := s.Put(ctx, in); err != nil {
+				n, err := p.write(ctx)
+				if err != nil {
 					werr = err
 					return
 				}
-				n.Add(int64(len(in)))
+				atomic.AddInt64(&p.written, int64(n))
 			}
-		}
-	}()
-	// Let the writer get going before timing.
-	for n.Load() == 0 && werr == nil {
-		time.Sleep(10 * time.Millisecond)
+		})
 	}
-	bz, err := searchAll()
+	stopProfile, err := b.startProfile(k, round)
+	if err != nil {
+		close(stop)
+		wg.Wait()
+		return err
+	}
+	end := time.Now().Add(d)
+	for i := 0; time.Now().Before(end) && err == nil; i++ {
+		var ms float64
+		if ms, err = search(i); err == nil {
+			p.ms = append(p.ms, ms)
+		}
+	}
+	stopProfile()
 	close(stop)
 	wg.Wait()
 	if err == nil {
 		err = werr
 	}
-	if err != nil {
-		return 0, 0, 0, err
+	return err
+}
+
+// startProfile starts the CPU profile of one slice of phase k, when asked
+// for: PREFIX-phaseK-roundR.pprof (go tool pprof merges a phase's files).
+func (b Bench) startProfile(k, round int) (stop func(), err error) {
+	if b.CPUProfile == "" {
+		return func() {}, nil
 	}
-	return stats.Percentile(a, 50), stats.Percentile(bz, 50), n.Load(), nil
+	f, err := os.Create(fmt.Sprintf("%s-phase%d-round%d.pprof", b.CPUProfile, k, round))
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 type restartResult struct {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,15 +69,34 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 		prepared[i].Vector = v[0]
 	}
 	must(x.Put(ctx, prepared))
-	b := Bench{Graph: g, KGKey: "test", Encoder: enc, Docs: docs[:20], Batch: 8, Search: x, Queries: []string{"film nolan", "number 3"},
-		SearchTime: 100 * time.Millisecond, Restart: &state.Inputs{Bundle: data, Corpus: in.Corpus}, SeedFrom: seed, Changed: 3, Dir: filepath.Join(dir, "scratch")}
+	// The write encoder, as dmar serve's Background, counts its texts.
+	var written atomic.Int64
+	b := Bench{Graph: g, KGKey: "test", Encoder: enc, WriteEncoder: countingEncoder{&docstoretest.Encoder{}, &written}, Docs: docs[:20], Batch: 8, Search: x,
+		Queries: []string{"film nolan", "number 3"}, SearchTime: 100 * time.Millisecond, Restart: &state.Inputs{Bundle: data, Corpus: in.Corpus}, SeedFrom: seed, Changed: 3,
+		Dir: filepath.Join(dir, "scratch")}
 	var out bytes.Buffer
 	if err := b.Run(ctx, &out, io.Discard); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"docs/s, 20 documents", "hybrid search p50 ms", "index only", "restart s, 3 of 40 documents changed", "documents embedded by the restart  ", "bytes per document"} {
+	for _, want := range []string{"docs/s, 20 documents", "low-priority write encoder)", "normal priority: the change off)", "hybrid search p50 ms, 100ms, no writer",
+		"embedding at normal priority (the change off)", "embedding on the low-priority write encoder", "index only", "restart s, 3 of 40 documents changed",
+		"documents embedded by the restart  ", "bytes per document"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
+		}
+	}
+	// The PUT side embeds through the write encoder (twice 20 documents and
+	// the warm-up), and so does its writer under searches.
+	if n := written.Load(); n <= 41 {
+		t.Errorf("the write encoder embedded %d texts, want the throughput's 41 and the search phase's writes", n)
+	}
+	for _, line := range strings.Split(out.String(), "\n") {
+		var n int
+		if i := strings.Index(line, "embedding"); i > 0 && strings.Contains(line, "documents written meanwhile") {
+			fmt.Sscanf(line[strings.LastIndex(line[:strings.Index(line, " documents written")], " ")+1:], "%d", &n)
+			if n == 0 {
+				t.Errorf("no documents written by the writer of %q", line)
+			}
 		}
 	}
 	var cold, embedded int

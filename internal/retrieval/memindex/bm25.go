@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -83,15 +82,7 @@ func (x *gen) index(slot int32, terms []docTerms) {
 			f.counted++
 		}
 		for t, c := range dt.tf {
-			ps := f.postings[t]
-			if !x.own(fi, t) {
-				ps = append(make([]posting, 0, len(ps)+1), ps...)
-			}
-			i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
-			ps = append(ps, posting{})
-			copy(ps[i+1:], ps[i:])
-			ps[i] = posting{doc: slot, tf: c}
-			f.postings[t] = ps
+			x.addPosting(fi, t, slot, c)
 		}
 	}
 }
@@ -109,19 +100,7 @@ func (x *gen) unindex(slot int32) {
 			f.counted--
 		}
 		for t := range dt.tf {
-			ps := f.postings[t]
-			i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
-			if i == len(ps) || ps[i].doc != slot {
-				continue
-			}
-			if len(ps) == 1 {
-				delete(f.postings, t)
-				continue
-			}
-			if !x.own(fi, t) {
-				ps = slices.Clone(ps)
-			}
-			f.postings[t] = append(ps[:i], ps[i+1:]...)
+			x.removePosting(fi, t, slot)
 		}
 	}
 }

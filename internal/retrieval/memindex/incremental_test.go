@@ -35,6 +35,28 @@ func randomDoc(r *rand.Rand, id string) retrieval.Document {
 	return d
 }
 
+// editDoc changes a document a little: a word of its text replaced, added
+// or dropped, or its title emptied or set.
+func editDoc(r *rand.Rand, d retrieval.Document) retrieval.Document {
+	w := strings.Fields(d.Text)
+	extra := randomDoc(r, "x").Text + " nolan"
+	switch k := r.Intn(4); {
+	case k == 0 && len(w) > 0:
+		w[r.Intn(len(w))] = strings.Fields(extra)[0]
+	case k == 1:
+		w = append(w, strings.Fields(extra)[0])
+	case k == 2 && len(w) > 1:
+		w = w[1:]
+	default:
+		d.Title = map[bool]string{true: "", false: "paris war"}[d.Title != ""]
+	}
+	d.Text = strings.Join(w, " ")
+	if d.Title == "" && d.Text == "" {
+		d.Text = "nolan"
+	}
+	return d
+}
+
 // TestIncrementalEqualsFreshBuild applies random upserts and deletes and
 // then checks that every kind of search scores exactly as an index built
 // from scratch over the surviving documents (in the same order).
@@ -61,6 +83,11 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 						batch := make([]retrieval.Document, 1+r.Intn(20))
 						for i := range batch {
 							batch[i] = randomDoc(r, fmt.Sprintf("d%d", r.Intn(150)))
+							// Half the replacements are small edits of the
+							// stored document (most term counts unchanged).
+							if old, _ := x.Documents(ctx, []string{batch[i].ID}); len(old) == 1 && r.Intn(2) == 0 {
+								batch[i] = editDoc(r, old[0])
+							}
 						}
 						if err := x.Put(ctx, batch); err != nil {
 							t.Fatal(err)

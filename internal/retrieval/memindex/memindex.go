@@ -170,15 +170,14 @@ func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 	}
 	x.update(func(g *gen) {
 		for i, d := range docs {
-			slot, ok := g.byID[d.ID]
-			if ok {
-				g.unindex(slot)
+			if slot, ok := g.byID[d.ID]; ok {
+				g.reindex(slot, terms[i])
 				g.docs[slot] = d
-			} else {
-				slot = int32(len(g.docs))
-				g.byID[d.ID] = slot
-				g.docs = append(g.docs, d)
+				continue
 			}
+			slot := int32(len(g.docs))
+			g.byID[d.ID] = slot
+			g.docs = append(g.docs, d)
 			g.index(slot, terms[i])
 		}
 	})
