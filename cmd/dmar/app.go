@@ -112,7 +112,7 @@ func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 }
 
 func ortConfig(o config.ORT) onnx.Config {
-	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32}
+	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32, Spin: o.Spin}
 }
 
 // pipelineFor wires a pipeline over the configured backends.
@@ -153,7 +153,7 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 	if w := a.cfg.Server.EncoderBatchWindow; a.serve && w > 0 {
 		// Concurrent requests' queries share encoder calls (serve only:
 		// other subcommands ask one question at a time).
-		enc = scoring.Batched(enc, scoring.BatchConfig{Window: w, MaxBatch: a.cfg.Models.EncoderBatch})
+		enc = scoring.Batched(enc, scoring.BatchConfig{Window: w, MaxBatch: a.cfg.Models.EncoderBatch, MaxInFlight: a.cfg.Server.EncoderCalls})
 	}
 	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log,
 		RelPrior:              m.RelPrior,

@@ -73,6 +73,7 @@ type ORT struct {
 	Threads    int    `yaml:"threads"`     // intra-op threads, 0 = its choice
 	CUDADevice int    `yaml:"cuda_device"` // with device cuda
 	CUDATF32   bool   `yaml:"cuda_tf32"`   // allow TF32 matrix products on the GPU
+	Spin       bool   `yaml:"spin"`        // idle intra-op workers spin (ORT's default) instead of sleeping
 	// WritePriority is that of live documents' embedding at write time:
 	// "low" (worker threads at nice 19, so searches run first), "idle"
 	// (nice 19 and SCHED_IDLE) or "normal".
@@ -108,6 +109,8 @@ type Server struct {
 	// EncoderBatchWindow is how long a query waits to share a sentence
 	// encoder call with concurrent requests' queries (0: no batching).
 	EncoderBatchWindow time.Duration `yaml:"encoder_batch_window"`
+	// EncoderCalls bounds the batched encoder calls running at once.
+	EncoderCalls int `yaml:"encoder_calls"`
 }
 
 // Auth turns API-key authentication on when Keys is not empty.
@@ -171,7 +174,7 @@ func Default(cache, data string) Config {
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
-			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, EncoderBatchWindow: 2 * time.Millisecond},
+			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, EncoderBatchWindow: 2 * time.Millisecond, EncoderCalls: 1},
 	}
 }
 
@@ -449,6 +452,9 @@ func (c *Config) Validate() Problems {
 	}
 	if s.MaxResponseBytes < 64<<10 {
 		ps.add("server.max_response_bytes", "must be at least 65536, got %d", s.MaxResponseBytes)
+	}
+	if s.EncoderCalls < 1 || s.EncoderCalls > 64 {
+		ps.add("server.encoder_calls", "must be between 1 and 64, got %d", s.EncoderCalls)
 	}
 	if s.EncoderBatchWindow < 0 || s.EncoderBatchWindow > 100*time.Millisecond {
 		ps.add("server.encoder_batch_window", "must be between 0 (off) and 100ms, got %s", s.EncoderBatchWindow)

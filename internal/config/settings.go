@@ -42,6 +42,7 @@ func Settings(c *Config) []Setting {
 		{"ort.lib", "DMAR_ORT_LIB", "ort-lib", false, "ONNX Runtime library", str(&c.ORT.Lib)},
 		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},
 		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads of a query call, 0 = its choice; load-time corpus embedding runs this many single-threaded calls at once, 0 = one per CPU", integer(&c.ORT.Threads)},
+		{"ort.spin", "DMAR_ORT_SPIN", "ort-spin", false, "ONNX Runtime's idle intra-op workers spin waiting for work (its own default) instead of sleeping; off, concurrent requests get the cores they would burn", boolean(&c.ORT.Spin)},
 		{"ort.write_priority", "DMAR_WRITE_PRIORITY", "write-priority", false, "live documents are embedded at write time on threads of low priority (nice 19: searches run first), idle (nice 19 and SCHED_IDLE) or normal", str(&c.ORT.WritePriority)},
 		{"ort.cuda_device", "DMAR_CUDA_DEVICE", "", false, "CUDA device id with device cuda", integer(&c.ORT.CUDADevice)},
 		{"ort.cuda_tf32", "DMAR_CUDA_TF32", "", false, "with device cuda, allow TF32 matrix products (faster; results differ from cpu in the 4th decimal)", boolean(&c.ORT.CUDATF32)},
@@ -60,6 +61,7 @@ func Settings(c *Config) []Setting {
 		{"server.allowed_hosts", "DMAR_ALLOWED_HOSTS", "allowed-hosts", true, "comma-separated Host names answered (* for any); empty: loopback only when no API key is configured", list(&c.Server.AllowedHosts)},
 		{"server.max_response_bytes", "DMAR_MAX_RESPONSE_BYTES", "max-response-bytes", true, "largest response body; a larger answer is refused with 422 naming the options that grew it", integer(&c.Server.MaxResponseBytes)},
 		{"server.max_request_cost", "DMAR_MAX_REQUEST_COST", "max-request-cost", true, "Shapley game evaluations one request may need (query entities x samples x documents); more is refused with 422 before the work", integer(&c.Server.MaxRequestCost)},
+		{"server.encoder_calls", "DMAR_ENCODER_CALLS", "encoder-calls", true, "batched sentence encoder calls running at once (with ort.threads 1, one per core uses every core)", integer(&c.Server.EncoderCalls)},
 		{"server.encoder_batch_window", "DMAR_ENCODER_BATCH_WINDOW", "encoder-batch-window", true, "how long a query waits to share a sentence encoder call with concurrent requests (0: no batching)", dur(&c.Server.EncoderBatchWindow)},
 	}
 }

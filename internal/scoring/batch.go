@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -147,7 +148,8 @@ func (b *BatchEncoder) flush() {
 	b.run(batch, n)
 }
 
-// run encodes the batch's texts in one call and hands each caller its rows.
+// run encodes the batch's texts, in one model call or a few by length
+// (lengthGroups), and hands each caller its rows.
 func (b *BatchEncoder) run(batch []*batchItem, n int) {
 	ctx, release := anyAlive(batch)
 	defer release()
@@ -155,12 +157,8 @@ func (b *BatchEncoder) run(batch []*batchItem, n int) {
 	for _, it := range batch {
 		texts = append(texts, it.texts...)
 	}
-	b.calls.Add(1)
 	b.texts.Add(int64(len(texts)))
-	vecs, err := b.Encoder.Encode(ctx, texts)
-	if err == nil && len(vecs) != len(texts) {
-		err = fmt.Errorf("batched encoder: %d vectors for %d texts", len(vecs), len(texts))
-	}
+	vecs, err := b.encodeByLength(ctx, texts)
 	off := 0
 	for _, it := range batch {
 		r := batchResult{err: err}
@@ -172,6 +170,73 @@ func (b *BatchEncoder) run(batch []*batchItem, n int) {
 		off += len(it.texts)
 		it.done <- r
 	}
+}
+
+// encodeByLength encodes texts in one call per lengthGroups group: a model
+// call pads every text to its longest, so under load a batch of short
+// questions and long reformulated queries spent most of its work on
+// padding. Each text's vector is the same as in any other batch, up to the
+// model's float rounding (padding is masked).
+func (b *BatchEncoder) encodeByLength(ctx context.Context, texts []string) ([][]float32, error) {
+	order := make([]int, len(texts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return len(texts[x]) - len(texts[y]) })
+	lens := make([]int, len(order))
+	for i, t := range order {
+		lens[i] = len(texts[t])
+	}
+	out := make([][]float32, len(texts))
+	lo := 0
+	for _, hi := range lengthGroups(lens, callOverhead) {
+		group := make([]string, hi-lo)
+		for i, t := range order[lo:hi] {
+			group[i] = texts[t]
+		}
+		b.calls.Add(1)
+		vecs, err := b.Encoder.Encode(ctx, group)
+		if err != nil {
+			return nil, err
+		}
+		if len(vecs) != len(group) {
+			return nil, fmt.Errorf("batched encoder: %d vectors for %d texts", len(vecs), len(group))
+		}
+		for i, t := range order[lo:hi] {
+			out[t] = vecs[i]
+		}
+		lo = hi
+	}
+	return out, nil
+}
+
+// callOverhead is what one more model call costs, in the units of
+// lengthGroups (bytes of padded text): about one long query's row, so a
+// batch splits only where padding would cost more than the extra call.
+const callOverhead = 256
+
+// lengthGroups splits ascending lengths into consecutive groups, returning
+// each group's end, so that the padded work Σ rows·longest plus overhead a
+// group is least (an exact dynamic programme; batches are small).
+func lengthGroups(lens []int, overhead int) []int {
+	n := len(lens)
+	cost := make([]int, n+1) // cost[j]: the least for lens[:j]
+	from := make([]int, n+1) // where the last group of that best starts
+	for j := 1; j <= n; j++ {
+		cost[j] = -1
+		for i := 0; i < j; i++ {
+			c := cost[i] + (j-i)*lens[j-1] + overhead
+			if cost[j] < 0 || c < cost[j] {
+				cost[j], from[j] = c, i
+			}
+		}
+	}
+	var ends []int
+	for j := n; j > 0; j = from[j] {
+		ends = append(ends, j)
+	}
+	slices.Reverse(ends)
+	return ends
 }
 
 // anyAlive is a context that ends when every item's context has ended, so

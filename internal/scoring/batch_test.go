@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -189,5 +190,44 @@ func TestBatchEncoderPassesLargeCallsThrough(t *testing.T) {
 	}
 	if b.Dim() != 2 || b.Version() != "counting" {
 		t.Errorf("Dim %d Version %q: not the wrapped encoder's", b.Dim(), b.Version())
+	}
+}
+
+// A batch of short and long texts goes in one model call per length, each
+// caller still getting its own vectors; texts of similar length share one.
+func TestBatchEncoderGroupsByLength(t *testing.T) {
+	long := strings.Repeat("a reformulated query with many entity labels ", 8) // 360 bytes
+	for _, c := range []struct {
+		name  string
+		texts []string
+		calls []int // texts per model call, in order
+	}{
+		{"mixed", []string{"who directed inception", long + "1", "where was nolan born", long + "22", "who wrote it", long + "333"}, []int{3, 3}},
+		{"similar", []string{"who directed inception", "where was christopher nolan born", "who wrote it", "what country is amelie from"}, []int{4}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			inner := &countingEncoder{}
+			b := scoring.Batched(inner, scoring.BatchConfig{Window: 50 * time.Millisecond, MaxBatch: 32})
+			ref := &countingEncoder{}
+			var wg sync.WaitGroup
+			for _, s := range c.texts {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					got, err := b.Encode(context.Background(), []string{s})
+					want, _ := ref.Encode(context.Background(), []string{s})
+					if err != nil || !reflect.DeepEqual(got, want) {
+						t.Errorf("%q: got %v (%v), want %v", s, got, err, want)
+					}
+				}()
+			}
+			wg.Wait()
+			if !reflect.DeepEqual(inner.sizes, c.calls) {
+				t.Errorf("model calls of %v texts, want %v", inner.sizes, c.calls)
+			}
+			if calls, texts := b.Stats(); calls != int64(len(c.calls)) || texts != int64(len(c.texts)) {
+				t.Errorf("Stats %d calls %d texts", calls, texts)
+			}
+		})
 	}
 }

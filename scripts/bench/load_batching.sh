@@ -2,10 +2,12 @@
 # Throughput before and after, side by side in one run (the machine's load
 # moves between runs, so only ratios inside one run mean much): serves DATA
 # on loopback once per configuration, runs `dmar bench load` against it and
-# stops it. A configuration is BUILD:WINDOW[:THREADS]: BUILD is "new" (this
-# checkout) or "base" (git revision BASE, default main); WINDOW the
-# server.encoder_batch_window (0: off); THREADS ONNX Runtime's intra-op
-# threads (default: its choice). With PROFILE=1 the first configuration is
+# stops it. A configuration is BUILD:WINDOW[:THREADS[:CALLS[:spin]]]: BUILD
+# is "new" (this checkout) or "base" (git revision BASE, default main);
+# WINDOW the server.encoder_batch_window (0: off; "-": the build's default);
+# THREADS ONNX Runtime's intra-op threads (empty: its choice); CALLS the
+# server.encoder_calls (new only); spin sets ort.spin (new only; base
+# builds before it always spin). With PROFILE=1 the first configuration is
 # also profiled under CONCURRENCY clients (CPU, mutex and block profiles:
 # OUT/pprof-*.pb.gz; read them with go tool pprof -top bin/dmar FILE).
 #   scripts/bench/load_batching.sh [OUT]  (env: DATA=../shared/data/codexm,
@@ -30,11 +32,14 @@ trap stop EXIT
 first=1
 i=0
 for run in ${RUNS:-base:0 new:0 new:2ms}; do
-	IFS=: read -r build window threads <<<"$run"
+	IFS=: read -r build window threads calls spin <<<"$run"
 	bin=bin/dmar
 	args=(--data "$data" --addr "127.0.0.1:$port" --log-level warn --pprof --pprof-addr "127.0.0.1:$pport")
-	if [ "$build" = base ]; then bin=bin/dmar-base; else args+=(--encoder-batch-window "$window"); fi
+	[ "$build" = base ] && bin=bin/dmar-base
+	[ "$window" != - ] && args+=(--encoder-batch-window "$window")
 	[ -n "$threads" ] && args+=(--threads "$threads")
+	[ -n "$calls" ] && args+=(--encoder-calls "$calls")
+	[ "$spin" = spin ] && args+=(--ort-spin)
 	i=$((i + 1))
 	name=$i-${run//:/-} # a configuration may run twice
 	"$bin" serve "${args[@]}" >"$out/serve-$name.log" 2>&1 &

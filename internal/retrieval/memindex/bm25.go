@@ -3,8 +3,9 @@ package memindex
 import (
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
@@ -140,7 +141,8 @@ func (x *gen) compact() {
 	x.dead = 0
 }
 
-// bm25 scores every matching document.
+// bm25 returns the keep best documents, best first, and what explains their
+// scores (explainBM25).
 //
 // Weaviate's variant (the default), as 1.35 computes it with BlockMax WAND
 // (lsmkv.Bucket.CreateDiskTerm, SegmentBlockMax.Score, BM25Searcher.wandBlock):
@@ -160,19 +162,20 @@ func (x *gen) compact() {
 //
 // weaviateLimit is the number of hits Weaviate would be asked for; it
 // matters only with Params.WeaviateTopK.
-func (x *gen) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
+//
+// Scoring is term at a time over the postings into dense per-field arrays
+// (pooled, and cleared through the lists of slots they touched), in the
+// same order of additions as a map per field would see, so the sums are
+// the same to the bit.
+func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scoredDoc, lexical) {
 	terms, counts := queryTermCounts(text)
+	lx := lexical{terms: terms, idf: make([]float64, len(terms))}
 	n := float64(len(x.byID))
-	k1, b := float64(float32(x.params.K1)), float64(float32(x.params.B))
-	if x.params.Classic {
-		k1, b = x.params.K1, x.params.B
-	}
-	perField := make([]map[int32]float64, len(x.fields))
-	for i := range perField {
-		perField[i] = map[int32]float64{}
-	}
-	parts := map[int32][]string{}
-	for _, t := range terms {
+	k1, _ := x.bm25Params()
+	kn := x.lengthTerms()
+	sc := getScratch(len(x.fields), len(x.docs))
+	defer putScratch(sc)
+	for ti, t := range terms {
 		var df, nonZero uint64
 		for _, f := range x.fields {
 			if l := len(f.postings[t]); l > 0 {
@@ -188,69 +191,156 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit int) []scoredDoc {
 		if !x.params.Classic {
 			idf *= float64(counts[t])
 		}
+		lx.idf[ti] = idf
 		for fi := range x.fields {
-			f := &x.fields[fi]
-			avg := f.avg()
-			for _, p := range f.postings[t] {
+			score, seen, fkn := sc.score[fi], sc.seen[fi], kn[fi]
+			for _, p := range x.fields[fi].postings[t] {
 				if allow != nil && !allow[p.doc] {
 					continue
 				}
-				norm := 1 - b + b*f.length[p.doc]/avg
-				var s float64
-				if x.params.Classic {
-					s = idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
-				} else {
-					s = p.tf / (p.tf + k1*norm) * idf
+				if !seen[p.doc] {
+					seen[p.doc] = true
+					sc.hit[fi] = append(sc.hit[fi], p.doc)
 				}
-				perField[fi][p.doc] += s
-				parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s:%s=%.4f", f.name, t, s))
+				score[p.doc] += termScore(x.params.Classic, idf, p.tf, fkn[p.doc], k1)
 			}
 		}
 	}
+	// Per field, the documents that count (Weaviate's cut, when on), then
+	// their float32 sum over the fields in field order.
+	cut := -1
 	if x.params.WeaviateTopK && !x.params.Classic {
-		k := max(int(1.1*float64(weaviateLimit)), weaviateLimit+10)
-		for _, m := range perField {
-			cutField(m, k)
+		cut = max(int(1.1*float64(weaviateLimit)), weaviateLimit+10)
+	}
+	for fi := range x.fields {
+		kept := sc.hit[fi]
+		if cut >= 0 && len(kept) > cut {
+			score := sc.score[fi]
+			fb := newBest(cut, func(a, b int32) bool {
+				if score[a] != score[b] {
+					return score[a] > score[b]
+				}
+				return a < b // loaded earlier, as Weaviate's internal ids go
+			}, sc.cut[:0])
+			for _, d := range kept {
+				fb.push(d)
+			}
+			kept = fb.h
+			sc.cut = fb.h
+		}
+		for _, d := range kept {
+			if !sc.inTotal[d] {
+				sc.inTotal[d] = true
+				sc.docs = append(sc.docs, d)
+			}
+			sc.total[d] += float32(sc.score[fi][d])
 		}
 	}
-	total := map[int32]float32{}
-	for _, m := range perField {
-		for d, s := range m {
-			total[d] += float32(s)
-		}
-	}
-	out := make([]scoredDoc, 0, len(total))
-	for d, s := range total {
-		score := float64(s)
+	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(sc.docs))))
+	for _, d := range sc.docs {
+		s := float64(sc.total[d])
 		if x.params.Classic {
-			score = perField[0][d]
+			s = sc.score[0][d]
 		}
-		out = append(out, scoredDoc{doc: d, score: score, explain: "bm25 " + strings.Join(parts[d], " ")})
+		top.push(scoredDoc{doc: d, score: s})
 	}
-	return out
+	return top.sorted(), lx
 }
 
-// cutField keeps the k best documents of one field's scores (ties: lower
-// document index, i.e. loaded earlier, as Weaviate's internal ids go).
-func cutField(m map[int32]float64, k int) {
-	if len(m) <= k {
-		return
+// lexical is what explains a BM25 search's scores: its terms and their IDFs
+// (0 for a term no field has, which matches no posting).
+type lexical struct {
+	terms []string
+	idf   []float64
+}
+
+// termScore is one term's BM25 contribution in one field, kn being the
+// document's k1·(1 - b + b·len/avg) in that field.
+func termScore(classic bool, idf, tf, kn, k1 float64) float64 {
+	if classic {
+		return idf * tf * (k1 + 1) / (tf + kn)
 	}
-	type ds struct {
-		doc   int32
-		score float64
+	return tf / (tf + kn) * idf
+}
+
+// bm25Params are k1 and b as scoring uses them: float32, as Weaviate stores
+// them, unless classic.
+func (x *gen) bm25Params() (k1, b float64) {
+	if x.params.Classic {
+		return x.params.K1, x.params.B
 	}
-	all := make([]ds, 0, len(m))
-	for d, s := range m {
-		all = append(all, ds{d, s})
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if all[i].score != all[j].score {
-			return all[i].score > all[j].score
+	return float64(float32(x.params.K1)), float64(float32(x.params.B))
+}
+
+// explainBM25 is one document's BM25 explanation: "bm25" and, per term and
+// field that matched it, "field:term=score" (scores as they were summed).
+func (x *gen) explainBM25(doc int32, lx lexical) string {
+	k1, _ := x.bm25Params()
+	kn := x.lengthTerms()
+	var b strings.Builder
+	b.WriteString("bm25 ")
+	first := true
+	for ti, t := range lx.terms {
+		for fi := range x.fields {
+			f := &x.fields[fi]
+			ps := f.postings[t]
+			i, ok := slices.BinarySearchFunc(ps, doc, func(p posting, d int32) int { return int(p.doc) - int(d) })
+			if !ok {
+				continue
+			}
+			if !first {
+				b.WriteByte(' ')
+			}
+			first = false
+			fmt.Fprintf(&b, "%s:%s=%.4f", f.name, t, termScore(x.params.Classic, lx.idf[ti], ps[i].tf, kn[fi][doc], k1))
 		}
-		return all[i].doc < all[j].doc
-	})
-	for _, x := range all[k:] {
-		delete(m, x.doc)
 	}
+	return b.String()
+}
+
+// scratch is one BM25 search's dense score arrays, kept in a pool between
+// searches; every entry a search sets is reset before it goes back.
+type scratch struct {
+	score   [][]float64 // per field, by slot
+	seen    [][]bool
+	hit     [][]int32 // per field, the slots scored, in first-touch order
+	total   []float32
+	inTotal []bool
+	docs    []int32 // slots with a total, in first-touch order
+	cut     []int32
+}
+
+var scratchPool sync.Pool
+
+func getScratch(fields, slots int) *scratch {
+	sc, _ := scratchPool.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	for len(sc.score) < fields {
+		sc.score, sc.seen, sc.hit = append(sc.score, nil), append(sc.seen, nil), append(sc.hit, nil)
+	}
+	for fi := 0; fi < fields; fi++ {
+		if len(sc.score[fi]) < slots {
+			sc.score[fi], sc.seen[fi] = make([]float64, slots), make([]bool, slots)
+		}
+	}
+	if len(sc.total) < slots {
+		sc.total, sc.inTotal = make([]float32, slots), make([]bool, slots)
+	}
+	return sc
+}
+
+func putScratch(sc *scratch) {
+	for fi := range sc.hit {
+		for _, d := range sc.hit[fi] {
+			sc.score[fi][d], sc.seen[fi][d] = 0, false
+		}
+		sc.hit[fi] = sc.hit[fi][:0]
+	}
+	for _, d := range sc.docs {
+		sc.total[d], sc.inTotal[d] = 0, false
+	}
+	sc.docs = sc.docs[:0]
+	scratchPool.Put(sc)
 }

@@ -9,12 +9,9 @@ import (
 	"encoding/gob"
 	"fmt"
 	"maps"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -100,6 +97,7 @@ type gen struct {
 	// owned are the posting lists this generation has copied, while it is
 	// being written (nil once published).
 	owned map[ownKey]struct{}
+	prep  prepared // what searches derive from this generation (search.go); clone must leave it zero
 }
 
 type ownKey struct {
@@ -247,49 +245,6 @@ func (x *Index) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	return out, nil
 }
 
-// Search implements retrieval.Index.
-func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit, error) {
-	if err := q.Validate(); err != nil {
-		return nil, errs.Wrap(errs.Invalid, err, "search: %v", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	g := x.cur.Load() // the generation this search reads throughout
-	allow := g.allowed(q.Filter)
-	var scored []scoredDoc
-	switch q.Mode {
-	case retrieval.BM25:
-		scored = g.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000))
-	case retrieval.Vector:
-		var err error
-		if scored, err = g.vector(q.Vector, allow); err != nil {
-			return nil, err
-		}
-	case retrieval.Hybrid:
-		var err error
-		if scored, err = g.hybrid(q, allow); err != nil {
-			return nil, err
-		}
-	}
-	top := topK(scored, q.Limit, g.docs)
-	hits := make([]retrieval.Hit, len(top))
-	for i, s := range top {
-		d := g.docs[s.doc]
-		if !q.WithVectors {
-			d.Vector = nil
-		}
-		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: s.explain}
-	}
-	return hits, nil
-}
-
-type scoredDoc struct {
-	doc     int32
-	score   float64
-	explain string
-}
-
 // allowed returns nil when the filter restricts nothing.
 func (x *gen) allowed(f retrieval.Filter) []bool {
 	if f.Empty() {
@@ -326,124 +281,6 @@ func (x *gen) allowed(f retrieval.Filter) []bool {
 // Build is kept for callers that built the inverted index ahead of the
 // first search: every write now keeps it up to date.
 func (x *Index) Build() {}
-
-func (x *gen) vector(v []float32, allow []bool) ([]scoredDoc, error) {
-	qn := norm(v)
-	if qn == 0 {
-		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
-	}
-	out := make([]scoredDoc, 0, len(x.docs))
-	for i, d := range x.docs {
-		if allow != nil && !allow[i] {
-			continue
-		}
-		if len(d.Vector) == 0 {
-			continue
-		}
-		if len(d.Vector) != len(v) {
-			return nil, errs.E(errs.Invalid, "search: query vector has %d dimensions, documents have %d", len(v), len(d.Vector))
-		}
-		dn := norm(d.Vector)
-		if dn == 0 {
-			continue
-		}
-		c := float64(dot(v, d.Vector)) / (qn * dn)
-		out = append(out, scoredDoc{doc: int32(i), score: c, explain: fmt.Sprintf("cosine %.4f", c)})
-	}
-	return out, nil
-}
-
-func (x *gen) hybrid(q retrieval.Query, allow []bool) ([]scoredDoc, error) {
-	cand := max(q.Limit, x.params.HybridCandidates)
-	var lex, vec []scoredDoc
-	if q.Alpha < 1 {
-		lex = topK(x.bm25(q.Text, allow, cand), cand, x.docs)
-	}
-	if q.Alpha > 0 {
-		v, err := x.vector(q.Vector, allow)
-		if err != nil {
-			return nil, err
-		}
-		vec = topK(v, cand, x.docs)
-	}
-	return Fuse(q.Fusion, q.Alpha, x.params.rankedFusionK(), lex, vec), nil
-}
-
-// rankedFusionK is RankedFusionK, DefaultRankedFusionK when unset.
-func (p Params) rankedFusionK() int {
-	if p.RankedFusionK <= 0 {
-		return DefaultRankedFusionK
-	}
-	return p.RankedFusionK
-}
-
-// Fuse combines a lexical and a vector result list (each best first) the way
-// Weaviate's hybrid search does. relativeScore: each list's scores are
-// min-max normalised to [0,1] (all 1 when equal) and summed with weights
-// 1-alpha and alpha. rankedFusion: each list contributes weight/(k+rank),
-// rank counted from 0 (k is Params.RankedFusionK, Weaviate's 60 by default).
-func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scoredDoc {
-	acc := map[int32]float64{}
-	exp := map[int32][]string{}
-	add := func(list []scoredDoc, w float64, name string) {
-		if len(list) == 0 {
-			return
-		}
-		lo, hi := list[0].score, list[0].score
-		for _, s := range list {
-			lo, hi = math.Min(lo, s.score), math.Max(hi, s.score)
-		}
-		for rank, s := range list {
-			var v float64
-			if f == retrieval.RankedFusion {
-				v = w / float64(k+rank)
-			} else {
-				n := 1.0
-				if hi > lo {
-					n = (s.score - lo) / (hi - lo)
-				}
-				v = w * n
-			}
-			acc[s.doc] += v
-			exp[s.doc] = append(exp[s.doc], fmt.Sprintf("%s %.4f (rank %d) -> %.4f", name, s.score, rank+1, v))
-		}
-	}
-	add(lex, 1-alpha, "bm25")
-	add(vec, alpha, "vector")
-	name := "relativeScore"
-	if f == retrieval.RankedFusion {
-		name = "rankedFusion"
-	}
-	out := make([]scoredDoc, 0, len(acc))
-	for d, s := range acc {
-		out = append(out, scoredDoc{doc: d, score: s, explain: fmt.Sprintf("hybrid %s alpha=%.2f: %s", name, alpha, strings.Join(exp[d], "; "))})
-	}
-	return out
-}
-
-// topK sorts by score (descending), ties by document ID, and keeps k.
-func topK(s []scoredDoc, k int, docs []retrieval.Document) []scoredDoc {
-	sort.Slice(s, func(i, j int) bool {
-		if s[i].score != s[j].score {
-			return s[i].score > s[j].score
-		}
-		return docs[s[i].doc].ID < docs[s[j].doc].ID
-	})
-	if len(s) > k {
-		s = s[:k]
-	}
-	return s
-}
-
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-func norm(v []float32) float64 { return math.Sqrt(float64(dot(v, v))) }
 
 // Save writes the documents (with links and vectors) to path atomically.
 func (x *Index) Save(path string) error {

@@ -49,6 +49,11 @@ type Config struct {
 	// parity tests hold; on, models run faster with results that differ from
 	// the CPU path in the fourth decimal.
 	CUDATF32 bool
+	// Spin lets idle intra-op workers spin a while waiting for the next
+	// operator, as ORT does by default. Off (dmar's default), they sleep:
+	// under concurrent requests on a few cores spinning workers took the
+	// CPU the requests' other work needed (docs/operations.md, issue 16).
+	Spin bool
 }
 
 // Validate checks the configuration without loading anything.
@@ -179,6 +184,12 @@ func (rt *Runtime) sessionOptions() (*ort.SessionOptions, error) {
 		if err := o.SetIntraOpNumThreads(n); err != nil {
 			o.Destroy()
 			return nil, fmt.Errorf("onnx: intra-op threads %d: %w", n, err)
+		}
+	}
+	if !rt.cfg.Spin {
+		if err := o.AddSessionConfigEntry("session.intra_op.allow_spinning", "0"); err != nil {
+			o.Destroy()
+			return nil, fmt.Errorf("onnx: intra-op spinning off: %w", err)
 		}
 	}
 	if rt.cfg.Device == CUDA {

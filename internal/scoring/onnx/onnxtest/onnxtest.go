@@ -23,7 +23,7 @@ func Settings(getenv func(string) string) (config.Config, error) {
 // ORT is the runtime part of c as onnx takes it.
 func ORT(c config.Config) onnx.Config {
 	o := c.ORT
-	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32}
+	return onnx.Config{LibPath: o.Lib, Device: o.Device, IntraOpThreads: o.Threads, CUDADeviceID: o.CUDADevice, CUDATF32: o.CUDATF32, Spin: o.Spin}
 }
 
 func settings() config.Config {

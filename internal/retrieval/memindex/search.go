@@ -1,0 +1,403 @@
+package memindex
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+// Search implements retrieval.Index.
+//
+// A search allocates nothing per document: BM25 scores into pooled dense
+// arrays, the vector search into a bounded heap, and explanations are
+// formatted only for the hits returned. Results are those of the plain
+// implementation (a map per field, every match sorted) to the bit;
+// reference_test.go keeps that one and search_test.go compares them.
+func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit, error) {
+	if err := q.Validate(); err != nil {
+		return nil, errs.Wrap(errs.Invalid, err, "search: %v", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g := x.cur.Load() // the generation this search reads throughout
+	allow := g.allowed(q.Filter)
+	var (
+		top     []scoredDoc
+		explain func(scoredDoc) string
+	)
+	switch q.Mode {
+	case retrieval.BM25:
+		var lx lexical
+		top, lx = g.bm25(q.Text, allow, min(q.Limit+WeaviateTieSlack, 10000), q.Limit)
+		explain = func(s scoredDoc) string { return g.explainBM25(s.doc, lx) }
+	case retrieval.Vector:
+		var err error
+		if top, err = g.vector(q.Vector, allow, q.Limit); err != nil {
+			return nil, err
+		}
+		explain = explainCosine
+	case retrieval.Hybrid:
+		var (
+			lex, vec []scoredDoc
+			err      error
+		)
+		if lex, vec, err = g.hybrid(q, allow); err != nil {
+			return nil, err
+		}
+		k := g.params.rankedFusionK()
+		top = topK(Fuse(q.Fusion, q.Alpha, k, lex, vec), q.Limit, g.docs)
+		explain = func(s scoredDoc) string { return explainFused(q.Fusion, q.Alpha, k, lex, vec, s) }
+	}
+	hits := make([]retrieval.Hit, len(top))
+	for i, s := range top {
+		d := g.docs[s.doc]
+		if !q.WithVectors {
+			d.Vector = nil
+		}
+		hits[i] = retrieval.Hit{Doc: d, Score: s.score, Explain: explain(s)}
+	}
+	return hits, nil
+}
+
+type scoredDoc struct {
+	doc   int32
+	score float64
+}
+
+// prepared is what searches derive from one generation, made by the first
+// search that needs it: a published generation never changes, and a write
+// publishes a new one, which prepares afresh.
+type prepared struct {
+	normsOnce sync.Once
+	norms     []float64 // each slot's vector norm, 0 without a vector
+	knOnce    sync.Once
+	kn        [][]float64 // per field and slot, k1·(1 - b + b·len/avg)
+	// blocks are the vectors again, laid out for dot32 (blocks.go), when
+	// the CPU has its kernel: another copy of the vectors in memory, made
+	// once per generation (after a write, by its first vector search).
+	blocksOnce sync.Once
+	blocks     *blocks
+}
+
+// norms are the document vectors' norms (a search computed each again
+// before, a third of its cosine work).
+func (x *gen) norms() []float64 {
+	p := &x.prep
+	p.normsOnce.Do(func() {
+		p.norms = make([]float64, len(x.docs))
+		for i, d := range x.docs {
+			p.norms[i] = norm(d.Vector)
+		}
+	})
+	return p.norms
+}
+
+// lengthTerms are BM25's per-document length terms of each field, the same
+// values every search computed with a division per posting.
+func (x *gen) lengthTerms() [][]float64 {
+	p := &x.prep
+	p.knOnce.Do(func() {
+		k1, b := x.bm25Params()
+		p.kn = make([][]float64, len(x.fields))
+		for fi := range x.fields {
+			f := &x.fields[fi]
+			avg := f.avg()
+			kn := make([]float64, len(f.length))
+			for slot, l := range f.length {
+				norm := 1 - b + b*l/avg
+				kn[slot] = k1 * norm
+			}
+			p.kn[fi] = kn
+		}
+	})
+	return p.kn
+}
+
+// vector returns the keep documents of highest cosine, best first.
+func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
+	qn := norm(v)
+	if qn == 0 {
+		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
+	}
+	norms := x.norms()
+	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(x.docs))))
+	if haveDot32 {
+		if b := x.blocks(); b != nil && b.dim == len(v) {
+			x.vectorBlocks(v, qn, allow, norms, b, top)
+			return top.sorted(), nil
+		}
+	}
+	// Four documents at a time: four independent sums keep the core busy
+	// while each is still added in order (so cosines do not change).
+	var batch [4]int32
+	nb := 0
+	for i, d := range x.docs {
+		if allow != nil && !allow[i] {
+			continue
+		}
+		if len(d.Vector) == 0 {
+			continue
+		}
+		if len(d.Vector) != len(v) {
+			return nil, errs.E(errs.Invalid, "search: query vector has %d dimensions, documents have %d", len(v), len(d.Vector))
+		}
+		if norms[i] == 0 {
+			continue
+		}
+		batch[nb] = int32(i)
+		if nb++; nb < len(batch) {
+			continue
+		}
+		nb = 0
+		s0, s1, s2, s3 := dot4(v, x.docs[batch[0]].Vector, x.docs[batch[1]].Vector, x.docs[batch[2]].Vector, x.docs[batch[3]].Vector)
+		for j, s := range [4]float32{s0, s1, s2, s3} {
+			top.push(scoredDoc{doc: batch[j], score: float64(s) / (qn * norms[batch[j]])})
+		}
+	}
+	for _, i := range batch[:nb] {
+		top.push(scoredDoc{doc: i, score: float64(dot(v, x.docs[i].Vector)) / (qn * norms[i])})
+	}
+	return top.sorted(), nil
+}
+
+// vectorBlocks is vector's scan over blocks of documents (every vector has
+// the query's dimension): a block none of whose documents can match is
+// skipped.
+func (x *gen) vectorBlocks(v []float32, qn float64, allow []bool, norms []float64, b *blocks, top *best[scoredDoc]) {
+	var out [blockDocs]float32
+	for g := 0; g*blockDocs < len(x.docs); g++ {
+		lo, hi := g*blockDocs, min((g+1)*blockDocs, len(x.docs))
+		var use uint32
+		for slot := lo; slot < hi; slot++ {
+			if (allow == nil || allow[slot]) && norms[slot] != 0 {
+				use |= 1 << (slot - lo)
+			}
+		}
+		if use == 0 {
+			continue
+		}
+		dot32(v, b.group(g), &out)
+		for j := range hi - lo {
+			if use&(1<<j) != 0 {
+				top.push(scoredDoc{doc: int32(lo + j), score: float64(out[j]) / (qn * norms[lo+j])})
+			}
+		}
+	}
+}
+
+func explainCosine(s scoredDoc) string { return fmt.Sprintf("cosine %.4f", s.score) }
+
+// hybrid returns the best HybridCandidates (at least the limit) of each
+// sub-search, best first, for Fuse.
+func (x *gen) hybrid(q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
+	cand := max(q.Limit, x.params.HybridCandidates)
+	if q.Alpha < 1 {
+		lex, _ = x.bm25(q.Text, allow, cand, cand)
+	}
+	if q.Alpha > 0 {
+		if vec, err = x.vector(q.Vector, allow, cand); err != nil {
+			return nil, nil, err
+		}
+	}
+	return lex, vec, nil
+}
+
+// rankedFusionK is RankedFusionK, DefaultRankedFusionK when unset.
+func (p Params) rankedFusionK() int {
+	if p.RankedFusionK <= 0 {
+		return DefaultRankedFusionK
+	}
+	return p.RankedFusionK
+}
+
+// Fuse combines a lexical and a vector result list (each best first) the way
+// Weaviate's hybrid search does. relativeScore: each list's scores are
+// min-max normalised to [0,1] (all 1 when equal) and summed with weights
+// 1-alpha and alpha. rankedFusion: each list contributes weight/(k+rank),
+// rank counted from 0 (k is Params.RankedFusionK, Weaviate's 60 by default).
+// explainFused says how a fused score was made.
+func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scoredDoc {
+	acc := make(map[int32]float64, len(lex)+len(vec))
+	var order []int32 // the fused documents, first seen first
+	add := func(list []scoredDoc, w float64) {
+		lo, hi := span(list)
+		for rank, s := range list {
+			if _, ok := acc[s.doc]; !ok {
+				order = append(order, s.doc)
+			}
+			acc[s.doc] += contribution(f, w, k, rank, s.score, lo, hi)
+		}
+	}
+	add(lex, 1-alpha)
+	add(vec, alpha)
+	out := make([]scoredDoc, len(order))
+	for i, d := range order {
+		out[i] = scoredDoc{doc: d, score: acc[d]}
+	}
+	return out
+}
+
+// explainFused is "hybrid FUSION alpha=A: " and each list's part of s's
+// score: "bm25|vector SCORE (rank R) -> CONTRIBUTION", joined by "; ".
+func explainFused(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc, s scoredDoc) string {
+	name := "relativeScore"
+	if f == retrieval.RankedFusion {
+		name = "rankedFusion"
+	}
+	var parts []string
+	for _, l := range []struct {
+		list []scoredDoc
+		w    float64
+		name string
+	}{{lex, 1 - alpha, "bm25"}, {vec, alpha, "vector"}} {
+		lo, hi := span(l.list)
+		for rank, h := range l.list {
+			if h.doc == s.doc {
+				parts = append(parts, fmt.Sprintf("%s %.4f (rank %d) -> %.4f", l.name, h.score, rank+1, contribution(f, l.w, k, rank, h.score, lo, hi)))
+			}
+		}
+	}
+	return fmt.Sprintf("hybrid %s alpha=%.2f: %s", name, alpha, strings.Join(parts, "; "))
+}
+
+// span is the lowest and highest score of a list.
+func span(list []scoredDoc) (lo, hi float64) {
+	if len(list) == 0 {
+		return 0, 0
+	}
+	lo, hi = list[0].score, list[0].score
+	for _, s := range list {
+		lo, hi = math.Min(lo, s.score), math.Max(hi, s.score)
+	}
+	return lo, hi
+}
+
+// contribution is what a hit at rank (from 0) of a list with weight w and
+// scores in [lo, hi] adds to its fused score.
+func contribution(f retrieval.Fusion, w float64, k, rank int, score, lo, hi float64) float64 {
+	if f == retrieval.RankedFusion {
+		return w / float64(k+rank)
+	}
+	n := 1.0
+	if hi > lo {
+		n = (score - lo) / (hi - lo)
+	}
+	return w * n
+}
+
+// better orders hits: higher score first, ties by document ID.
+func (x *gen) better(a, b scoredDoc) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return x.docs[a.doc].ID < x.docs[b.doc].ID
+}
+
+// topK sorts by score (descending), ties by document ID, and keeps k.
+func topK(s []scoredDoc, k int, docs []retrieval.Document) []scoredDoc {
+	slices.SortFunc(s, func(a, b scoredDoc) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return strings.Compare(docs[a.doc].ID, docs[b.doc].ID)
+	})
+	if len(s) > k {
+		s = s[:k]
+	}
+	return s
+}
+
+// best keeps the k best items pushed into it under a strict total order, in
+// a heap whose root is the worst kept: the same k as sorting everything and
+// keeping the first k, in O(n log k) and no more memory than k items.
+type best[T any] struct {
+	k      int
+	better func(a, b T) bool
+	h      []T
+}
+
+// newBest starts empty over buf (its length is ignored).
+func newBest[T any](k int, better func(a, b T) bool, buf []T) *best[T] {
+	return &best[T]{k: k, better: better, h: buf[:0]}
+}
+
+func (b *best[T]) push(v T) {
+	if len(b.h) < b.k {
+		b.h = append(b.h, v)
+		for i := len(b.h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !b.better(b.h[p], b.h[i]) {
+				break
+			}
+			b.h[p], b.h[i] = b.h[i], b.h[p]
+			i = p
+		}
+		return
+	}
+	if b.k == 0 || !b.better(v, b.h[0]) {
+		return
+	}
+	b.h[0] = v
+	for i, n := 0, len(b.h); ; {
+		w := i
+		if l := 2*i + 1; l < n && b.better(b.h[w], b.h[l]) {
+			w = l
+		}
+		if r := 2*i + 2; r < n && b.better(b.h[w], b.h[r]) {
+			w = r
+		}
+		if w == i {
+			return
+		}
+		b.h[i], b.h[w] = b.h[w], b.h[i]
+		i = w
+	}
+}
+
+// sorted returns the kept items, best first.
+func (b *best[T]) sorted() []T {
+	slices.SortFunc(b.h, func(x, y T) int {
+		switch {
+		case b.better(x, y):
+			return -1
+		case b.better(y, x):
+			return 1
+		}
+		return 0
+	})
+	return b.h
+}
+
+// dot adds the products in order, in float32; every cosine depends on that
+// order, so a faster dot must keep it (dot4).
+func dot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+// dot4 is dot of q with four vectors at once, each sum in dot's order.
+func dot4(q, a, b, c, d []float32) (s0, s1, s2, s3 float32) {
+	a, b, c, d = a[:len(q)], b[:len(q)], c[:len(q)], d[:len(q)]
+	for i, v := range q {
+		s0 += v * a[i]
+		s1 += v * b[i]
+		s2 += v * c[i]
+		s3 += v * d[i]
+	}
+	return s0, s1, s2, s3
+}
+
+func norm(v []float32) float64 { return math.Sqrt(float64(dot(v, v))) }
