@@ -5,6 +5,7 @@ package memkg
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -435,6 +436,7 @@ func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 		n := g.ents[other]
 		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
 	}
+	var keys []edgeKey
 	for _, h := range row {
 		other, pid, out := halfEdge(h)
 		if !held[other] {
@@ -447,11 +449,34 @@ func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 		if other == root && !out {
 			continue // a loop is in the row twice, once each way
 		}
-		name := g.pids[pid]
-		sg.Edges = append(sg.Edges, kg.Edge{From: g.ents[from].QID, To: g.ents[to].QID, PID: name, Label: g.relations[name].Label})
+		keys = append(keys, edgeKey{from, to, pid})
 	}
-	kg.SortEdges(sg.Edges)
+	sg.Edges = g.edges(keys)
 	return sg
+}
+
+// edgeKey is an edge by entity and property index.
+type edgeKey struct {
+	from, to int32
+	pid      uint32
+}
+
+// edges are keys as kg.Edges in kg.CompareEdges order. Entities and
+// properties are indexed in QID and PID order, so sorting the indices
+// orders the strings, without comparing them.
+func (g *Graph) edges(keys []edgeKey) []kg.Edge {
+	if len(keys) == 0 {
+		return nil
+	}
+	slices.SortFunc(keys, func(a, b edgeKey) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.pid, b.pid), cmp.Compare(a.to, b.to))
+	})
+	out := make([]kg.Edge, len(keys))
+	for i, k := range keys {
+		name := g.pids[k.pid]
+		out[i] = kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: name, Label: g.relations[name].Label}
+	}
+	return out
 }
 
 func (g *Graph) hub(i int32, p kg.SubgraphParams) bool {
@@ -500,11 +525,8 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 		e := g.ents[v]
 		sg.Nodes[k] = kg.Node{QID: e.QID, Label: e.Label, Hop: hop[v], Hub: g.hub(v, p)}
 	}
-	type key struct {
-		from, to int32
-		pid      uint32
-	}
-	seenE := map[key]bool{}
+	seenE := map[edgeKey]bool{}
+	var keys []edgeKey
 	for _, u := range order {
 		if g.hub(u, p) {
 			continue
@@ -514,18 +536,17 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 			if _, in := hop[other]; !in {
 				continue
 			}
-			k := key{u, other, pid}
+			k := edgeKey{u, other, pid}
 			if !out {
-				k = key{other, u, pid}
+				k = edgeKey{other, u, pid}
 			}
 			if seenE[k] {
 				continue
 			}
 			seenE[k] = true
-			name := g.pids[pid]
-			sg.Edges = append(sg.Edges, kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: name, Label: g.relations[name].Label})
+			keys = append(keys, k)
 		}
 	}
-	kg.SortEdges(sg.Edges)
+	sg.Edges = g.edges(keys)
 	return sg
 }
