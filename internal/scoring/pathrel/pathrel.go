@@ -237,24 +237,20 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 			best[p.Entity] = p
 		}
 	}
-	vias := map[string]map[string]bool{}
+	// vias counts the distinct intermediates of each two-hop entity.
+	type via struct{ entity, through string }
+	seenVia := map[via]bool{}
+	vias := map[string]int{}
 	for _, q := range roots {
 		sg, ok := subs[q]
 		if !ok {
 			continue
 		}
-		hub := map[string]bool{}
+		hub := make(map[string]bool, len(sg.Nodes))
 		for _, n := range sg.Nodes {
 			hub[n.QID] = n.Hub
 		}
-		adj := map[string][]kg.Edge{}
-		for _, e := range sg.Edges {
-			if e.From == e.To {
-				continue
-			}
-			adj[e.From] = append(adj[e.From], e)
-			adj[e.To] = append(adj[e.To], e)
-		}
+		adj := adjacency(sg.Edges)
 		for _, e1 := range adj[q] {
 			s1 := step(e1, q)
 			offer(Path{Entity: s1.To, Steps: []Step{s1}, Relevance: s1.Relevance})
@@ -266,10 +262,10 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 				if s2.To == q {
 					continue
 				}
-				if vias[s2.To] == nil {
-					vias[s2.To] = map[string]bool{}
+				if v := (via{s2.To, s1.To}); !seenVia[v] {
+					seenVia[v] = true
+					vias[s2.To]++
 				}
-				vias[s2.To][s1.To] = true
 				offer(Path{Entity: s2.To, Steps: []Step{s1, s2}, Relevance: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
 			}
 		}
@@ -279,7 +275,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	}
 	out := make([]Path, 0, len(best))
 	for _, p := range best {
-		if n := len(vias[p.Entity]); len(p.Steps) == 2 && n > 1 {
+		if n := vias[p.Entity]; len(p.Steps) == 2 && n > 1 {
 			p.Relevance += ViaBonus * math.Log(float64(n))
 		}
 		out = append(out, p)
@@ -291,6 +287,30 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		return out[i].Entity < out[j].Entity
 	})
 	return out, nil
+}
+
+// adjacency lists each node's edges (loops left out) in edge order, the
+// lists cut from one slice.
+func adjacency(edges []kg.Edge) map[string][]kg.Edge {
+	deg := make(map[string]int, len(edges))
+	for _, e := range edges {
+		if e.From != e.To {
+			deg[e.From]++
+			deg[e.To]++
+		}
+	}
+	all := make([]kg.Edge, 0, 2*len(edges))
+	adj := make(map[string][]kg.Edge, len(deg))
+	for n, d := range deg {
+		adj[n], all = all[len(all):len(all):len(all)+d], all[:len(all)+d]
+	}
+	for _, e := range edges {
+		if e.From != e.To {
+			adj[e.From] = append(adj[e.From], e)
+			adj[e.To] = append(adj[e.To], e)
+		}
+	}
+	return adj
 }
 
 // Cosine is the cosine of a and b (0 if either is zero or they differ in length).
