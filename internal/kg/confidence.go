@@ -223,34 +223,50 @@ func EntityDerivedForms(e Entity) []string {
 		for _, f := range DerivedForms(n) {
 			add(f)
 		}
-		// A personal name's surname alone ("Obama's wife", "what did
-		// Kandinsky paint"): the weakest form, kept only when the question
-		// links nothing more confident (ResolveConfident), the context
-		// choosing among the entities that share it.
-		if toks := Tokenize(n); len(toks) >= 2 {
-			if ws, ok := personName(n, toks); ok {
-				if last := ws[len(ws)-1]; len([]rune(last)) >= 4 && !stopwords[last] {
-					add(last)
-					add(Fold(last))
-				}
-			}
+		for _, f := range surnameForms(n) {
+			add(f)
 		}
-		// "Kiev or Kyiv", "Johann von Vásáry or János Vaszary": labels
-		// taken from a Wikipedia extract's first words name the entity
-		// twice; each name is a form of its own.
-		parts := strings.Split(n, " or ")
-		if len(parts) < 2 {
-			continue
+		for _, f := range alternativeNameForms(n) {
+			add(f)
 		}
-		for _, part := range parts {
-			if f := NormalizeForm(part); Linkable(f) && len(f) >= 3 {
-				add(f)
-				add(Fold(f))
-			}
-			for _, f := range DerivedForms(part) {
-				add(f)
-			}
+	}
+	return out
+}
+
+// surnameForms is a personal name's surname alone ("Obama's wife", "what
+// did Kandinsky paint"), at least four letters, and its folded form: the
+// weakest form, kept only when the question links nothing more confident
+// (ResolveConfident), the context choosing among the entities that share it.
+func surnameForms(name string) []string {
+	toks := Tokenize(name)
+	if len(toks) < 2 {
+		return nil
+	}
+	ws, ok := personName(name, toks)
+	if !ok {
+		return nil
+	}
+	last := ws[len(ws)-1]
+	if len([]rune(last)) < 4 || stopwords[last] {
+		return nil
+	}
+	return []string{last, Fold(last)}
+}
+
+// alternativeNameForms are the forms of each name of an "X or Y" label
+// ("Kiev or Kyiv", "Johann von Vásáry or János Vaszary"): labels taken from
+// a Wikipedia extract's first words name the entity twice.
+func alternativeNameForms(name string) []string {
+	parts := strings.Split(name, " or ")
+	if len(parts) < 2 {
+		return nil
+	}
+	var out []string
+	for _, part := range parts {
+		if f := NormalizeForm(part); Linkable(f) && len(f) >= 3 {
+			out = append(out, f, Fold(f))
 		}
+		out = append(out, DerivedForms(part)...)
 	}
 	return out
 }
@@ -353,8 +369,8 @@ func CandidateQIDs(spans []SpanCandidates) []string {
 }
 
 // ResolveConfident picks mentions as Resolve does (longest first, then
-// leftmost, no overlaps; but by content tokens before length) and chooses each span's entity by confidence
-// (ctxScore: a context score per QID in [-1, 1], e.g. the cosine between
+// leftmost, no overlaps; but by content tokens before length) and chooses
+// each span's entity by confidence (ctxScore: a context score per QID in [-1, 1], e.g. the cosine between
 // the question and the entity's document; absent QIDs score nothing), then
 // drops the mentions below p.Threshold, always keeping the most confident.
 // Mentions come in text order with their Confidence set.

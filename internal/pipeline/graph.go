@@ -116,15 +116,18 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return fail("fetching the entities' documents", err)
 	}
-	pop, err := r.popularity(ctx, docs)
+	keep := filterOf(o.Filter)
+	kept := make([]retrieval.Document, 0, len(docs))
+	for _, d := range docs {
+		if keep(d) {
+			kept = append(kept, d)
+		}
+	}
+	pop, err := r.popularity(ctx, kept)
 	if err != nil {
 		return graphChannel{}, err
 	}
-	keep := filterOf(o.Filter)
-	for _, d := range docs {
-		if !keep(d) {
-			continue
-		}
+	for _, d := range kept {
 		p := byID[d.ID]
 		gp := GraphPath{Path: p.String(), Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
 		if o.GraphRelations == "none" {
