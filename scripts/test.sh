@@ -16,6 +16,8 @@ start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
 	export "$2=$url"
 	echo "test: $1 at $url" >&2
 }
+# The service scripts' shared start-up wait, against a stand-in (a second).
+scripts/services/lib_test.sh
 [ -f scripts/services/neo4j.sh ] && start neo4j DMAR_NEO4J_URI
 [ -f scripts/services/weaviate.sh ] && start weaviate DMAR_WEAVIATE_URL
 [ -f scripts/services/virtuoso.sh ] && start virtuoso DMAR_SPARQL_URL

@@ -3,13 +3,23 @@
 # (the service answers), running (prints the live pid), pidfile, logfile,
 # url, port and install/start, and may set stop_grace (seconds, default 60).
 
+# alive: the process in the pid file exists. wait_ready asks this, not
+# running: right after start forks it, the child is still the shell, whose
+# command line does not name the server yet, and taking that for an exit
+# stopped a healthy start (CI's failed run of ab2b076).
+alive() {
+	local pid
+	pid=$(cat "$pidfile" 2>/dev/null) || return 1
+	[ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
 # wait_ready LIMIT: until ready, at most LIMIT seconds; fails early, with the
 # log's tail, when the process has exited.
 wait_ready() {
 	local limit=$1 i
 	for ((i = 0; i < limit * 4; i++)); do
 		ready && return 0
-		if ! running >/dev/null; then
+		if ! alive; then
 			log "the server exited; last log lines:"
 			tail -n 20 "$logfile" >&2 || true
 			return 1
