@@ -127,19 +127,20 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return graphChannel{}, err
 	}
+	qc := newCosiner(qvec)
 	for _, d := range kept {
 		p := byID[d.ID]
-		gp := GraphPath{Path: p.String(), Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
 		if o.GraphRelations == "none" {
 			gp.Score = 0 // the ablation: the document's cosine alone ranks
 		}
 		if len(d.Vector) > 0 {
-			gp.Score += o.GraphWeight * cosine(qvec, d.Vector)
+			gp.Score += o.GraphWeight * qc.cosine(d.Vector)
 		}
 		gp.Popularity = pop[d.ID]
 		gp.Score += gp.Popularity
 		ch.paths[d.ID] = gp
-		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score, Explain: fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)})
+		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score})
 	}
 	if len(docs) == 0 && len(paths) > 0 {
 		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
@@ -155,6 +156,13 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 			delete(ch.paths, h.Doc.ID)
 		}
 		ch.hits = ch.hits[:o.GraphRecallK]
+	}
+	// The paths' texts, for the documents kept only.
+	for i, h := range ch.hits {
+		gp := ch.paths[h.Doc.ID]
+		gp.Path = byID[h.Doc.ID].String()
+		ch.paths[h.Doc.ID] = gp
+		ch.hits[i].Explain = fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)
 	}
 	return ch, nil
 }
