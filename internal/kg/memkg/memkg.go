@@ -46,7 +46,7 @@ type Graph struct {
 	pids      []string
 	pidx      map[string]uint32
 	labels    []string // labels[i] is pids[i]'s label (set with pids, after relations)
-	off       []int64 // len(ents)+1
+	off       []int64  // len(ents)+1
 	adj       []uint64
 	dict      kg.Dictionary
 	// cdict is the context linker's dictionary, built on first use.
@@ -462,4 +462,3 @@ func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 func (g *Graph) hub(i int32, p kg.SubgraphParams) bool {
 	return p.HubDegree > 0 && g.ents[i].Degree > p.HubDegree
 }
-

@@ -82,7 +82,7 @@ func firstDiff(a, b []Path) int {
 	return len(a)
 }
 
-
+// refReach is Reach as it was before the neighbour-only edge lists.
 func (r *Relations) refReach(ctx context.Context, qvec []float32, starts []Root, subs map[string]kg.Subgraph, hops int, prior map[StepKey]float64) ([]Path, error) {
 	if hops < 1 {
 		return nil, nil
