@@ -59,6 +59,48 @@ func (p Path) Root() string {
 	return p.Steps[0].From
 }
 
+// appendStep appends the pieces of st's part of a path's String.
+func appendStep(out []string, st Step) []string {
+	l := st.Label
+	if l == "" {
+		l = st.PID
+	}
+	out = append(out, " -[", l)
+	if st.Backward {
+		out = append(out, " of")
+	}
+	return append(out, "]-> ", st.To)
+}
+
+// comparePieces compares the concatenations of a and b, as strings.Compare
+// would, without building them.
+func comparePieces(a, b []string) int {
+	i, j, x, y := 0, 0, 0, 0 // piece and byte of a, of b
+	for {
+		for i < len(a) && x == len(a[i]) {
+			i, x = i+1, 0
+		}
+		for j < len(b) && y == len(b[j]) {
+			j, y = j+1, 0
+		}
+		switch {
+		case i == len(a) && j == len(b):
+			return 0
+		case i == len(a):
+			return -1
+		case j == len(b):
+			return 1
+		}
+		if ca, cb := a[i][x], b[j][y]; ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+		x, y = x+1, y+1
+	}
+}
+
 // String is the path as text: Q1 -[place of birth]-> Q2.
 func (p Path) String() string {
 	s := p.Root()
@@ -201,23 +243,31 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	if err != nil {
 		return nil, err
 	}
+	// An edge list follows the subgraph's edge order (head, then property),
+	// so consecutive steps often walk one relation: the last one's relevance
+	// is kept.
+	var lastPID, lastLabel string
+	var lastBack, haveLast bool
+	var lastRV float64
 	step := func(e kg.Edge, from string) Step {
 		back := e.To == from && e.From != from
 		to := e.To
 		if back {
 			to = e.From
 		}
-		rv := rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}] + prior[StepKey{PID: e.PID, Backward: back}]
-		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: rv}
+		if !haveLast || e.PID != lastPID || e.Label != lastLabel || back != lastBack {
+			lastPID, lastLabel, lastBack, haveLast = e.PID, e.Label, back, true
+			lastRV = rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}] + prior[StepKey{PID: e.PID, Backward: back}]
+		}
+		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: lastRV}
 	}
 	// The best path to each entity so far, as its edges: a path is built
-	// only for the winners, and its text only to break a tie.
+	// only for the winners, and a tie compares the paths' texts piecewise.
 	type cand struct {
 		root     string
 		edges    []kg.Edge
 		e1, e2   int // indices into edges; e2 < 0 for one hop
 		relevant float64
-		text     string // String of the path, once asked
 	}
 	path := func(c *cand) Path {
 		s1 := step(c.edges[c.e1], c.root)
@@ -227,12 +277,18 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		s2 := step(c.edges[c.e2], s1.To)
 		return Path{Entity: s2.To, Steps: []Step{s1, s2}, Relevance: c.relevant}
 	}
-	text := func(c *cand) string {
-		if c.text == "" {
-			c.text = path(c).String()
+	// parts are the pieces of the path's String, in order.
+	parts := func(c *cand, buf *[11]string) []string {
+		s1 := step(c.edges[c.e1], c.root)
+		out := append(buf[:0], s1.From)
+		out = appendStep(out, s1)
+		if c.e2 >= 0 {
+			out = appendStep(out, step(c.edges[c.e2], s1.To))
 		}
-		return c.text
+		return out
 	}
+	var bufA, bufB [11]string
+	before := func(a, b *cand) bool { return comparePieces(parts(a, &bufA), parts(b, &bufB)) < 0 }
 	var cands []cand
 	best := map[string]int{}
 	offer := func(entity string, c cand) {
@@ -245,7 +301,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 			cands = append(cands, c)
 			return
 		}
-		if b := &cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && text(&c) < text(b)) {
+		if b := &cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && before(&c, b)) {
 			*b = c
 		}
 	}
@@ -370,12 +426,17 @@ func neighbours(sg kg.Subgraph, root string, second bool) ([]int, map[string]*ne
 			x.hub = n.Hub
 		}
 	}
+	var from *near // ns[e.From] for the run of edges with one head
+	lastFrom, have := "", false
 	for i, e := range sg.Edges {
 		if e.From == e.To {
 			continue
 		}
-		if x, ok := ns[e.From]; ok {
-			x.edges = append(x.edges, i)
+		if !have || e.From != lastFrom {
+			from, lastFrom, have = ns[e.From], e.From, true
+		}
+		if from != nil {
+			from.edges = append(from.edges, i)
 		}
 		if x, ok := ns[e.To]; ok {
 			x.edges = append(x.edges, i)

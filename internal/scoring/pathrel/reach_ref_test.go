@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -205,4 +206,22 @@ func refAdjacency(edges []kg.Edge) map[string][]kg.Edge {
 		}
 	}
 	return adj
+}
+
+func TestComparePiecesIsStringOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	alphabet := []string{"", "a", "b", "ab", " -[", "]-> ", "Q1", "Q12", " of"}
+	pieces := func() []string {
+		out := make([]string, rng.IntN(6))
+		for i := range out {
+			out[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return out
+	}
+	for n := 0; n < 20000; n++ {
+		a, b := pieces(), pieces()
+		if got, want := comparePieces(a, b), strings.Compare(strings.Join(a, ""), strings.Join(b, "")); got != want {
+			t.Fatalf("%q vs %q: %d, want %d", a, b, got, want)
+		}
+	}
 }
