@@ -261,29 +261,25 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		}
 		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: lastRV}
 	}
-	// The best path to each entity so far, as its edges: a path is built
-	// only for the winners, and a tie compares the paths' texts piecewise.
+	// The best path to each entity so far, as its steps: a path's slice is
+	// built only for the winners, and a tie compares the paths' texts
+	// piecewise.
 	type cand struct {
-		root     string
-		edges    []kg.Edge
-		e1, e2   int // indices into edges; e2 < 0 for one hop
+		s1, s2   Step
+		two      bool // s2 is set
 		relevant float64
 	}
 	path := func(c *cand) Path {
-		s1 := step(c.edges[c.e1], c.root)
-		if c.e2 < 0 {
-			return Path{Entity: s1.To, Steps: []Step{s1}, Relevance: c.relevant}
+		if !c.two {
+			return Path{Entity: c.s1.To, Steps: []Step{c.s1}, Relevance: c.relevant}
 		}
-		s2 := step(c.edges[c.e2], s1.To)
-		return Path{Entity: s2.To, Steps: []Step{s1, s2}, Relevance: c.relevant}
+		return Path{Entity: c.s2.To, Steps: []Step{c.s1, c.s2}, Relevance: c.relevant}
 	}
 	// parts are the pieces of the path's String, in order.
 	parts := func(c *cand, buf *[11]string) []string {
-		s1 := step(c.edges[c.e1], c.root)
-		out := append(buf[:0], s1.From)
-		out = appendStep(out, s1)
-		if c.e2 >= 0 {
-			out = appendStep(out, step(c.edges[c.e2], s1.To))
+		out := appendStep(append(buf[:0], c.s1.From), c.s1)
+		if c.two {
+			out = appendStep(out, c.s2)
 		}
 		return out
 	}
@@ -291,18 +287,18 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	before := func(a, b *cand) bool { return comparePieces(parts(a, &bufA), parts(b, &bufB)) < 0 }
 	var cands []cand
 	best := map[string]int{}
-	offer := func(entity string, c cand) {
-		if mentioned[entity] || entity == c.root {
+	offer := func(entity string, c *cand) {
+		if mentioned[entity] || entity == c.s1.From {
 			return
 		}
 		i, ok := best[entity]
 		if !ok {
 			best[entity] = len(cands)
-			cands = append(cands, c)
+			cands = append(cands, *c)
 			return
 		}
-		if b := &cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && before(&c, b)) {
-			*b = c
+		if b := &cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && before(c, b)) {
+			*b = *c
 		}
 	}
 	// vias counts the distinct intermediates of each two-hop entity.
@@ -317,7 +313,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		adjQ, nbrs := neighbours(sg, q, hops >= 2)
 		for _, i1 := range adjQ {
 			s1 := step(sg.Edges[i1], q)
-			offer(s1.To, cand{root: q, edges: sg.Edges, e1: i1, e2: -1, relevant: s1.Relevance})
+			offer(s1.To, &cand{s1: s1, relevant: s1.Relevance})
 			n, ok := nbrs[s1.To]
 			if hops < 2 || !ok || n.hub || isRoot[s1.To] {
 				continue
@@ -331,7 +327,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 					seenVia[v] = true
 					vias[s2.To]++
 				}
-				offer(s2.To, cand{root: q, edges: sg.Edges, e1: i1, e2: i2, relevant: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
+				offer(s2.To, &cand{s1: s1, s2: s2, two: true, relevant: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
 			}
 		}
 		if err := ctx.Err(); err != nil {
