@@ -424,26 +424,28 @@ func (g *Graph) each(ctx context.Context, roots []string, f func(int32) kg.Subgr
 func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 	e := g.ents[root]
 	sg := kg.Subgraph{Root: e.QID, Nodes: []kg.Node{{QID: e.QID, Label: e.Label, Hub: true}}}
-	held := map[int32]bool{root: true}
+	m := g.takeMarks()
+	defer g.marks.Put(m)
+	m.hold(root, 0)
 	row := g.row(root)
 	// The row is sorted by neighbour index, which is QID order.
 	for _, h := range row {
 		other, _, _ := halfEdge(h)
-		if held[other] {
+		if m.held(other) {
 			continue
 		}
 		if p.MaxNodes > 0 && len(sg.Nodes) >= p.MaxNodes {
 			sg.Truncated = true
 			break
 		}
-		held[other] = true
+		m.hold(other, 1)
 		n := g.ents[other]
 		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
 	}
 	var keys []edgeKey
 	for _, h := range row {
 		other, pid, out := halfEdge(h)
-		if !held[other] {
+		if !m.held(other) {
 			continue
 		}
 		from, to := root, other

@@ -146,3 +146,62 @@ func TestSubgraphMarksWrap(t *testing.T) {
 		}
 	}
 }
+
+// A hub root's star is what it was with a map for the held entities.
+func TestStarMatchesPlainRule(t *testing.T) {
+	g := randomGraph(5, 300, 2000)
+	for _, p := range []kg.SubgraphParams{{Hops: 2, MaxNodes: 4000, HubDegree: 30}, {Hops: 1, MaxNodes: 40, HubDegree: 30}} {
+		hubs := 0
+		for root := int32(0); root < int32(len(g.ents)); root++ {
+			if !g.hub(root, p) {
+				continue
+			}
+			hubs++
+			if got, want := g.star(root, p), g.refStar(root, p); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%+v, hub %s: star differs: %d nodes %d edges, want %d and %d", p, g.ents[root].QID, len(got.Nodes), len(got.Edges), len(want.Nodes), len(want.Edges))
+			}
+		}
+		if hubs == 0 {
+			t.Fatalf("%+v: the random graph has no hub to test", p)
+		}
+	}
+}
+
+// refStar is star as it was, with a map for the held entities.
+func (g *Graph) refStar(root int32, p kg.SubgraphParams) kg.Subgraph {
+	e := g.ents[root]
+	sg := kg.Subgraph{Root: e.QID, Nodes: []kg.Node{{QID: e.QID, Label: e.Label, Hub: true}}}
+	held := map[int32]bool{root: true}
+	row := g.row(root)
+	// The row is sorted by neighbour index, which is QID order.
+	for _, h := range row {
+		other, _, _ := halfEdge(h)
+		if held[other] {
+			continue
+		}
+		if p.MaxNodes > 0 && len(sg.Nodes) >= p.MaxNodes {
+			sg.Truncated = true
+			break
+		}
+		held[other] = true
+		n := g.ents[other]
+		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
+	}
+	var keys []edgeKey
+	for _, h := range row {
+		other, pid, out := halfEdge(h)
+		if !held[other] {
+			continue
+		}
+		from, to := root, other
+		if !out {
+			from, to = other, root
+		}
+		if other == root && !out {
+			continue // a loop is in the row twice, once each way
+		}
+		keys = append(keys, edgeKey{from, to, pid})
+	}
+	sg.Edges = g.edges(keys) // keys are unique: a row holds no repeated half-edge
+	return sg
+}
