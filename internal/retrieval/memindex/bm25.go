@@ -67,6 +67,7 @@ func (x *gen) tokenize(d retrieval.Document) []docTerms {
 // index adds slot's postings and length to every field of the generation
 // being written.
 func (x *gen) index(slot int32, terms []docTerms) {
+	x.changed = append(x.changed, slot)
 	for fi := range x.fields {
 		f := &x.fields[fi]
 		dt := terms[fi]
@@ -90,6 +91,7 @@ func (x *gen) index(slot int32, terms []docTerms) {
 // unindex removes the postings and length of the document in slot from
 // every field of the generation being written.
 func (x *gen) unindex(slot int32) {
+	x.changed = append(x.changed, slot)
 	terms := x.tokenize(x.docs[slot])
 	for fi := range x.fields {
 		f := &x.fields[fi]
@@ -139,6 +141,7 @@ func (x *gen) compact() {
 	}
 	x.docs = docs
 	x.dead = 0
+	x.renumbered = true
 }
 
 // bm25 returns the keep best documents, best first, and what explains their

@@ -78,6 +78,9 @@ type Index struct {
 	params Params
 	wmu    sync.Mutex // one writer at a time
 	cur    atomic.Pointer[gen]
+	// prepareAfresh turns inherit off (SetPrepareFromParent), so that a
+	// benchmark measures both ways with one binary.
+	prepareAfresh atomic.Bool
 }
 
 // gen is one generation of the index; published generations are never
@@ -97,7 +100,12 @@ type gen struct {
 	// owned are the posting lists this generation has copied, while it is
 	// being written (nil once published).
 	owned map[ownKey]struct{}
-	prep  prepared // what searches derive from this generation (search.go); clone must leave it zero
+	// changed are the slots this generation's write touched (possibly
+	// repeated) and renumbered says it compacted: what inherit needs to
+	// patch the parent's prepared parts (nil and false once published).
+	changed    []int32
+	renumbered bool
+	prep       prepared // what searches derive from this generation (prepare.go); clone must leave it zero
 }
 
 type ownKey struct {
@@ -117,16 +125,26 @@ func New(p Params) *Index {
 	return x
 }
 
-// update applies a write to a copy of the current generation and
-// publishes it.
+// update applies a write to a copy of the current generation, patches
+// what the parent had prepared for searches, and publishes it.
 func (x *Index) update(write func(g *gen)) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	g := x.cur.Load().clone()
+	parent := x.cur.Load()
+	g := parent.clone()
 	write(g)
-	g.owned = nil
+	if !x.prepareAfresh.Load() {
+		g.inherit(parent)
+	}
+	g.owned, g.changed, g.renumbered = nil, nil, false
 	x.cur.Store(g)
 }
+
+// SetPrepareFromParent says whether a write patches what its parent
+// generation had prepared for searches (the default) or leaves the new
+// generation's first search to prepare it from scratch, as before
+// (benchmarks measure both; results are the same).
+func (x *Index) SetPrepareFromParent(on bool) { x.prepareAfresh.Store(!on) }
 
 // clone copies g's tables for a write; posting lists stay shared until
 // the write first touches them (own).

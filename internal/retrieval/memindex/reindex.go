@@ -12,6 +12,7 @@ import (
 // changes (a long list, for a common term, is copied once per generation
 // it changes in); the outcome is the same.
 func (x *gen) reindex(slot int32, terms []docTerms) {
+	x.changed = append(x.changed, slot)
 	old := x.tokenize(x.docs[slot])
 	for fi := range x.fields {
 		f := &x.fields[fi]
