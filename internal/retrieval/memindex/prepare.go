@@ -25,31 +25,25 @@ type prepared struct {
 // lazy is a value made once per generation, either before it is published
 // (set) or by the first search that asks for it (get).
 type lazy[T any] struct {
-	once sync.Once
-	v    atomic.Pointer[T]
+	once  sync.Once
+	asked atomic.Bool // a search asked for it: it is made or being made
+	v     atomic.Pointer[T]
 }
 
 func (l *lazy[T]) get(build func() T) T {
 	if p := l.v.Load(); p != nil {
 		return *p
 	}
+	l.asked.Store(true)
 	l.once.Do(func() {
-		if l.v.Load() == nil {
-			v := build()
-			l.v.Store(&v)
-		}
+		v := build()
+		l.v.Store(&v)
 	})
 	return *l.v.Load()
 }
 
-// ready returns the value when it is made.
-func (l *lazy[T]) ready() (T, bool) {
-	if p := l.v.Load(); p != nil {
-		return *p, true
-	}
-	var zero T
-	return zero, false
-}
+// wanted reports whether the value is made or being made.
+func (l *lazy[T]) wanted() bool { return l.v.Load() != nil || l.asked.Load() }
 
 // set gives an unpublished generation its value.
 func (l *lazy[T]) set(v T) { l.v.Store(&v) }
@@ -107,15 +101,20 @@ func (x *gen) blocks() *blocks {
 }
 
 // inherit gives the generation just written (x) each part of prepared
-// that its parent has ready, patched in the slots the write changed;
-// parts the parent has not made are left to x's first search. A write
-// that renumbered the slots (compact) inherits nothing.
+// that its parent has made, patched in the slots the write changed. A part
+// that a search of the parent is still making is waited for (searches do
+// not wait for the writer, only the writer for it): a writer publishing
+// generations faster than a full build would otherwise find its parent
+// unmade at every write. Parts no search of the parent asked for are left
+// to x's first search, and a write that renumbered the slots (compact)
+// inherits nothing.
 func (x *gen) inherit(parent *gen) {
 	if x.renumbered {
 		return
 	}
 	changed := x.changed
-	if n, ok := parent.prep.norms.ready(); ok {
+	if parent.prep.norms.wanted() {
+		n := parent.norms()
 		norms := make([]float64, len(x.docs))
 		done := copy(norms, n)
 		for _, s := range changed {
@@ -128,7 +127,8 @@ func (x *gen) inherit(parent *gen) {
 		}
 		x.prep.norms.set(norms)
 	}
-	if pkn, ok := parent.prep.kn.ready(); ok {
+	if parent.prep.kn.wanted() {
+		pkn := parent.lengthTerms()
 		kn := make([][]float64, len(x.fields))
 		for fi := range x.fields {
 			if parent.fields[fi].avg() == x.fields[fi].avg() {
@@ -140,9 +140,11 @@ func (x *gen) inherit(parent *gen) {
 		}
 		x.prep.kn.set(kn)
 	}
-	if pb, ok := parent.prep.blocks.ready(); ok && pb != nil {
-		if b, ok := x.patchBlocks(pb, len(parent.docs)); ok {
-			x.prep.blocks.set(b)
+	if parent.prep.blocks.wanted() {
+		if pb := parent.blocks(); pb != nil {
+			if b, ok := x.patchBlocks(pb, len(parent.docs)); ok {
+				x.prep.blocks.set(b)
+			}
 		}
 	}
 }

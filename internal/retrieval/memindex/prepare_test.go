@@ -111,7 +111,7 @@ func TestPreparedFromParentEqualsFresh(t *testing.T) {
 					}
 					g := x.cur.Load()
 					total++
-					if _, ok := g.prep.blocks.ready(); ok {
+					if g.prep.blocks.v.Load() != nil {
 						patched++
 					}
 					samePrepared(t, step, g)
@@ -172,5 +172,52 @@ func compareRef(t *testing.T, x *Index, qs []retrieval.Query) {
 			t.Fatal(err)
 		}
 		sameHits(t, q, got, want)
+	}
+}
+
+// TestPreparedChain: a write patches only the parts a search of its parent
+// asked for; from then on every write patches them, with or without
+// searches in between, until patching is turned off.
+func TestPreparedChain(t *testing.T) {
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(1))
+	x := New(DefaultParams())
+	put := func() *gen {
+		t.Helper()
+		var batch []retrieval.Document
+		for i := 0; i < 40; i++ {
+			batch = append(batch, randomDoc(r, fmt.Sprintf("d%d", r.Intn(100))))
+		}
+		if err := x.Put(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		return x.cur.Load()
+	}
+	made := func(g *gen) [3]bool {
+		return [3]bool{g.prep.norms.v.Load() != nil, g.prep.kn.v.Load() != nil, g.prep.blocks.v.Load() != nil}
+	}
+	put()
+	if g := put(); made(g) != [3]bool{} {
+		t.Fatalf("parts %v made without a search", made(g))
+	}
+	// A BM25 search asks for the length terms only.
+	if _, err := x.Search(ctx, retrieval.Query{Mode: retrieval.BM25, Text: "nolan", Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if g := put(); made(g) != [3]bool{false, true, false} {
+		t.Fatalf("after a BM25 search, parts %v made (norms, length terms, blocks)", made(g))
+	}
+	if _, err := x.Search(ctx, retrieval.Query{Mode: retrieval.Vector, Vector: []float32{1, 0, 0, 0}, Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	want := [3]bool{true, true, haveDot32}
+	for i := 0; i < 3; i++ {
+		if g := put(); made(g) != want {
+			t.Fatalf("write %d after a vector search: parts %v made, want %v", i, made(g), want)
+		}
+	}
+	x.SetPrepareFromParent(false)
+	if g := put(); made(g) != [3]bool{} {
+		t.Fatalf("patching off: parts %v made", made(g))
 	}
 }
