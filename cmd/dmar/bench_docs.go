@@ -24,7 +24,7 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	searchTime := fs.Duration("search-time", 10*time.Second, "how long each search p50 is measured")
 	restart := fs.String("restart", "", "data folder whose restart is timed after --changed documents change (e.g. ../shared/data/codexm); empty: skip")
 	changed := fs.Int("changed", 10, "documents changed before the timed restart")
-	indexOnly := fs.Bool("index-only", false, "measure only searches alone and under the index-only writers (each generation patched from its parent's, and prepared afresh), skipping the throughput, the store writers and the restart")
+	indexOnly := fs.Bool("index-only", false, "measure only searches alone and under the index-only writers (the index sharing with the parent generation all, its prepared parts only, nothing), skipping the throughput, the store writers and the restart")
 	cpuProfile := fs.String("cpuprofile", "", "path prefix: write the CPU profile of each slice of the search measure to PREFIX-phaseK-roundR.pprof")
 	if err := a.parse(fs, args); err != nil {
 		return err

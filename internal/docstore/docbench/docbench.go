@@ -240,7 +240,7 @@ type phase struct {
 	ms      []float64
 	written int64
 	p50     float64
-	afresh  bool // the index prepares each generation from scratch meanwhile
+	sharing *memindex.Sharing // what the index's writes share meanwhile; nil: all (the default)
 }
 
 // sliceTime is how long each phase is measured at a time: the phases take
@@ -312,11 +312,14 @@ func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 		}
 		return len(docs), b.Search.Put(ctx, docs)
 	}
-	// The same writer with every generation prepared afresh by its first
-	// search (memindex's patching from the parent off), for comparison.
+	// The same writer with memindex sharing less with the parent
+	// generation, for comparison: its posting maps copied whole by every
+	// write, and then also every generation prepared afresh by its first
+	// search (as before either was shared).
 	phases = append(phases,
 		&phase{name: "a writer putting pre-embedded documents back to back (index only, no model calls)", write: indexOnly},
-		&phase{name: "the same writer, each generation prepared afresh by its first search (the change off)", write: indexOnly, afresh: true})
+		&phase{name: "the same writer, posting maps copied whole by every write (layers off)", write: indexOnly, sharing: &memindex.Sharing{Prepared: true}},
+		&phase{name: "the same writer, posting maps copied whole and each generation prepared afresh by its first search (both off)", write: indexOnly, sharing: &memindex.Sharing{}})
 	search := func(i int) (float64, error) {
 		j := i % len(b.Queries)
 		start := time.Now()
@@ -350,9 +353,9 @@ func (b Bench) runSlice(ctx context.Context, p *phase, k, round int, d time.Dura
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var werr error
-	if p.afresh {
-		b.Search.SetPrepareFromParent(false)
-		defer b.Search.SetPrepareFromParent(true)
+	if p.sharing != nil {
+		b.Search.SetSharing(*p.sharing)
+		defer b.Search.SetSharing(memindex.Sharing{Prepared: true, Postings: true})
 	}
 	if p.write != nil {
 		wg.Go(func() {

@@ -79,7 +79,7 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"docs/s, 20 documents", "low-priority write encoder)", "normal priority: the change off)", "hybrid search p50 ms, 100ms, no writer",
-		"embedding at normal priority (the change off)", "embedding on the low-priority write encoder", "index only", "prepared afresh by its first search (the change off)", "restart s, 3 of 40 documents changed",
+		"embedding at normal priority (the change off)", "embedding on the low-priority write encoder", "index only", "prepared afresh by its first search (both off)", "copied whole by every write (layers off)", "restart s, 3 of 40 documents changed",
 		"documents embedded by the restart  ", "bytes per document"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
@@ -111,7 +111,7 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 }
 
 // TestIndexOnly: --index-only measures searches alone and under the two
-// index-only writers (patched and afresh), both of which write, and
+// index-only writers (sharing all, the prepared parts only, nothing), each of which writes, and
 // nothing else.
 func TestIndexOnly(t *testing.T) {
 	ctx := context.Background()
@@ -146,7 +146,7 @@ func TestIndexOnly(t *testing.T) {
 			}
 		}
 	}
-	if rows != 2 || !strings.Contains(out.String(), "prepared afresh") {
-		t.Errorf("want the two index-only writers' rows, got\n%s", out.String())
+	if rows != 3 || !strings.Contains(out.String(), "prepared afresh") {
+		t.Errorf("want the three index-only writers' rows, got\n%s", out.String())
 	}
 }

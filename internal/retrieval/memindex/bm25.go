@@ -14,8 +14,8 @@ import (
 type field struct {
 	name     string
 	get      func(retrieval.Document) string
-	postings map[string][]posting // each list sorted by slot
-	length   []float64            // tokens of each slot's document in this field
+	postings postingMap // each list sorted by slot
+	length   []float64  // tokens of each slot's document in this field
 	// tokens and counted give avg, the length BM25 normalises by: the mean
 	// token count over the documents that have at least one token in the
 	// field (Weaviate counts a document in a property's average only through
@@ -71,9 +71,6 @@ func (x *gen) index(slot int32, terms []docTerms) {
 	for fi := range x.fields {
 		f := &x.fields[fi]
 		dt := terms[fi]
-		if f.postings == nil {
-			f.postings = map[string][]posting{}
-		}
 		for len(f.length) <= int(slot) {
 			f.length = append(f.length, 0)
 		}
@@ -130,14 +127,16 @@ func (x *gen) compact() {
 			}
 		}
 		f.length = length
-		for t, ps := range f.postings {
+		all := f.postings.flat()
+		for t, ps := range all {
 			nps := make([]posting, len(ps))
 			for i, p := range ps {
 				nps[i] = posting{doc: renum[p.doc], tf: p.tf}
 			}
-			f.postings[t] = nps
+			all[t] = nps
 			x.owned[ownKey{fi, t}] = struct{}{}
 		}
+		f.postings = postingMap{base: all}
 	}
 	x.docs = docs
 	x.dead = 0
@@ -181,7 +180,7 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 	for ti, t := range terms {
 		var df, nonZero uint64
 		for _, f := range x.fields {
-			if l := len(f.postings[t]); l > 0 {
+			if l := len(f.postings.get(t)); l > 0 {
 				df += uint64(l)
 				nonZero++
 			}
@@ -197,7 +196,7 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 		lx.idf[ti] = idf
 		for fi := range x.fields {
 			score, seen, fkn := sc.score[fi], sc.seen[fi], kn[fi]
-			for _, p := range x.fields[fi].postings[t] {
+			for _, p := range x.fields[fi].postings.get(t) {
 				if allow != nil && !allow[p.doc] {
 					continue
 				}
@@ -286,7 +285,7 @@ func (x *gen) explainBM25(doc int32, lx lexical) string {
 	for ti, t := range lx.terms {
 		for fi := range x.fields {
 			f := &x.fields[fi]
-			ps := f.postings[t]
+			ps := f.postings.get(t)
 			i, ok := slices.BinarySearchFunc(ps, doc, func(p posting, d int32) int { return int(p.doc) - int(d) })
 			if !ok {
 				continue

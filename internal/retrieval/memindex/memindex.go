@@ -78,9 +78,10 @@ type Index struct {
 	params Params
 	wmu    sync.Mutex // one writer at a time
 	cur    atomic.Pointer[gen]
-	// prepareAfresh turns inherit off (SetPrepareFromParent), so that a
-	// benchmark measures both ways with one binary.
-	prepareAfresh atomic.Bool
+	// prepareAfresh turns inherit off and flatPostings the posting maps'
+	// layers (SetSharing), so that a benchmark measures both ways with one
+	// binary.
+	prepareAfresh, flatPostings atomic.Bool
 }
 
 // gen is one generation of the index; published generations are never
@@ -131,7 +132,7 @@ func (x *Index) update(write func(g *gen)) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	parent := x.cur.Load()
-	g := parent.clone()
+	g := parent.clone(!x.flatPostings.Load())
 	write(g)
 	if !x.prepareAfresh.Load() {
 		g.inherit(parent)
@@ -140,19 +141,29 @@ func (x *Index) update(write func(g *gen)) {
 	x.cur.Store(g)
 }
 
-// SetPrepareFromParent says whether a write patches what its parent
-// generation had prepared for searches (the default) or leaves the new
-// generation's first search to prepare it from scratch, as before
-// (benchmarks measure both; results are the same).
-func (x *Index) SetPrepareFromParent(on bool) { x.prepareAfresh.Store(!on) }
+// Sharing says what a write shares with its parent generation instead of
+// making it again: Prepared, what the parent prepared for searches (norms,
+// length terms, blocks), patched in the slots the write changed (else the
+// new generation's first search prepares it from scratch); Postings, the
+// posting maps, in layers (else every write copies them whole). Both are
+// on by default; benchmarks turn them off to measure what they save.
+// Results are the same either way.
+type Sharing struct{ Prepared, Postings bool }
+
+// SetSharing sets what later writes share with their parent generation.
+func (x *Index) SetSharing(s Sharing) {
+	x.prepareAfresh.Store(!s.Prepared)
+	x.flatPostings.Store(!s.Postings)
+}
 
 // clone copies g's tables for a write; posting lists stay shared until
-// the write first touches them (own).
-func (g *gen) clone() *gen {
+// the write first touches them (own), and the posting maps are forked in
+// layers when layered.
+func (g *gen) clone(layered bool) *gen {
 	n := &gen{params: g.params, docs: slices.Clone(g.docs), byID: maps.Clone(g.byID), dead: g.dead,
 		fields: make([]field, len(g.fields)), owned: map[ownKey]struct{}{}}
 	for i, f := range g.fields {
-		f.postings = maps.Clone(f.postings)
+		f.postings = f.postings.fork(layered)
 		f.length = slices.Clone(f.length)
 		n.fields[i] = f
 	}

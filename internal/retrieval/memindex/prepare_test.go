@@ -216,7 +216,7 @@ func TestPreparedChain(t *testing.T) {
 			t.Fatalf("write %d after a vector search: parts %v made, want %v", i, made(g), want)
 		}
 	}
-	x.SetPrepareFromParent(false)
+	x.SetSharing(Sharing{Postings: true})
 	if g := put(); made(g) != [3]bool{} {
 		t.Fatalf("patching off: parts %v made", made(g))
 	}
