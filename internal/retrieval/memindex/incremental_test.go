@@ -254,4 +254,7 @@ func TestConcurrentWritesAndSearches(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	readers.Wait()
+	// What the writes patched while searches were making their parents'
+	// parts equals a fresh build's.
+	samePrepared(t, -1, x.cur.Load())
 }

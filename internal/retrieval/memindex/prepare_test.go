@@ -221,3 +221,43 @@ func TestPreparedChain(t *testing.T) {
 		t.Fatalf("patching off: parts %v made", made(g))
 	}
 }
+
+// BenchmarkWriteThenSearch is the index-only writer's cycle on codexm: a
+// batch of 8 changed documents put, then one hybrid search of the new
+// generation (which prepares what the write did not patch), with the
+// index sharing with the parent generation everything (the default), its
+// prepared parts only, or nothing (as before either was shared).
+func BenchmarkWriteThenSearch(b *testing.B) {
+	r := loadReal(b)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		s    Sharing
+	}{{"shared", Sharing{Prepared: true, Postings: true}}, {"prepared-only", Sharing{Prepared: true}}, {"nothing", Sharing{}}} {
+		b.Run(c.name, func(b *testing.B) {
+			x := New(DefaultParams())
+			if err := x.Put(ctx, r.docs); err != nil {
+				b.Fatal(err)
+			}
+			x.SetSharing(c.s)
+			q := retrieval.Query{Mode: retrieval.Hybrid, Text: r.questions[0].Question, Vector: r.qvecs[0], Alpha: 0.5, Limit: 20}
+			if _, err := x.Search(ctx, q); err != nil {
+				b.Fatal(err)
+			}
+			batch := make([]retrieval.Document, 8)
+			for i := 0; b.Loop(); i++ {
+				for j := range batch {
+					batch[j] = r.docs[(i*8+j)%512]
+					batch[j].Text += fmt.Sprintf(" (revision %d)", i)
+				}
+				if err := x.Put(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+				q := retrieval.Query{Mode: retrieval.Hybrid, Text: r.questions[i%len(r.questions)].Question, Vector: r.qvecs[i%len(r.qvecs)], Alpha: 0.5, Limit: 20}
+				if _, err := x.Search(ctx, q); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
