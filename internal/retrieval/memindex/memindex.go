@@ -68,9 +68,10 @@ func DefaultParams() Params {
 
 // Index is safe for concurrent use, and searches never wait for writes:
 // the index is a chain of immutable generations. A write (Put, Delete)
-// copies the current generation's tables (the posting lists it changes
-// are copied on first touch, the others shared), applies the whole batch
-// to the copy and publishes it with one atomic store; a search reads the
+// copies the current generation's document and id tables, shares the
+// rest (posting maps in layers, postings.go; posting lists until it first
+// touches them; what searches prepared, patched, prepare.go), applies the
+// whole batch and publishes it with one atomic store; a search reads the
 // generation it started with from beginning to end. So a search sees each
 // batch wholly or not at all, and documents arrive linked and embedded, so
 // no model call is ever made under the writers' mutex either.
