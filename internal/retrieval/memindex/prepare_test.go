@@ -65,9 +65,7 @@ func samePrepared(t *testing.T, step int, g *gen) {
 // declined and built afresh), and compactions renumber the slots.
 func TestPreparedFromParentEqualsFresh(t *testing.T) {
 	ctx := context.Background()
-	classic := DefaultParams()
-	classic.Classic, classic.WeaviateTopK = true, false
-	for name, p := range map[string]Params{"weaviate": DefaultParams(), "classic": classic} {
+	for name, p := range bothBM25() {
 		t.Run(name, func(t *testing.T) {
 			patched, total := 0, 0
 			for seed := int64(1); seed <= 4; seed++ {
