@@ -47,7 +47,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 			lex, vec []scoredDoc
 			err      error
 		)
-		if lex, vec, err = g.hybrid(q, allow); err != nil {
+		if lex, vec, err = g.hybrid(ctx, q, allow); err != nil {
 			return nil, err
 		}
 		k := g.params.rankedFusionK()
@@ -146,13 +146,13 @@ func explainCosine(s scoredDoc) string { return fmt.Sprintf("cosine %.4f", s.sco
 
 // hybrid returns the best HybridCandidates (at least the limit) of each
 // sub-search, best first, for Fuse.
-func (x *gen) hybrid(q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
+func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	if q.Alpha < 1 {
 		lex, _ = x.bm25(q.Text, allow, cand, cand)
 	}
 	if q.Alpha > 0 {
-		if vec, err = x.vector(q.Vector, allow, cand); err != nil {
+		if vec, err = x.memoVector(ctx, q.Vector, allow, cand); err != nil {
 			return nil, nil, err
 		}
 	}
