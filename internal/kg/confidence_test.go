@@ -131,3 +131,36 @@ func TestInitialFormsLinkFamiliarFirstNames(t *testing.T) {
 		t.Errorf("probes %q", got)
 	}
 }
+
+// A class word that opens the wh-phrase names the answer's type: the
+// question is about the other entity.
+func TestTypePositionPrefersTheTopic(t *testing.T) {
+	es := []Entity{
+		{QID: "Q1", Label: "musician", Degree: 300},
+		{QID: "Q2", Label: "guitar", Degree: 200},
+		{QID: "Q3", Label: "mathematician", Degree: 100},
+		{QID: "Q4", Label: "Barack Obama", Degree: 50},
+	}
+	d := NewContextDictionary(es, NewDictionary(es))
+	off := DefaultConfidenceParams()
+	off.TypePosition = 0
+	for _, c := range []struct {
+		text    string
+		want    []string // with the default params
+		wantOff []string // without the type position
+	}{
+		{"which musician plays the guitar", []string{"Q2"}, []string{"Q1"}},
+		{"who is a famous musician that plays guitar", []string{"Q2"}, []string{"Q1"}},
+		{"name a mathematician", []string{"Q3"}, []string{"Q3"}},                 // the only mention stays
+		{"who is barack obama's guitar teacher", []string{"Q4"}, []string{"Q4"}}, // names are not class words
+		{"what guitar does the musician play", []string{"Q1"}, []string{"Q2"}},
+	} {
+		toks, spans := d.Candidates(c.text)
+		if got := QIDs(ResolveConfident(c.text, toks, spans, nil, DefaultConfidenceParams())); !slices.Equal(got, c.want) {
+			t.Errorf("%q linked %v, want %v", c.text, got, c.want)
+		}
+		if got := QIDs(ResolveConfident(c.text, toks, spans, nil, off)); !slices.Equal(got, c.wantOff) {
+			t.Errorf("%q without the type position linked %v, want %v", c.text, got, c.wantOff)
+		}
+	}
+}
