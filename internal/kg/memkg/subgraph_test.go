@@ -1,18 +1,21 @@
 package memkg
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 )
 
-// refSubgraph is the subgraph rule written plainly, with maps (the
-// implementation before the scratch marks and the packed edge sort): the
-// walk must give the same subgraphs, edge for edge, in the same order.
+// refSubgraph is the implementation before the scratch marks, the packed
+// edge sort and one-sided edges (maps for the held entities and the edges
+// seen, a sort of index triples): the walk must give the same subgraphs,
+// edge for edge, in the same order.
 func (g *Graph) refSubgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 	maxNodes := p.MaxNodes
 	if maxNodes <= 0 {
@@ -55,7 +58,7 @@ func (g *Graph) refSubgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 		sg.Nodes[k] = kg.Node{QID: e.QID, Label: e.Label, Hop: hop[v], Hub: g.hub(v, p)}
 	}
 	seenE := map[edgeKey]bool{}
-	var edges []kg.Edge
+	var keys []edgeKey
 	for _, u := range order {
 		if g.hub(u, p) {
 			continue
@@ -71,13 +74,20 @@ func (g *Graph) refSubgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 			}
 			if !seenE[k] {
 				seenE[k] = true
-				name := g.pids[k.pid]
-				edges = append(edges, kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: name, Label: g.relations[name].Label})
+				keys = append(keys, k)
 			}
 		}
 	}
-	sort.Slice(edges, func(i, j int) bool { return kg.CompareEdges(edges[i], edges[j]) < 0 })
-	sg.Edges = edges
+	slices.SortFunc(keys, func(a, b edgeKey) int {
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.pid, b.pid), cmp.Compare(a.to, b.to))
+	})
+	if len(keys) > 0 {
+		sg.Edges = make([]kg.Edge, len(keys))
+	}
+	for i, k := range keys {
+		name := g.pids[k.pid]
+		sg.Edges[i] = kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: name, Label: g.relations[name].Label}
+	}
 	return sg
 }
 

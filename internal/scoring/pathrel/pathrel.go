@@ -7,10 +7,12 @@
 package pathrel
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -342,11 +344,12 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		}
 		out = append(out, p)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Relevance != out[j].Relevance {
-			return out[i].Relevance > out[j].Relevance
+	// Entities are distinct, so the order is total.
+	slices.SortFunc(out, func(a, b Path) int {
+		if a.Relevance != b.Relevance {
+			return cmp.Compare(b.Relevance, a.Relevance)
 		}
-		return out[i].Entity < out[j].Entity
+		return strings.Compare(a.Entity, b.Entity)
 	})
 	return out, nil
 }

@@ -1,0 +1,56 @@
+package memkg
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
+)
+
+// BenchmarkSubgraph compares the walk with the plain rule (refSubgraph) on
+// codexm, side by side: the graph channel's two-hop neighbourhoods and the
+// structural stage's subgraphs, from 64 seeded roots per op.
+//
+//	go test -run '^$' -bench BenchmarkSubgraph ./internal/kg/memkg/
+func BenchmarkSubgraph(b *testing.B) {
+	dir, err := datapath.Dataset("codexm")
+	if err != nil {
+		b.Skip(err)
+	}
+	bd, err := bundle.Read(context.Background(), dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	g := FromBundle(bd)
+	rng := rand.New(rand.NewPCG(1, 2))
+	roots := make([]int32, 64)
+	for i := range roots {
+		roots[i] = int32(rng.IntN(len(g.ents)))
+	}
+	for _, shape := range []struct {
+		name string
+		p    kg.SubgraphParams
+	}{
+		{"channel", kg.SubgraphParams{Hops: 2, MaxNodes: 4000, HubDegree: kg.DefaultSubgraphParams().HubDegree}},
+		{"structural", kg.DefaultSubgraphParams()},
+	} {
+		for _, impl := range []struct {
+			name string
+			f    func(int32, kg.SubgraphParams) kg.Subgraph
+		}{{"walk", g.subgraph}, {"plain", g.refSubgraph}} {
+			b.Run(shape.name+"/"+impl.name, func(b *testing.B) {
+				for b.Loop() {
+					for _, r := range roots {
+						if g.hub(r, shape.p) {
+							continue
+						}
+						impl.f(r, shape.p)
+					}
+				}
+			})
+		}
+	}
+}
