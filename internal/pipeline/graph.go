@@ -37,6 +37,10 @@ type GraphPath struct {
 	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
 	// of Score that says how well known the entity is.
 	Popularity float64 `json:"popularity,omitempty"`
+	// Fanout is -graph_fanout x ln(n), n the entities the path's relation
+	// reaches from its root (graphfan.go), the part of Score that keeps a
+	// relation with many objects from flooding the ranking.
+	Fanout float64 `json:"fanout,omitempty"`
 }
 
 // graphChannel is the channel's output for one request: its candidates, best
@@ -127,6 +131,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return graphChannel{}, err
 	}
+	fan := r.fanout(subs)
 	for _, d := range kept {
 		p := byID[d.ID]
 		gp := GraphPath{Path: p.String(), Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
@@ -138,6 +143,10 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		}
 		gp.Popularity = pop[d.ID]
 		gp.Score += gp.Popularity
+		if fan != nil {
+			gp.Fanout = fan.of(p)
+			gp.Score += gp.Fanout
+		}
 		ch.paths[d.ID] = gp
 		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score, Explain: fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)})
 	}
