@@ -27,3 +27,28 @@ func fanoutVariant(name string, questionAware pipeline.Options) (kind string, o 
 	}
 	return "", o, "", false
 }
+
+// relationQueryVariant parses kg-walk-mask and dmar-mask, and either with
+// -fanX: dmar's question-aware options (or its graph channel alone) whose
+// relation cosines read enc(Q without its linked mentions).
+func relationQueryVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
+	for _, k := range []string{"kg-walk", "dmar"} {
+		rest, found := strings.CutPrefix(name, k+"-mask")
+		if !found {
+			continue
+		}
+		o = questionAware
+		o.GraphRelationQuery = "masked"
+		what = k + " whose graph channel matches relations against Q without its linked mentions"
+		if rest != "" {
+			w, err := strconv.ParseFloat(strings.TrimPrefix(rest, "-fan"), 64)
+			if err != nil || !strings.HasPrefix(rest, "-fan") {
+				return "", o, "", false
+			}
+			o.GraphFanout = w
+			what += fmt.Sprintf(", graph_fanout %.3g", w)
+		}
+		return k, o, what, true
+	}
+	return "", o, "", false
+}

@@ -97,7 +97,11 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return graphChannel{}, err
 	}
-	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, starts, subs, o.GraphRecall, prior)
+	relq, err := r.relationQuery(ctx, qvec)
+	if err != nil {
+		return graphChannel{}, err
+	}
+	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, relq, starts, subs, o.GraphRecall, prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graphChannel{}, ctx.Err()
@@ -304,6 +308,7 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 			return nil, fmt.Errorf("stage 1 search: %w", err)
 		}
 	}
+	r.mentions = ms
 	ch, err := r.graphRecall(ctx, vecs[0], channelRoots(kg.QIDs(ms), hits, opts.GraphRoots))
 	if err != nil {
 		return nil, err
