@@ -57,6 +57,8 @@ type RetrieveRequest struct {
 	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
 	// GraphFanout weighs the mean ln(fan-out) of a path's relations, taken from its graph score.
 	GraphFanout *float64 `json:"graph_fanout,omitempty"`
+	// GraphRelationQuery: question (Q) | masked (Q without its linked mentions), what relation cosines read.
+	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
 	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
 
@@ -114,6 +116,7 @@ type Options struct {
 	PathPrior             float64 `json:"path_prior,omitempty"`
 	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
 	GraphFanout           float64 `json:"graph_fanout,omitempty"`
+	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 
 	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley

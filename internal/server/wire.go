@@ -54,7 +54,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior, GraphPopularity: o.GraphPopularity, GraphFanout: o.GraphFanout, StructureNeedsChannel: o.StructureNeedsChannel,
+		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior, GraphPopularity: o.GraphPopularity, GraphFanout: o.GraphFanout, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
 		ReformRank: o.ReformRank, ReformBridges: o.ReformBridges, ReformRelations: o.ReformRelations,
 	}
 }
