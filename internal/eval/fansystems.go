@@ -28,25 +28,35 @@ func fanoutVariant(name string, questionAware pipeline.Options) (kind string, o 
 	return "", o, "", false
 }
 
-// relationQueryVariant parses kg-walk-mask and dmar-mask, and either with
-// -fanX: dmar's question-aware options (or its graph channel alone) whose
-// relation cosines read enc(Q without its linked mentions).
+// relationQueryVariant parses kg-walk-mask and dmar-mask, then any of
+// -fanX (graph_fanout) and -dir (directed relation texts): dmar's
+// question-aware options (or its graph channel alone) whose relation cosines
+// read enc(Q without its linked mentions).
 func relationQueryVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
 	for _, k := range []string{"kg-walk", "dmar"} {
 		rest, found := strings.CutPrefix(name, k+"-mask")
-		if !found {
+		if !found || (rest != "" && rest[0] != '-') {
 			continue
 		}
 		o = questionAware
 		o.GraphRelationQuery = "masked"
 		what = k + " whose graph channel matches relations against Q without its linked mentions"
-		if rest != "" {
-			w, err := strconv.ParseFloat(strings.TrimPrefix(rest, "-fan"), 64)
-			if err != nil || !strings.HasPrefix(rest, "-fan") {
+		for _, t := range strings.Split(strings.TrimPrefix(rest, "-"), "-") {
+			switch {
+			case t == "":
+			case t == "dir":
+				o.GraphRelations = "directed"
+				what += ", directed relation texts"
+			case strings.HasPrefix(t, "fan"):
+				w, err := strconv.ParseFloat(t[3:], 64)
+				if err != nil {
+					return "", o, "", false
+				}
+				o.GraphFanout = w
+				what += fmt.Sprintf(", graph_fanout %.3g", w)
+			default:
 				return "", o, "", false
 			}
-			o.GraphFanout = w
-			what += fmt.Sprintf(", graph_fanout %.3g", w)
 		}
 		return k, o, what, true
 	}
