@@ -12,33 +12,38 @@ import (
 // of them less specifically than one that reaches one ("continent" from
 // "Israel"); the graph channel's fan-out normaliser (graph_fanout) uses the
 // counts to keep such a relation from filling the top of the ranking.
-// It counts each node of a subgraph once, on first use; not safe for
-// concurrent use.
+// It counts a subgraph in one pass over its edges, on first use; not safe
+// for concurrent use.
 type Fanout struct {
 	subs   map[string]kg.Subgraph
-	counts map[[2]string]map[StepKey]int // by (subgraph root, node)
+	counts map[string]map[nodeStep]int // by subgraph root
+}
+
+// nodeStep is a relation walked in a direction from a node.
+type nodeStep struct {
+	node string
+	StepKey
 }
 
 // NewFanout counts over subs (by root QID).
 func NewFanout(subs map[string]kg.Subgraph) *Fanout {
-	return &Fanout{subs: subs, counts: map[[2]string]map[StepKey]int{}}
+	return &Fanout{subs: subs, counts: map[string]map[nodeStep]int{}}
 }
 
 // Step is the number of distinct entities step s of a path walked in the
 // subgraph of root reaches from s.From by its relation in its direction: at
 // least 1, or 0 when root's subgraph was not walked.
 func (f *Fanout) Step(root string, s Step) int {
-	k := [2]string{root, s.From}
-	c, ok := f.counts[k]
+	c, ok := f.counts[root]
 	if !ok {
 		sg, walked := f.subs[root]
 		if !walked {
 			return 0
 		}
-		c = nodeFanout(s.From, sg.Edges)
-		f.counts[k] = c
+		c = countFanout(sg.Edges)
+		f.counts[root] = c
 	}
-	return max(c[StepKey{PID: s.PID, Backward: s.Backward}], 1)
+	return max(c[nodeStep{s.From, StepKey{PID: s.PID, Backward: s.Backward}}], 1)
 }
 
 // LogMean is the mean over p's steps of ln(fan-out): a one-hop path's
@@ -57,32 +62,21 @@ func (f *Fanout) LogMean(p Path) float64 {
 	return sum / float64(len(p.Steps))
 }
 
-// nodeFanout counts the distinct neighbours of node per (relation,
-// direction) over edges; loops are left out, as Reach leaves them out.
-func nodeFanout(node string, edges []kg.Edge) map[StepKey]int {
-	type seenKey struct {
-		k  StepKey
-		to string
-	}
-	seen := map[seenKey]bool{}
-	out := map[StepKey]int{}
+// countFanout counts, for every node of edges, its distinct neighbours per
+// (relation, direction); a repeated edge counts once and loops are left out,
+// as Reach leaves them out.
+func countFanout(edges []kg.Edge) map[nodeStep]int {
+	type triple struct{ from, pid, to string }
+	seen := make(map[triple]bool, len(edges))
+	out := make(map[nodeStep]int)
 	for _, e := range edges {
-		if e.From == e.To {
+		t := triple{e.From, e.PID, e.To}
+		if e.From == e.To || seen[t] {
 			continue
 		}
-		var sk seenKey
-		switch node {
-		case e.From:
-			sk = seenKey{StepKey{PID: e.PID}, e.To}
-		case e.To:
-			sk = seenKey{StepKey{PID: e.PID, Backward: true}, e.From}
-		default:
-			continue
-		}
-		if !seen[sk] {
-			seen[sk] = true
-			out[sk.k]++
-		}
+		seen[t] = true
+		out[nodeStep{e.From, StepKey{PID: e.PID}}]++
+		out[nodeStep{e.To, StepKey{PID: e.PID, Backward: true}}]++
 	}
 	return out
 }
