@@ -8,57 +8,41 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline"
 )
 
-// fanoutVariant parses dmar-fanX and kg-walk-fanX: dmar's question-aware
-// options (or its graph channel alone) with graph_fanout X, for choosing
-// the weight on kgqa train.
-func fanoutVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
-	for _, k := range []string{"kg-walk", "dmar"} {
-		v, found := strings.CutPrefix(name, k+"-fan")
-		if !found {
-			continue
-		}
-		w, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return "", o, "", false
-		}
-		o = questionAware
-		o.GraphFanout = w
-		return k, o, fmt.Sprintf("%s with graph_fanout %.3g (a one-hop path loses that x ln(the entities its relation reaches from its root))", k, w), true
+// rankingVariant parses the graph channel's ranking variants, for choosing
+// them on kgqa train: kg-walk or dmar (dmar's question-aware options, or its
+// graph channel alone), then tokens, the first mask or fanX: mask
+// (graph_relation_query masked: relation cosines read enc(Q without its
+// linked mentions)), fanX (graph_fanout X), dir (directed relation texts),
+// e.g. dmar-fan0.04, kg-walk-mask-fan0.03.
+func rankingVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
+	kind, rest, found := "kg-walk", "", false
+	if rest, found = strings.CutPrefix(name, "kg-walk-"); !found {
+		kind = "dmar"
+		rest, found = strings.CutPrefix(name, "dmar-")
 	}
-	return "", o, "", false
-}
-
-// relationQueryVariant parses kg-walk-mask and dmar-mask, then any of
-// -fanX (graph_fanout) and -dir (directed relation texts): dmar's
-// question-aware options (or its graph channel alone) whose relation cosines
-// read enc(Q without its linked mentions).
-func relationQueryVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
-	for _, k := range []string{"kg-walk", "dmar"} {
-		rest, found := strings.CutPrefix(name, k+"-mask")
-		if !found || (rest != "" && rest[0] != '-') {
-			continue
-		}
-		o = questionAware
-		o.GraphRelationQuery = "masked"
-		what = k + " whose graph channel matches relations against Q without its linked mentions"
-		for _, t := range strings.Split(strings.TrimPrefix(rest, "-"), "-") {
-			switch {
-			case t == "":
-			case t == "dir":
-				o.GraphRelations = "directed"
-				what += ", directed relation texts"
-			case strings.HasPrefix(t, "fan"):
-				w, err := strconv.ParseFloat(t[3:], 64)
-				if err != nil {
-					return "", o, "", false
-				}
-				o.GraphFanout = w
-				what += fmt.Sprintf(", graph_fanout %.3g", w)
-			default:
+	if !found || !(strings.HasPrefix(rest, "mask") || strings.HasPrefix(rest, "fan")) {
+		return "", o, "", false
+	}
+	o = questionAware
+	var parts []string
+	for _, t := range strings.Split(rest, "-") {
+		switch {
+		case t == "mask":
+			o.GraphRelationQuery = "masked"
+			parts = append(parts, "relation cosines read Q without its linked mentions")
+		case t == "dir":
+			o.GraphRelations = "directed"
+			parts = append(parts, "directed relation texts")
+		case strings.HasPrefix(t, "fan"):
+			w, err := strconv.ParseFloat(t[3:], 64)
+			if err != nil {
 				return "", o, "", false
 			}
+			o.GraphFanout = w
+			parts = append(parts, fmt.Sprintf("graph_fanout %.3g (a path loses that x the mean ln(entities its relations reach))", w))
+		default:
+			return "", o, "", false
 		}
-		return k, o, what, true
 	}
-	return "", o, "", false
+	return kind, o, kind + " with " + strings.Join(parts, ", "), true
 }

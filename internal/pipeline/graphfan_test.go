@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
@@ -16,23 +17,10 @@ func TestGraphFanout(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
 	o.GraphRecall, o.K, o.P = 2, 20, 20
-	base, err := p.GraphWalk(ctx, nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := map[string]float64{}
-	for _, d := range base.Results {
-		before[d.ID] = d.Breakdown.Graph.Score
-		if d.Breakdown.Graph.Fanout != 0 {
-			t.Fatalf("%s: fanout %v with the option off", d.ID, d.Breakdown.Graph.Fanout)
-		}
-	}
+	before := graphScores(t, walk(t, p, o), func(gp *pipeline.GraphPath) float64 { return gp.Fanout })
 	const w = 0.2
 	o.GraphFanout = w
-	fan, err := p.GraphWalk(ctx, nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fan := walk(t, p, o)
 	roots := map[string]bool{}
 	for _, d := range fan.Results {
 		roots[d.Breakdown.Graph.Steps[0].From] = true
@@ -70,4 +58,28 @@ func TestGraphFanout(t *testing.T) {
 	if _, err := p.GraphWalk(ctx, nolan, o); err == nil {
 		t.Fatal("graph_fanout 1.5 was accepted")
 	}
+}
+
+// walk is the graph channel alone on nolan with o.
+func walk(t *testing.T, p *pipeline.Pipeline, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	res, err := p.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// graphScores are the results' graph scores by document ID; part (the
+// share of the score of an option that was off) must be 0 for each.
+func graphScores(t *testing.T, res *pipeline.Result, part func(*pipeline.GraphPath) float64) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, d := range res.Results {
+		out[d.ID] = d.Breakdown.Graph.Score
+		if v := part(d.Breakdown.Graph); v != 0 {
+			t.Fatalf("%s: %v of its score from an option that is off", d.ID, v)
+		}
+	}
+	return out
 }

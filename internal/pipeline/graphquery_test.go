@@ -11,12 +11,11 @@ import (
 // graph_relation_query masked: the channel's relation cosines read enc(Q
 // without its linked mentions); the default reads enc(Q).
 func TestGraphRelationQueryMasked(t *testing.T) {
-	ctx := context.Background()
 	p := newPipeline(t, nil)
 	o := p.Defaults()
 	o.GraphRecall, o.K, o.P = 1, 10, 20
 	enc := func(s string) []float32 {
-		v, err := hashEncoder{}.Encode(ctx, []string{s})
+		v, err := hashEncoder{}.Encode(context.Background(), []string{s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -25,10 +24,7 @@ func TestGraphRelationQueryMasked(t *testing.T) {
 	check := func(o2 string, query string) {
 		t.Helper()
 		o.GraphRelationQuery = o2
-		res, err := p.GraphWalk(ctx, nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := walk(t, p, o)
 		if len(res.QueryEntities) != 1 || res.QueryEntities[0].Surface != "Christopher Nolan" {
 			t.Fatalf("linked %+v, want Christopher Nolan alone", res.QueryEntities)
 		}
@@ -52,7 +48,7 @@ func TestGraphRelationQueryMasked(t *testing.T) {
 	check("question", nolan)
 	check("masked", "Which films did direct?")
 	o.GraphRelationQuery = "names"
-	if _, err := p.GraphWalk(ctx, nolan, o); err == nil {
+	if _, err := p.GraphWalk(context.Background(), nolan, o); err == nil {
 		t.Fatal(`graph_relation_query "names" was accepted`)
 	}
 }
