@@ -13,7 +13,7 @@ import (
 // graph channel alone), then tokens, the first mask or fanX: mask
 // (graph_relation_query masked: relation cosines read enc(Q without its
 // linked mentions)), fanX (graph_fanout X), dir (directed relation texts),
-// e.g. dmar-fan0.04, kg-walk-mask-fan0.03.
+// wX (graph_weight X), e.g. dmar-fan0.04, kg-walk-mask-fan0.03-w0.4.
 func rankingVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
 	kind, rest, found := "kg-walk", "", false
 	if rest, found = strings.CutPrefix(name, "kg-walk-"); !found {
@@ -33,6 +33,13 @@ func rankingVariant(name string, questionAware pipeline.Options) (kind string, o
 		case t == "dir":
 			o.GraphRelations = "directed"
 			parts = append(parts, "directed relation texts")
+		case len(t) > 1 && t[0] == 'w':
+			w, err := strconv.ParseFloat(t[1:], 64)
+			if err != nil {
+				return "", o, "", false
+			}
+			o.GraphWeight = w
+			parts = append(parts, fmt.Sprintf("graph_weight %.3g", w))
 		case strings.HasPrefix(t, "fan"):
 			w, err := strconv.ParseFloat(t[3:], 64)
 			if err != nil {
