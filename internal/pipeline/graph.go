@@ -53,6 +53,9 @@ type graphChannel struct {
 	roots   []pathrel.Root
 	subs    map[string]kg.Subgraph
 	reached []pathrel.Path
+	// relq is the masked question the relation cosines read
+	// (graph_relation_query masked; graphquery.go), nil when they read enc(Q)
+	relq []float32
 }
 
 // relations returns the relation-text cache for the request's text mode.
@@ -109,6 +112,9 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		return graphChannel{}, err // the encoder failed: as any encoder failure
 	}
 	ch.reached = paths
+	if o.GraphRelationQuery == "masked" {
+		ch.relq = relq
+	}
 	if len(paths) > graphMaxEntities {
 		paths = paths[:graphMaxEntities]
 	}

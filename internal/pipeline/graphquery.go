@@ -70,3 +70,13 @@ func maskMentions(text string, ms []kg.Mention) string {
 	}
 	return out
 }
+
+// relationVector is the vector the request's relation cosines read: the
+// channel's masked question when it ran with one, else qvec (the results'
+// path explanations score their paths as the channel did).
+func (ch *graphChannel) relationVector(qvec []float32) []float32 {
+	if ch == nil || ch.relq == nil {
+		return qvec
+	}
+	return ch.relq
+}
