@@ -37,9 +37,10 @@ type GraphPath struct {
 	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
 	// of Score that says how well known the entity is.
 	Popularity float64 `json:"popularity,omitempty"`
-	// Fanout is -graph_fanout x ln(n), n the entities the path's relation
-	// reaches from its root (graphfan.go), the part of Score that keeps a
-	// relation with many objects from flooding the ranking.
+	// Fanout is -graph_fanout x the mean ln(n) of the path's steps, n the
+	// entities a step's relation reaches from its node (graphfan.go), the
+	// part of Score that keeps a relation with many objects from flooding
+	// the ranking.
 	Fanout float64 `json:"fanout,omitempty"`
 }
 

@@ -6,13 +6,15 @@ import (
 )
 
 // The graph channel's fan-out normaliser (graph_fanout; off by default):
-// a one-hop path's graph score loses graph_fanout x ln(n), n the entities
-// its relation reaches from its root in that direction. On kgqa train most
-// of the channel's one-hop misses are a gold entity ranked below others:
-// either other objects of the same relation (an equal loss for all of them:
-// their order is kept) or the objects of a confusable relation that reaches
-// many ("country of" from Israel: its cities) above the one object of the
-// right one ("continent": Asia). docs/method.md.
+// a path's graph score loses graph_fanout x the mean over its steps of
+// ln(n), n the entities the step's relation reaches from its node in that
+// direction (pathrel.Fanout). On kgqa train most of the channel's one-hop
+// misses are a gold entity ranked below others: either other objects of the
+// same relation (an equal loss for all of them: their order is kept) or the
+// objects of a confusable relation that reaches many ("country of" from
+// Israel: its cities) above the one object of the right one ("continent":
+// Asia). Two-hop paths lose theirs too: with one-hop paths alone normalised,
+// the two-hop ones rose over them. docs/method.md.
 
 // fanoutScorer is the normaliser of one request, nil when it is off.
 type fanoutScorer struct {

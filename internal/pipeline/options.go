@@ -71,10 +71,10 @@ type Options struct {
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
-	// GraphFanout is the weight of ln(n), n the entities a one-hop path's
-	// relation reaches from its root in that direction, subtracted from its
-	// document's graph score (graphfan.go): a relation with many objects
-	// names each of them less specifically. 0: off.
+	// GraphFanout is the weight of the mean over a path's steps of ln(n), n
+	// the entities the step's relation reaches from its node in that
+	// direction, subtracted from its document's graph score (graphfan.go): a
+	// relation with many objects names each of them less specifically. 0: off.
 	GraphFanout float64 `json:"graph_fanout,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
