@@ -24,6 +24,7 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	searchTime := fs.Duration("search-time", 10*time.Second, "how long each search p50 is measured")
 	restart := fs.String("restart", "", "data folder whose restart is timed after --changed documents change (e.g. ../shared/data/codexm); empty: skip")
 	changed := fs.Int("changed", 10, "documents changed before the timed restart")
+	indexOnly := fs.Bool("index-only", false, "measure only searches alone and under the index-only writers (the index sharing with the parent generation all, its prepared parts only, nothing), skipping the throughput, the store writers and the restart")
 	cpuProfile := fs.String("cpuprofile", "", "path prefix: write the CPU profile of each slice of the search measure to PREFIX-phaseK-roundR.pprof")
 	if err := a.parse(fs, args); err != nil {
 		return err
@@ -66,7 +67,7 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	defer os.RemoveAll(dir)
 	b := docbench.Bench{Graph: g, KGKey: key, Encoder: m.DocEncoder, Docs: docs, Batch: *batch, Search: x, Queries: queries[:min(100, len(queries))],
-		SearchTime: *searchTime, WriteEncoder: bg, WriteLabel: map[bool]string{false: "nice 19", true: "nice 19, SCHED_IDLE"}[idle], CPUProfile: *cpuProfile, Changed: *changed, Dir: dir, SeedFrom: a.cfg.State}
+		SearchTime: *searchTime, WriteEncoder: bg, WriteLabel: map[bool]string{false: "nice 19", true: "nice 19, SCHED_IDLE"}[idle], CPUProfile: *cpuProfile, IndexOnly: *indexOnly, Changed: *changed, Dir: dir, SeedFrom: a.cfg.State}
 	if *restart != "" {
 		r := state.Inputs{Bundle: *restart, Corpus: *restart + "/corpus.jsonl"}
 		b.Restart = &r

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
 )
@@ -226,6 +227,9 @@ func EntityDerivedForms(e Entity) []string {
 		for _, f := range surnameForms(n) {
 			add(f)
 		}
+		for _, f := range initialForms(n) {
+			add(f)
+		}
 		for _, f := range alternativeNameForms(n) {
 			add(f)
 		}
@@ -251,6 +255,63 @@ func surnameForms(name string) []string {
 		return nil
 	}
 	return []string{last, Fold(last)}
+}
+
+// initialForms key a personal name by its first name's initial and its
+// surname ("Daniel Robert Elfman" -> "d. elfman"), so that a question's
+// short or familiar first name finds it ("danny elfman", "joe elliott", "al
+// pacino": InitialForm). The period keeps the key apart from every
+// normalised form, which has none. The surname is that of surnameForms.
+func initialForms(name string) []string {
+	toks := Tokenize(name)
+	if len(toks) < 2 {
+		return nil
+	}
+	ws, ok := personName(name, toks)
+	if !ok {
+		return nil
+	}
+	last := ws[len(ws)-1]
+	if len([]rune(last)) < 4 || stopwords[last] {
+		return nil
+	}
+	f := InitialForm(ws[0], last)
+	return []string{f, Fold(f)}
+}
+
+// InitialForm is the initial form of a first name and a surname, as
+// initialForms stores it and a question's two-token span asks for it.
+func InitialForm(first, surname string) string {
+	r, _ := utf8.DecodeRuneInString(first)
+	return string(r) + ". " + surname
+}
+
+// initialProbe is the initial form a question's span of tokens i and i+1
+// asks for when the span itself is no form ("danny elfman" -> "d. elfman"):
+// a first word of at least two letters that is no stopword, and a second
+// of at least four. ok is false for other spans.
+func initialProbe(toks []Token, i int) (string, bool) {
+	if i+1 >= len(toks) {
+		return "", false
+	}
+	first, last := toks[i].Norm, toks[i+1].Norm
+	if utf8.RuneCountInString(first) < 2 || stopwords[first] || utf8.RuneCountInString(last) < 4 || stopwords[last] {
+		return "", false
+	}
+	return InitialForm(first, last), true
+}
+
+// InitialProbes are the initial forms text's two-token spans may ask for
+// (with their folded forms): a backend that looks forms up per text fetches
+// these too.
+func InitialProbes(toks []Token) []string {
+	var out []string
+	for i := range toks {
+		if f, ok := initialProbe(toks, i); ok {
+			out = append(out, f, Fold(f))
+		}
+	}
+	return out
 }
 
 // alternativeNameForms are the forms of each name of an "X or Y" label
@@ -301,10 +362,20 @@ func (d *ContextDictionary) Candidates(text string) ([]Token, []SpanCandidates) 
 		if len(cs) == 0 {
 			cs = d.Derived[Fold(f)]
 		}
+		form := f
+		if len(cs) == 0 && n == 1 {
+			// no form: perhaps a first name and a surname ("danny elfman")
+			if p, ok := initialProbe(toks, i); ok {
+				if cs = d.Derived[p]; len(cs) == 0 {
+					cs = d.Derived[Fold(p)]
+				}
+				form = p
+			}
+		}
 		if len(cs) == 0 {
 			return
 		}
-		sc := SpanCandidates{I: i, N: n + 1, Form: f, Cands: cs}
+		sc := SpanCandidates{I: i, N: n + 1, Form: form, Cands: cs}
 		sc.Content, sc.NameFreq = d.content(f)
 		out = append(out, sc)
 	})

@@ -100,3 +100,34 @@ func TestResolveConfidentPrefersContentOverArticles(t *testing.T) {
 		t.Fatalf("linked %v, want [Q2]", got)
 	}
 }
+
+// A familiar first name before a surname finds the full name through its
+// initial form, and a generic word the question also holds no longer wins.
+func TestInitialFormsLinkFamiliarFirstNames(t *testing.T) {
+	es := []Entity{
+		{QID: "Q1", Label: "Daniel Robert Elfman", Degree: 40},
+		{QID: "Q2", Label: "music", Degree: 900},
+		{QID: "Q3", Label: "Joseph Thomas Elliott", Degree: 12},
+		{QID: "Q4", Label: "Elliott", Degree: 3}, // a surname that is a label of its own
+	}
+	for _, f := range []string{"d. elfman", "j. elliott"} {
+		if !slices.Contains(EntityDerivedForms(es[0]), f) && !slices.Contains(EntityDerivedForms(es[2]), f) {
+			t.Errorf("no entity has the initial form %q", f)
+		}
+	}
+	d := NewContextDictionary(es, NewDictionary(es))
+	for text, want := range map[string][]string{
+		"What film did danny elfman contribute music to?": {"Q1"},
+		"What type of music did joe elliott make":         {"Q3"},
+		"what did elfman compose":                         {"Q1"}, // the surname alone, as before
+		"what music is the saxophone used in":             {"Q2"}, // no probe of "the saxophone"
+	} {
+		toks, spans := d.Candidates(text)
+		if got := QIDs(ResolveConfident(text, toks, spans, nil, DefaultConfidenceParams())); !slices.Equal(got, want) {
+			t.Errorf("%q linked %v, want %v", text, got, want)
+		}
+	}
+	if got := InitialProbes(Tokenize("the elfman and danny elfman")); !slices.Equal(got, []string{"d. elfman", "d. elfman"}) { // stopwords ask for nothing
+		t.Errorf("probes %q", got)
+	}
+}

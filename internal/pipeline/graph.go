@@ -1,10 +1,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -142,15 +144,16 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return graphChannel{}, err
 	}
+	qc := newCosiner(qvec)
 	fan := r.fanout(subs)
 	for _, d := range kept {
 		p := byID[d.ID]
-		gp := GraphPath{Path: p.String(), Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
 		if o.GraphRelations == "none" {
 			gp.Score = 0 // the ablation: the document's cosine alone ranks
 		}
 		if len(d.Vector) > 0 {
-			gp.Score += o.GraphWeight * cosine(qvec, d.Vector)
+			gp.Score += o.GraphWeight * qc.cosine(d.Vector)
 		}
 		gp.Popularity = pop[d.ID]
 		gp.Score += gp.Popularity
@@ -159,24 +162,51 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 			gp.Score += gp.Fanout
 		}
 		ch.paths[d.ID] = gp
-		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score, Explain: fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)})
+		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score})
 	}
 	if len(docs) == 0 && len(paths) > 0 {
 		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
 	}
-	sort.SliceStable(ch.hits, func(i, j int) bool {
-		if ch.hits[i].Score != ch.hits[j].Score {
-			return ch.hits[i].Score > ch.hits[j].Score
+	ch.hits = best(ch.hits, o.GraphRecallK)
+	if len(ch.paths) > len(ch.hits) {
+		kept := make(map[string]GraphPath, len(ch.hits))
+		for _, h := range ch.hits {
+			kept[h.Doc.ID] = ch.paths[h.Doc.ID]
 		}
-		return ch.hits[i].Doc.ID < ch.hits[j].Doc.ID
-	})
-	if len(ch.hits) > o.GraphRecallK {
-		for _, h := range ch.hits[o.GraphRecallK:] {
-			delete(ch.paths, h.Doc.ID)
-		}
-		ch.hits = ch.hits[:o.GraphRecallK]
+		ch.paths = kept
+	}
+	// The paths' texts, for the documents kept only.
+	for i, h := range ch.hits {
+		gp := ch.paths[h.Doc.ID]
+		gp.Path = byID[h.Doc.ID].String()
+		ch.paths[h.Doc.ID] = gp
+		ch.hits[i].Explain = fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)
 	}
 	return ch, nil
+}
+
+// best are the k best hits, by score, then document ID (IDs are unique,
+// so the order is total). It sorts their indices, not the hits themselves,
+// which are large.
+func best(hits []retrieval.Hit, k int) []retrieval.Hit {
+	idx := make([]int, len(hits))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		if hits[i].Score != hits[j].Score {
+			return cmp.Compare(hits[j].Score, hits[i].Score)
+		}
+		return strings.Compare(hits[i].Doc.ID, hits[j].Doc.ID)
+	})
+	if len(idx) > k {
+		idx = idx[:k]
+	}
+	out := make([]retrieval.Hit, len(idx))
+	for n, i := range idx {
+		out[n] = hits[i]
+	}
+	return out
 }
 
 // popularity is graph_popularity x ln(1 + degree) of each document's

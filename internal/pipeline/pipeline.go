@@ -150,6 +150,9 @@ func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evl
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	// The request's searches may reuse one another's sub-searches (stage 2
+	// repeats stage 1's vector scan under stage2_vector question).
+	ctx = retrieval.WithSearchMemo(ctx)
 	r := p.newRequest(query, opts)
 	r.evlog = evlog
 

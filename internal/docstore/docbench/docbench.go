@@ -59,6 +59,9 @@ type Bench struct {
 	// of the search measure goes to PREFIX-phaseK-roundR.pprof (phase 0
 	// alone, then the writers in the order printed).
 	CPUProfile string
+	// IndexOnly measures only searches alone and under the index-only
+	// writers (no throughput, no store writers, no restart).
+	IndexOnly bool
 }
 
 // Run runs every part and prints the table to w.
@@ -67,18 +70,15 @@ func (b Bench) Run(ctx context.Context, w, progress io.Writer) error {
 	fmt.Fprintf(tw, "measure\tbaseline\tlive documents\tlive/baseline\n")
 	say := func(format string, args ...any) { fmt.Fprintf(progress, "bench docs: "+format+"\n", args...) }
 
-	say("throughput over %d documents, batches of %d", len(b.Docs), b.Batch)
-	t, err := b.throughput(ctx)
-	if err != nil {
-		return err
-	}
 	n := float64(len(b.Docs))
-	rate := func(d time.Duration) float64 { return 2 * n / d.Seconds() }
-	fmt.Fprintf(tw, "docs/s, %d documents twice, ABBA order (load corpus path | PUT batches of %d, fsynced%s)\t%.2f\t%.2f\t%.2fx\n",
-		len(b.Docs), b.Batch, b.writeLabel(", "), rate(t.load), rate(t.put), t.load.Seconds()/t.put.Seconds())
-	if b.WriteEncoder != nil {
-		fmt.Fprintf(tw, "docs/s, the same (load corpus path | PUT batches of %d, fsynced, the encoder at normal priority: the change off)\t%.2f\t%.2f\t%.2fx\n",
-			b.Batch, rate(t.load), rate(t.putNormal), t.load.Seconds()/t.putNormal.Seconds())
+	var t throughputResult
+	if !b.IndexOnly {
+		say("throughput over %d documents, batches of %d", len(b.Docs), b.Batch)
+		var err error
+		if t, err = b.throughput(ctx); err != nil {
+			return err
+		}
+		b.printThroughput(tw, t)
 	}
 
 	say("search p50 over %d documents, %s alone and %s under each writer, interleaved", b.countSearch(ctx), b.SearchTime, b.SearchTime)
@@ -91,6 +91,9 @@ func (b Bench) Run(ctx context.Context, w, progress io.Writer) error {
 	for _, p := range phases[1:] {
 		fmt.Fprintf(tw, "hybrid search p50 ms, %s (alone | %s, %d documents written meanwhile)\t%.3f\t%.3f\t%.2fx\n",
 			b.SearchTime, p.name, p.written, alone.p50, p.p50, p.p50/alone.p50)
+	}
+	if b.IndexOnly {
+		return tw.Flush()
 	}
 
 	if b.Restart != nil {
@@ -106,6 +109,18 @@ func (b Bench) Run(ctx context.Context, w, progress io.Writer) error {
 	}
 	fmt.Fprintf(tw, "document log bytes per document (text, links, vector, framing)\t\t%.0f\t\n", float64(t.logBytes)/n)
 	return tw.Flush()
+}
+
+// printThroughput prints the throughput rows.
+func (b Bench) printThroughput(tw io.Writer, t throughputResult) {
+	n := float64(len(b.Docs))
+	rate := func(d time.Duration) float64 { return 2 * n / d.Seconds() }
+	fmt.Fprintf(tw, "docs/s, %d documents twice, ABBA order (load corpus path | PUT batches of %d, fsynced%s)\t%.2f\t%.2f\t%.2fx\n",
+		len(b.Docs), b.Batch, b.writeLabel(", "), rate(t.load), rate(t.put), t.load.Seconds()/t.put.Seconds())
+	if b.WriteEncoder != nil {
+		fmt.Fprintf(tw, "docs/s, the same (load corpus path | PUT batches of %d, fsynced, the encoder at normal priority: the change off)\t%.2f\t%.2f\t%.2fx\n",
+			b.Batch, rate(t.load), rate(t.putNormal), t.load.Seconds()/t.putNormal.Seconds())
+	}
 }
 
 // throughputResult is the time of two passes over the documents each.
@@ -225,6 +240,7 @@ type phase struct {
 	ms      []float64
 	written int64
 	p50     float64
+	sharing *memindex.Sharing // what the index's writes share meanwhile; nil: all (the default)
 }
 
 // sliceTime is how long each phase is measured at a time: the phases take
@@ -273,19 +289,21 @@ func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 		}}, nil
 	}
 	phases := []*phase{{name: "alone"}}
-	normal, err := storeWriter("a writer upserting through the store, embedding at normal priority (the change off)", b.Encoder)
-	if err != nil {
-		return nil, err
-	}
-	phases = append(phases, normal)
-	if b.WriteEncoder != nil {
-		low, err := storeWriter("a writer upserting through the store, embedding on the "+b.writeLabel(""), b.WriteEncoder)
+	if !b.IndexOnly {
+		normal, err := storeWriter("a writer upserting through the store, embedding at normal priority (the change off)", b.Encoder)
 		if err != nil {
 			return nil, err
 		}
-		phases = append(phases, low)
+		phases = append(phases, normal)
+		if b.WriteEncoder != nil {
+			low, err := storeWriter("a writer upserting through the store, embedding on the "+b.writeLabel(""), b.WriteEncoder)
+			if err != nil {
+				return nil, err
+			}
+			phases = append(phases, low)
+		}
 	}
-	phases = append(phases, &phase{name: "a writer putting pre-embedded documents back to back (index only, no model calls)", write: func(ctx context.Context) (int, error) {
+	indexOnly := func(ctx context.Context) (int, error) {
 		part, r := next()
 		docs := make([]retrieval.Document, len(part))
 		for j, d := range part {
@@ -293,7 +311,15 @@ func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 			docs[j] = d
 		}
 		return len(docs), b.Search.Put(ctx, docs)
-	}})
+	}
+	// The same writer with memindex sharing less with the parent
+	// generation, for comparison: its posting maps copied whole by every
+	// write, and then also every generation prepared afresh by its first
+	// search (as before either was shared).
+	phases = append(phases,
+		&phase{name: "a writer putting pre-embedded documents back to back (index only, no model calls)", write: indexOnly},
+		&phase{name: "the same writer, posting maps copied whole by every write (layers off)", write: indexOnly, sharing: &memindex.Sharing{Prepared: true}},
+		&phase{name: "the same writer, posting maps copied whole and each generation prepared afresh by its first search (both off)", write: indexOnly, sharing: &memindex.Sharing{}})
 	search := func(i int) (float64, error) {
 		j := i % len(b.Queries)
 		start := time.Now()
@@ -327,6 +353,10 @@ func (b Bench) runSlice(ctx context.Context, p *phase, k, round int, d time.Dura
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var werr error
+	if p.sharing != nil {
+		b.Search.SetSharing(*p.sharing)
+		defer b.Search.SetSharing(memindex.Sharing{Prepared: true, Postings: true})
+	}
 	if p.write != nil {
 		wg.Go(func() {
 			for {

@@ -79,7 +79,7 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"docs/s, 20 documents", "low-priority write encoder)", "normal priority: the change off)", "hybrid search p50 ms, 100ms, no writer",
-		"embedding at normal priority (the change off)", "embedding on the low-priority write encoder", "index only", "restart s, 3 of 40 documents changed",
+		"embedding at normal priority (the change off)", "embedding on the low-priority write encoder", "index only", "prepared afresh by its first search (both off)", "copied whole by every write (layers off)", "restart s, 3 of 40 documents changed",
 		"documents embedded by the restart  ", "bytes per document"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("no %q in\n%s", want, out.String())
@@ -107,5 +107,46 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	}
 	if cold != 40 || embedded != 3 {
 		t.Errorf("restart embedded %d of %d, want 3 of 40:\n%s", embedded, cold, out.String())
+	}
+}
+
+// TestIndexOnly: --index-only measures searches alone and under the two
+// index-only writers (sharing all, the prepared parts only, nothing), each of which writes, and
+// nothing else.
+func TestIndexOnly(t *testing.T) {
+	ctx := context.Background()
+	x := memindex.New(memindex.DefaultParams())
+	enc := &docstoretest.Encoder{}
+	var docs []retrieval.Document
+	for i := 0; i < 100; i++ {
+		d := retrieval.Document{ID: fmt.Sprintf("D%d", i), Title: fmt.Sprintf("Film %d", i), Text: fmt.Sprintf("film number %d by Christopher Nolan", i)}
+		v, _ := enc.Encode(ctx, []string{d.Text})
+		d.Vector = v[0]
+		docs = append(docs, d)
+	}
+	if err := x.Put(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	b := Bench{Encoder: enc, Search: x, Queries: []string{"film nolan", "number 3"}, SearchTime: 100 * time.Millisecond, IndexOnly: true, Dir: t.TempDir()}
+	var out bytes.Buffer
+	if err := b.Run(ctx, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, line := range strings.Split(out.String(), "\n") {
+		if strings.Contains(line, "docs/s") || strings.Contains(line, "through the store") || strings.Contains(line, "log bytes") {
+			t.Errorf("an --index-only run printed %q", line)
+		}
+		if i := strings.Index(line, " documents written meanwhile"); i > 0 {
+			rows++
+			var n int
+			fmt.Sscanf(line[strings.LastIndex(line[:i], " ")+1:], "%d", &n)
+			if n == 0 {
+				t.Errorf("no documents written by the writer of %q", line)
+			}
+		}
+	}
+	if rows != 3 || !strings.Contains(out.String(), "prepared afresh") {
+		t.Errorf("want the three index-only writers' rows, got\n%s", out.String())
 	}
 }

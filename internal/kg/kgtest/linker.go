@@ -27,7 +27,7 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 	exact := kg.NewDictionary(ents)
 	ref := kg.NewContextDictionary(ents, exact)
 	texts := linkerTexts(ents, ref)
-	var derived, generic, shared int
+	var derived, generic, shared, initial int
 	for _, text := range texts {
 		wantToks, want := ref.Candidates(text)
 		gotToks, got, err := cl.LinkCandidates(ctx, text)
@@ -50,11 +50,14 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 			if len(s.Cands) > 1 {
 				shared++
 			}
+			if strings.Contains(s.Form, ". ") {
+				initial++
+			}
 		}
 	}
 	// The texts must reach what they are meant to test.
-	if derived == 0 || generic == 0 || shared == 0 {
-		t.Errorf("texts reach %d derived, %d shared-token and %d ambiguous spans; want some of each", derived, generic, shared)
+	if derived == 0 || generic == 0 || shared == 0 || initial == 0 {
+		t.Errorf("texts reach %d derived, %d shared-token, %d ambiguous and %d initial-form spans; want some of each", derived, generic, shared, initial)
 	}
 
 	t.Run("CancelledContext", func(t *testing.T) {
@@ -94,6 +97,15 @@ func linkerTexts(ents []kg.Entity, ref *kg.ContextDictionary) []string {
 		}
 	}
 	pick(derivedForms, 30, "Where was % born, and what music did they make?")
+	// A familiar first name before a surname asks for the initial form
+	// ("d. elfman" from "dxy elfman").
+	var initials []string
+	for _, f := range derivedForms {
+		if first, surname, ok := strings.Cut(f, ". "); ok && !strings.Contains(surname, " ") {
+			initials = append(initials, first+"xy "+surname)
+		}
+	}
+	pick(initials, 10, "What film did % score?")
 	pick(sharedForms, 15, "Tell me about % please")
 	for i := 0; i < len(ents); i += len(ents)/30 + 1 {
 		e := ents[i]

@@ -5,7 +5,6 @@ package memkg
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -46,13 +45,16 @@ type Graph struct {
 	relations map[string]kg.Relation
 	pids      []string
 	pidx      map[string]uint32
-	off       []int64 // len(ents)+1
+	labels    []string // labels[i] is pids[i]'s label (set with pids, after relations)
+	off       []int64  // len(ents)+1
 	adj       []uint64
 	dict      kg.Dictionary
 	// cdict is the context linker's dictionary, built on first use.
 	cdict     *kg.ContextDictionary
 	cdictOnce sync.Once
 	nTrip     int
+	// marks are the subgraph walks' scratch sets (subgraph.go), reused.
+	marks sync.Pool
 	// stats is the bundle read's report, for a graph built from a bundle or
 	// from a snapshot of one.
 	stats    bundle.Stats
@@ -156,8 +158,10 @@ func (g *Graph) setRelations(rels map[string]kg.Relation, triples []kg.Triple) {
 func (g *Graph) setPIDs(pids []string) {
 	g.pids = pids
 	g.pidx = make(map[string]uint32, len(pids))
+	g.labels = make([]string, len(pids))
 	for i, p := range pids {
 		g.pidx[p] = uint32(i)
+		g.labels[i] = g.relations[p].Label
 	}
 }
 
@@ -420,26 +424,28 @@ func (g *Graph) each(ctx context.Context, roots []string, f func(int32) kg.Subgr
 func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 	e := g.ents[root]
 	sg := kg.Subgraph{Root: e.QID, Nodes: []kg.Node{{QID: e.QID, Label: e.Label, Hub: true}}}
-	held := map[int32]bool{root: true}
+	m := g.takeMarks()
+	defer g.marks.Put(m)
+	m.hold(root, 0)
 	row := g.row(root)
 	// The row is sorted by neighbour index, which is QID order.
 	for _, h := range row {
 		other, _, _ := halfEdge(h)
-		if held[other] {
+		if m.held(other) {
 			continue
 		}
 		if p.MaxNodes > 0 && len(sg.Nodes) >= p.MaxNodes {
 			sg.Truncated = true
 			break
 		}
-		held[other] = true
+		m.hold(other, 1)
 		n := g.ents[other]
 		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
 	}
 	var keys []edgeKey
 	for _, h := range row {
 		other, pid, out := halfEdge(h)
-		if !held[other] {
+		if !m.held(other) {
 			continue
 		}
 		from, to := root, other
@@ -455,98 +461,6 @@ func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 	return sg
 }
 
-// edgeKey is an edge by entity and property index.
-type edgeKey struct {
-	from, to int32
-	pid      uint32
-}
-
-// edges are keys as kg.Edges in kg.CompareEdges order. Entities and
-// properties are indexed in QID and PID order, so sorting the indices
-// orders the strings, without comparing them.
-func (g *Graph) edges(keys []edgeKey) []kg.Edge {
-	if len(keys) == 0 {
-		return nil
-	}
-	slices.SortFunc(keys, func(a, b edgeKey) int {
-		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.pid, b.pid), cmp.Compare(a.to, b.to))
-	})
-	out := make([]kg.Edge, len(keys))
-	for i, k := range keys {
-		name := g.pids[k.pid]
-		out[i] = kg.Edge{From: g.ents[k.from].QID, To: g.ents[k.to].QID, PID: name, Label: g.relations[name].Label}
-	}
-	return out
-}
-
 func (g *Graph) hub(i int32, p kg.SubgraphParams) bool {
 	return p.HubDegree > 0 && g.ents[i].Degree > p.HubDegree
-}
-
-func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
-	maxNodes := p.MaxNodes
-	if maxNodes <= 0 {
-		maxNodes = 1 << 30
-	}
-	hop := map[int32]int{root: 0}
-	order := []int32{root}
-	frontier := []int32{root}
-	truncated := false
-	for h := 1; h <= p.Hops && len(frontier) > 0; h++ {
-		var cands []int32
-		seen := map[int32]bool{}
-		for _, u := range frontier {
-			if g.hub(u, p) {
-				continue
-			}
-			for _, e := range g.row(u) {
-				other, _, _ := halfEdge(e)
-				if _, vis := hop[other]; !vis && !seen[other] {
-					seen[other] = true
-					cands = append(cands, other)
-				}
-			}
-		}
-		// Indices follow QID order because ents is sorted by QID.
-		sort.Slice(cands, func(a, b int) bool { return cands[a] < cands[b] })
-		frontier = frontier[:0:0]
-		for _, v := range cands {
-			if len(order) >= maxNodes {
-				truncated = true
-				break
-			}
-			hop[v] = h
-			order = append(order, v)
-			frontier = append(frontier, v)
-		}
-	}
-	sg := kg.Subgraph{Root: g.ents[root].QID, Truncated: truncated, Nodes: make([]kg.Node, len(order))}
-	for k, v := range order {
-		e := g.ents[v]
-		sg.Nodes[k] = kg.Node{QID: e.QID, Label: e.Label, Hop: hop[v], Hub: g.hub(v, p)}
-	}
-	seenE := map[edgeKey]bool{}
-	var keys []edgeKey
-	for _, u := range order {
-		if g.hub(u, p) {
-			continue
-		}
-		for _, e := range g.row(u) {
-			other, pid, out := halfEdge(e)
-			if _, in := hop[other]; !in {
-				continue
-			}
-			k := edgeKey{u, other, pid}
-			if !out {
-				k = edgeKey{other, u, pid}
-			}
-			if seenE[k] {
-				continue
-			}
-			seenE[k] = true
-			keys = append(keys, k)
-		}
-	}
-	sg.Edges = g.edges(keys)
-	return sg
 }

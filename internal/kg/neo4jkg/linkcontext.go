@@ -36,6 +36,12 @@ func (s *Store) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 			}
 		}
 	}
+	for _, k := range kg.InitialProbes(toks) { // "danny elfman" asks for "d. elfman"
+		if !want[k] {
+			want[k] = true
+			keys = append(keys, k)
+		}
+	}
 	words := make([]string, 0, len(toks))
 	for _, t := range toks {
 		if !slices.Contains(words, t.Norm) {

@@ -14,8 +14,8 @@ import (
 type field struct {
 	name     string
 	get      func(retrieval.Document) string
-	postings map[string][]posting // each list sorted by slot
-	length   []float64            // tokens of each slot's document in this field
+	postings postingMap // each list sorted by slot
+	length   []float64  // tokens of each slot's document in this field
 	// tokens and counted give avg, the length BM25 normalises by: the mean
 	// token count over the documents that have at least one token in the
 	// field (Weaviate counts a document in a property's average only through
@@ -67,12 +67,10 @@ func (x *gen) tokenize(d retrieval.Document) []docTerms {
 // index adds slot's postings and length to every field of the generation
 // being written.
 func (x *gen) index(slot int32, terms []docTerms) {
+	x.changed = append(x.changed, slot)
 	for fi := range x.fields {
 		f := &x.fields[fi]
 		dt := terms[fi]
-		if f.postings == nil {
-			f.postings = map[string][]posting{}
-		}
 		for len(f.length) <= int(slot) {
 			f.length = append(f.length, 0)
 		}
@@ -90,6 +88,7 @@ func (x *gen) index(slot int32, terms []docTerms) {
 // unindex removes the postings and length of the document in slot from
 // every field of the generation being written.
 func (x *gen) unindex(slot int32) {
+	x.changed = append(x.changed, slot)
 	terms := x.tokenize(x.docs[slot])
 	for fi := range x.fields {
 		f := &x.fields[fi]
@@ -128,17 +127,20 @@ func (x *gen) compact() {
 			}
 		}
 		f.length = length
-		for t, ps := range f.postings {
+		all := f.postings.flat()
+		for t, ps := range all {
 			nps := make([]posting, len(ps))
 			for i, p := range ps {
 				nps[i] = posting{doc: renum[p.doc], tf: p.tf}
 			}
-			f.postings[t] = nps
+			all[t] = nps
 			x.owned[ownKey{fi, t}] = struct{}{}
 		}
+		f.postings = postingMap{base: all}
 	}
 	x.docs = docs
 	x.dead = 0
+	x.renumbered = true
 }
 
 // bm25 returns the keep best documents, best first, and what explains their
@@ -178,7 +180,7 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 	for ti, t := range terms {
 		var df, nonZero uint64
 		for _, f := range x.fields {
-			if l := len(f.postings[t]); l > 0 {
+			if l := len(f.postings.get(t)); l > 0 {
 				df += uint64(l)
 				nonZero++
 			}
@@ -194,7 +196,7 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 		lx.idf[ti] = idf
 		for fi := range x.fields {
 			score, seen, fkn := sc.score[fi], sc.seen[fi], kn[fi]
-			for _, p := range x.fields[fi].postings[t] {
+			for _, p := range x.fields[fi].postings.get(t) {
 				if allow != nil && !allow[p.doc] {
 					continue
 				}
@@ -283,7 +285,7 @@ func (x *gen) explainBM25(doc int32, lx lexical) string {
 	for ti, t := range lx.terms {
 		for fi := range x.fields {
 			f := &x.fields[fi]
-			ps := f.postings[t]
+			ps := f.postings.get(t)
 			i, ok := slices.BinarySearchFunc(ps, doc, func(p posting, d int32) int { return int(p.doc) - int(d) })
 			if !ok {
 				continue

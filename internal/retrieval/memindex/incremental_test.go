@@ -57,14 +57,20 @@ func editDoc(r *rand.Rand, d retrieval.Document) retrieval.Document {
 	return d
 }
 
+// bothBM25 are the default parameters (Weaviate's BM25 with its top-k
+// cut) and classic BM25, by name.
+func bothBM25() map[string]Params {
+	classic := DefaultParams()
+	classic.Classic, classic.WeaviateTopK = true, false
+	return map[string]Params{"weaviate": DefaultParams(), "classic": classic}
+}
+
 // TestIncrementalEqualsFreshBuild applies random upserts and deletes and
 // then checks that every kind of search scores exactly as an index built
 // from scratch over the surviving documents (in the same order).
 func TestIncrementalEqualsFreshBuild(t *testing.T) {
 	ctx := context.Background()
-	classic := DefaultParams()
-	classic.Classic, classic.WeaviateTopK = true, false
-	for name, p := range map[string]Params{"weaviate": DefaultParams(), "classic": classic} {
+	for name, p := range bothBM25() {
 		t.Run(name, func(t *testing.T) {
 			for seed := int64(1); seed <= 8; seed++ {
 				r := rand.New(rand.NewSource(seed))
@@ -254,4 +260,7 @@ func TestConcurrentWritesAndSearches(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	readers.Wait()
+	// What the writes patched while searches were making their parents'
+	// parts equals a fresh build's.
+	samePrepared(t, -1, x.cur.Load())
 }

@@ -68,9 +68,10 @@ func DefaultParams() Params {
 
 // Index is safe for concurrent use, and searches never wait for writes:
 // the index is a chain of immutable generations. A write (Put, Delete)
-// copies the current generation's tables (the posting lists it changes
-// are copied on first touch, the others shared), applies the whole batch
-// to the copy and publishes it with one atomic store; a search reads the
+// copies the current generation's document and id tables, shares the
+// rest (posting maps in layers, postings.go; posting lists until it first
+// touches them; what searches prepared, patched, prepare.go), applies the
+// whole batch and publishes it with one atomic store; a search reads the
 // generation it started with from beginning to end. So a search sees each
 // batch wholly or not at all, and documents arrive linked and embedded, so
 // no model call is ever made under the writers' mutex either.
@@ -78,6 +79,10 @@ type Index struct {
 	params Params
 	wmu    sync.Mutex // one writer at a time
 	cur    atomic.Pointer[gen]
+	// prepareAfresh turns inherit off and flatPostings the posting maps'
+	// layers (SetSharing), so that a benchmark measures both ways with one
+	// binary.
+	prepareAfresh, flatPostings atomic.Bool
 }
 
 // gen is one generation of the index; published generations are never
@@ -97,7 +102,12 @@ type gen struct {
 	// owned are the posting lists this generation has copied, while it is
 	// being written (nil once published).
 	owned map[ownKey]struct{}
-	prep  prepared // what searches derive from this generation (search.go); clone must leave it zero
+	// changed are the slots this generation's write touched (possibly
+	// repeated) and renumbered says it compacted: what inherit needs to
+	// patch the parent's prepared parts (nil and false once published).
+	changed    []int32
+	renumbered bool
+	prep       prepared // what searches derive from this generation (prepare.go); clone must leave it zero
 }
 
 type ownKey struct {
@@ -117,24 +127,44 @@ func New(p Params) *Index {
 	return x
 }
 
-// update applies a write to a copy of the current generation and
-// publishes it.
+// update applies a write to a copy of the current generation, patches
+// what the parent had prepared for searches, and publishes it.
 func (x *Index) update(write func(g *gen)) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	g := x.cur.Load().clone()
+	parent := x.cur.Load()
+	g := parent.clone(!x.flatPostings.Load())
 	write(g)
-	g.owned = nil
+	if !x.prepareAfresh.Load() {
+		g.inherit(parent)
+	}
+	g.owned, g.changed, g.renumbered = nil, nil, false
 	x.cur.Store(g)
 }
 
+// Sharing says what a write shares with its parent generation instead of
+// making it again: Prepared, what the parent prepared for searches (norms,
+// length terms, blocks), patched in the slots the write changed (else the
+// new generation's first search prepares it from scratch); Postings, the
+// posting maps, in layers (else every write copies them whole). Both are
+// on by default; benchmarks turn them off to measure what they save.
+// Results are the same either way.
+type Sharing struct{ Prepared, Postings bool }
+
+// SetSharing sets what later writes share with their parent generation.
+func (x *Index) SetSharing(s Sharing) {
+	x.prepareAfresh.Store(!s.Prepared)
+	x.flatPostings.Store(!s.Postings)
+}
+
 // clone copies g's tables for a write; posting lists stay shared until
-// the write first touches them (own).
-func (g *gen) clone() *gen {
+// the write first touches them (own), and the posting maps are forked in
+// layers when layered.
+func (g *gen) clone(layered bool) *gen {
 	n := &gen{params: g.params, docs: slices.Clone(g.docs), byID: maps.Clone(g.byID), dead: g.dead,
 		fields: make([]field, len(g.fields)), owned: map[ownKey]struct{}{}}
 	for i, f := range g.fields {
-		f.postings = maps.Clone(f.postings)
+		f.postings = f.postings.fork(layered)
 		f.length = slices.Clone(f.length)
 		n.fields[i] = f
 	}

@@ -173,7 +173,7 @@ func (x *gen) refBM25(text string, allow []bool, weaviateLimit int) []refScored 
 	for _, t := range terms {
 		var df, nonZero uint64
 		for _, f := range x.fields {
-			if l := len(f.postings[t]); l > 0 {
+			if l := len(f.postings.get(t)); l > 0 {
 				df += uint64(l)
 				nonZero++
 			}
@@ -189,7 +189,7 @@ func (x *gen) refBM25(text string, allow []bool, weaviateLimit int) []refScored 
 		for fi := range x.fields {
 			f := &x.fields[fi]
 			avg := f.avg()
-			for _, p := range f.postings[t] {
+			for _, p := range f.postings.get(t) {
 				if allow != nil && !allow[p.doc] {
 					continue
 				}

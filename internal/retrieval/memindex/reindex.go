@@ -12,6 +12,7 @@ import (
 // changes (a long list, for a common term, is copied once per generation
 // it changes in); the outcome is the same.
 func (x *gen) reindex(slot int32, terms []docTerms) {
+	x.changed = append(x.changed, slot)
 	old := x.tokenize(x.docs[slot])
 	for fi := range x.fields {
 		f := &x.fields[fi]
@@ -46,7 +47,7 @@ func b2i(b bool) int {
 // ownedList returns field fi's posting list of t, copied first unless the
 // generation being written already owns it.
 func (x *gen) ownedList(fi int, t string, extra int) []posting {
-	ps := x.fields[fi].postings[t]
+	ps := x.fields[fi].postings.get(t)
 	if !x.own(fi, t) {
 		ps = append(make([]posting, 0, len(ps)+extra), ps...)
 	}
@@ -54,28 +55,24 @@ func (x *gen) ownedList(fi int, t string, extra int) []posting {
 }
 
 func (x *gen) addPosting(fi int, t string, slot int32, tf float64) {
-	f := &x.fields[fi]
-	if f.postings == nil {
-		f.postings = map[string][]posting{}
-	}
 	ps := x.ownedList(fi, t, 1)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
-	f.postings[t] = slices.Insert(ps, i, posting{doc: slot, tf: tf})
+	x.fields[fi].postings.set(t, slices.Insert(ps, i, posting{doc: slot, tf: tf}))
 }
 
 func (x *gen) removePosting(fi int, t string, slot int32) {
 	f := &x.fields[fi]
-	ps := f.postings[t]
+	ps := f.postings.get(t)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
 	if i == len(ps) || ps[i].doc != slot {
 		return
 	}
 	if len(ps) == 1 {
-		delete(f.postings, t)
+		f.postings.del(t)
 		return
 	}
 	ps = x.ownedList(fi, t, 0)
-	f.postings[t] = slices.Delete(ps, i, i+1)
+	f.postings.set(t, slices.Delete(ps, i, i+1))
 }
 
 func (x *gen) setPosting(fi int, t string, slot int32, tf float64) {
@@ -84,5 +81,5 @@ func (x *gen) setPosting(fi int, t string, slot int32, tf float64) {
 	if i < len(ps) && ps[i].doc == slot {
 		ps[i].tf = tf
 	}
-	x.fields[fi].postings[t] = ps
+	x.fields[fi].postings.set(t, ps)
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -48,7 +47,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 			lex, vec []scoredDoc
 			err      error
 		)
-		if lex, vec, err = g.hybrid(q, allow); err != nil {
+		if lex, vec, err = g.hybrid(ctx, q, allow); err != nil {
 			return nil, err
 		}
 		k := g.params.rankedFusionK()
@@ -69,55 +68,6 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 type scoredDoc struct {
 	doc   int32
 	score float64
-}
-
-// prepared is what searches derive from one generation, made by the first
-// search that needs it: a published generation never changes, and a write
-// publishes a new one, which prepares afresh.
-type prepared struct {
-	normsOnce sync.Once
-	norms     []float64 // each slot's vector norm, 0 without a vector
-	knOnce    sync.Once
-	kn        [][]float64 // per field and slot, k1·(1 - b + b·len/avg)
-	// blocks are the vectors again, laid out for dot32 (blocks.go), when
-	// the CPU has its kernel: another copy of the vectors in memory, made
-	// once per generation (after a write, by its first vector search).
-	blocksOnce sync.Once
-	blocks     *blocks
-}
-
-// norms are the document vectors' norms (a search computed each again
-// before, a third of its cosine work).
-func (x *gen) norms() []float64 {
-	p := &x.prep
-	p.normsOnce.Do(func() {
-		p.norms = make([]float64, len(x.docs))
-		for i, d := range x.docs {
-			p.norms[i] = norm(d.Vector)
-		}
-	})
-	return p.norms
-}
-
-// lengthTerms are BM25's per-document length terms of each field, the same
-// values every search computed with a division per posting.
-func (x *gen) lengthTerms() [][]float64 {
-	p := &x.prep
-	p.knOnce.Do(func() {
-		k1, b := x.bm25Params()
-		p.kn = make([][]float64, len(x.fields))
-		for fi := range x.fields {
-			f := &x.fields[fi]
-			avg := f.avg()
-			kn := make([]float64, len(f.length))
-			for slot, l := range f.length {
-				norm := 1 - b + b*l/avg
-				kn[slot] = k1 * norm
-			}
-			p.kn[fi] = kn
-		}
-	})
-	return p.kn
 }
 
 // vector returns the keep documents of highest cosine, best first.
@@ -196,13 +146,13 @@ func explainCosine(s scoredDoc) string { return fmt.Sprintf("cosine %.4f", s.sco
 
 // hybrid returns the best HybridCandidates (at least the limit) of each
 // sub-search, best first, for Fuse.
-func (x *gen) hybrid(q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
+func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	if q.Alpha < 1 {
 		lex, _ = x.bm25(q.Text, allow, cand, cand)
 	}
 	if q.Alpha > 0 {
-		if vec, err = x.vector(q.Vector, allow, cand); err != nil {
+		if vec, err = x.memoVector(ctx, q.Vector, allow, cand); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -59,6 +59,48 @@ func (p Path) Root() string {
 	return p.Steps[0].From
 }
 
+// appendStep appends the pieces of st's part of a path's String.
+func appendStep(out []string, st Step) []string {
+	l := st.Label
+	if l == "" {
+		l = st.PID
+	}
+	out = append(out, " -[", l)
+	if st.Backward {
+		out = append(out, " of")
+	}
+	return append(out, "]-> ", st.To)
+}
+
+// comparePieces compares the concatenations of a and b, as strings.Compare
+// would, without building them.
+func comparePieces(a, b []string) int {
+	i, j, x, y := 0, 0, 0, 0 // piece and byte of a, of b
+	for {
+		for i < len(a) && x == len(a[i]) {
+			i, x = i+1, 0
+		}
+		for j < len(b) && y == len(b[j]) {
+			j, y = j+1, 0
+		}
+		switch {
+		case i == len(a) && j == len(b):
+			return 0
+		case i == len(a):
+			return -1
+		case j == len(b):
+			return 1
+		}
+		if ca, cb := a[i][x], b[j][y]; ca != cb {
+			if ca < cb {
+				return -1
+			}
+			return 1
+		}
+		x, y = x+1, y+1
+	}
+}
+
 // String is the path as text: Q1 -[place of birth]-> Q2.
 func (p Path) String() string {
 	s := p.Root()
@@ -197,44 +239,66 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		isRoot[q.QID] = true
 		mentioned[q.QID] = mentioned[q.QID] || q.Mentioned
 	}
-	// Collect the relation texts of every edge first: one encoder call.
-	var keys []relKey
-	seenKey := map[relKey]bool{}
-	for _, q := range roots {
-		for _, e := range subs[q].Edges {
-			for _, b := range []bool{false, true} {
-				k := relKey{pid: e.PID, label: e.Label, backward: b && r.Directed}
-				if !seenKey[k] {
-					seenKey[k] = true
-					keys = append(keys, k)
-				}
-			}
-		}
-	}
-	vecs, err := r.vectors(ctx, keys)
+	rel, err := r.relevances(ctx, qvec, roots, subs)
 	if err != nil {
 		return nil, err
 	}
-	rel := map[relKey]float64{}
-	for k, v := range vecs {
-		rel[k] = Cosine(qvec, v)
-	}
+	// An edge list follows the subgraph's edge order (head, then property),
+	// so consecutive steps often walk one relation: the last one's relevance
+	// is kept.
+	var lastPID, lastLabel string
+	var lastBack, haveLast bool
+	var lastRV float64
 	step := func(e kg.Edge, from string) Step {
 		back := e.To == from && e.From != from
 		to := e.To
 		if back {
 			to = e.From
 		}
-		rv := rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}] + prior[StepKey{PID: e.PID, Backward: back}]
-		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: rv}
+		if !haveLast || e.PID != lastPID || e.Label != lastLabel || back != lastBack {
+			lastPID, lastLabel, lastBack, haveLast = e.PID, e.Label, back, true
+			lastRV = rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}] + prior[StepKey{PID: e.PID, Backward: back}]
+		}
+		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: lastRV}
 	}
-	best := map[string]Path{}
-	offer := func(p Path) {
-		if mentioned[p.Entity] || p.Entity == p.Root() {
+	// The best path to each entity so far, as its steps: a path's slice is
+	// built only for the winners, and a tie compares the paths' texts
+	// piecewise.
+	type cand struct {
+		s1, s2   Step
+		two      bool // s2 is set
+		relevant float64
+	}
+	path := func(c *cand) Path {
+		if !c.two {
+			return Path{Entity: c.s1.To, Steps: []Step{c.s1}, Relevance: c.relevant}
+		}
+		return Path{Entity: c.s2.To, Steps: []Step{c.s1, c.s2}, Relevance: c.relevant}
+	}
+	// parts are the pieces of the path's String, in order.
+	parts := func(c *cand, buf *[11]string) []string {
+		out := appendStep(append(buf[:0], c.s1.From), c.s1)
+		if c.two {
+			out = appendStep(out, c.s2)
+		}
+		return out
+	}
+	var bufA, bufB [11]string
+	before := func(a, b *cand) bool { return comparePieces(parts(a, &bufA), parts(b, &bufB)) < 0 }
+	var cands []cand
+	best := map[string]int{}
+	offer := func(entity string, c *cand) {
+		if mentioned[entity] || entity == c.s1.From {
 			return
 		}
-		if b, ok := best[p.Entity]; !ok || p.Relevance > b.Relevance || (p.Relevance == b.Relevance && p.String() < b.String()) {
-			best[p.Entity] = p
+		i, ok := best[entity]
+		if !ok {
+			best[entity] = len(cands)
+			cands = append(cands, *c)
+			return
+		}
+		if b := &cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && before(c, b)) {
+			*b = *c
 		}
 	}
 	// vias counts the distinct intermediates of each two-hop entity.
@@ -246,19 +310,16 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		if !ok {
 			continue
 		}
-		hub := make(map[string]bool, len(sg.Nodes))
-		for _, n := range sg.Nodes {
-			hub[n.QID] = n.Hub
-		}
-		adj := adjacency(sg.Edges)
-		for _, e1 := range adj[q] {
-			s1 := step(e1, q)
-			offer(Path{Entity: s1.To, Steps: []Step{s1}, Relevance: s1.Relevance})
-			if hops < 2 || hub[s1.To] || isRoot[s1.To] {
+		adjQ, nbrs := neighbours(sg, q, hops >= 2)
+		for _, i1 := range adjQ {
+			s1 := step(sg.Edges[i1], q)
+			offer(s1.To, &cand{s1: s1, relevant: s1.Relevance})
+			n, ok := nbrs[s1.To]
+			if hops < 2 || !ok || n.hub || isRoot[s1.To] {
 				continue
 			}
-			for _, e2 := range adj[s1.To] {
-				s2 := step(e2, s1.To)
+			for _, i2 := range n.edges {
+				s2 := step(sg.Edges[i2], s1.To)
 				if s2.To == q {
 					continue
 				}
@@ -266,7 +327,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 					seenVia[v] = true
 					vias[s2.To]++
 				}
-				offer(Path{Entity: s2.To, Steps: []Step{s1, s2}, Relevance: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
+				offer(s2.To, &cand{s1: s1, s2: s2, two: true, relevant: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
 			}
 		}
 		if err := ctx.Err(); err != nil {
@@ -274,7 +335,8 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		}
 	}
 	out := make([]Path, 0, len(best))
-	for _, p := range best {
+	for i := range cands {
+		p := path(&cands[i])
 		if n := vias[p.Entity]; len(p.Steps) == 2 && n > 1 {
 			p.Relevance += ViaBonus * math.Log(float64(n))
 		}
@@ -289,28 +351,94 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	return out, nil
 }
 
-// adjacency lists each node's edges (loops left out) in edge order, the
-// lists cut from one slice.
-func adjacency(edges []kg.Edge) map[string][]kg.Edge {
-	deg := make(map[string]int, len(edges))
-	for _, e := range edges {
-		if e.From != e.To {
-			deg[e.From]++
-			deg[e.To]++
+// relevances is cos(q, text) of every relation text on the subgraphs'
+// edges (one encoder call for those not cached), by key.
+func (r *Relations) relevances(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph) (map[relKey]float64, error) {
+	dirs := []bool{false}
+	if r.Directed {
+		dirs = []bool{false, true}
+	}
+	var keys []relKey
+	seenKey := map[relKey]bool{}
+	var last relKey
+	for _, q := range roots {
+		for _, e := range subs[q].Edges {
+			for _, b := range dirs {
+				k := relKey{pid: e.PID, label: e.Label, backward: b}
+				if len(keys) > 0 && k == last {
+					continue // edges come sorted by head, then property: runs repeat
+				}
+				last = k
+				if !seenKey[k] {
+					seenKey[k] = true
+					keys = append(keys, k)
+				}
+			}
 		}
 	}
-	all := make([]kg.Edge, 0, 2*len(edges))
-	adj := make(map[string][]kg.Edge, len(deg))
-	for n, d := range deg {
-		adj[n], all = all[len(all):len(all):len(all)+d], all[:len(all)+d]
+	vecs, err := r.vectors(ctx, keys)
+	if err != nil {
+		return nil, err
 	}
-	for _, e := range edges {
-		if e.From != e.To {
-			adj[e.From] = append(adj[e.From], e)
-			adj[e.To] = append(adj[e.To], e)
+	rel := make(map[relKey]float64, len(vecs))
+	for k, v := range vecs {
+		rel[k] = Cosine(qvec, v)
+	}
+	return rel, nil
+}
+
+// near is a neighbour of the root: whether it is a hub, and its edges.
+type near struct {
+	hub   bool
+	edges []int
+}
+
+// neighbours are the indices of the root's edges in sg (loops left out), in
+// edge order, and, when second is set, each neighbour's own edges (loops
+// left out, in edge order) and whether it is a hub. Entities two hops away
+// need no edge lists: a walk ends there.
+func neighbours(sg kg.Subgraph, root string, second bool) ([]int, map[string]*near) {
+	var adj []int
+	ns := map[string]*near{}
+	for i, e := range sg.Edges {
+		switch {
+		case e.From == e.To:
+		case e.From == root:
+			adj = append(adj, i)
+			ns[e.To] = nil
+		case e.To == root:
+			adj = append(adj, i)
+			ns[e.From] = nil
 		}
 	}
-	return adj
+	if !second {
+		return adj, nil
+	}
+	for n := range ns {
+		ns[n] = &near{}
+	}
+	for _, n := range sg.Nodes {
+		if x, ok := ns[n.QID]; ok {
+			x.hub = n.Hub
+		}
+	}
+	var from *near // ns[e.From] for the run of edges with one head
+	lastFrom, have := "", false
+	for i, e := range sg.Edges {
+		if e.From == e.To {
+			continue
+		}
+		if !have || e.From != lastFrom {
+			from, lastFrom, have = ns[e.From], e.From, true
+		}
+		if from != nil {
+			from.edges = append(from.edges, i)
+		}
+		if x, ok := ns[e.To]; ok {
+			x.edges = append(x.edges, i)
+		}
+	}
+	return adj, ns
 }
 
 // Cosine is the cosine of a and b (0 if either is zero or they differ in length).
