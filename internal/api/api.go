@@ -55,6 +55,10 @@ type RetrieveRequest struct {
 	PathPrior      *float64 `json:"path_prior,omitempty"`
 	// GraphPopularity weighs ln(1 + degree) of a reached entity in its graph score.
 	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
+	// GraphFanout weighs the mean ln(fan-out) of a path's relations, taken from its graph score.
+	GraphFanout *float64 `json:"graph_fanout,omitempty"`
+	// GraphRelationQuery: question (Q) | masked (Q without its linked mentions), what relation cosines read.
+	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
 	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
 
@@ -111,6 +115,8 @@ type Options struct {
 	GraphRoots            int     `json:"graph_roots,omitempty"`
 	PathPrior             float64 `json:"path_prior,omitempty"`
 	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
+	GraphFanout           float64 `json:"graph_fanout,omitempty"`
+	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 
 	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley
@@ -201,6 +207,9 @@ type GraphPath struct {
 	Score     float64     `json:"score"`
 	// Popularity is the part of Score from the entity's degree (graph_popularity).
 	Popularity float64 `json:"popularity,omitempty"`
+	// Fanout is the (non-positive) part of Score from the fan-out of the
+	// path's relations (graph_fanout).
+	Fanout float64 `json:"fanout,omitempty"`
 }
 
 // GraphStep is one edge of a GraphPath, walked From -> To.

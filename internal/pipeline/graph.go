@@ -39,6 +39,11 @@ type GraphPath struct {
 	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
 	// of Score that says how well known the entity is.
 	Popularity float64 `json:"popularity,omitempty"`
+	// Fanout is -graph_fanout x the mean ln(n) of the path's steps, n the
+	// entities a step's relation reaches from its node (graphfan.go), the
+	// part of Score that keeps a relation with many objects from flooding
+	// the ranking.
+	Fanout float64 `json:"fanout,omitempty"`
 }
 
 // graphChannel is the channel's output for one request: its candidates, best
@@ -51,6 +56,9 @@ type graphChannel struct {
 	roots   []pathrel.Root
 	subs    map[string]kg.Subgraph
 	reached []pathrel.Path
+	// relq is the masked question the relation cosines read
+	// (graph_relation_query masked; graphquery.go), nil when they read enc(Q)
+	relq []float32
 }
 
 // relations returns the relation-text cache for the request's text mode.
@@ -95,7 +103,11 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return graphChannel{}, err
 	}
-	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, qvec, starts, subs, o.GraphRecall, prior)
+	relq, err := r.relationQuery(ctx, qvec)
+	if err != nil {
+		return graphChannel{}, err
+	}
+	paths, err := r.p.relations(o.GraphRelations == "directed").Reach(ctx, relq, starts, subs, o.GraphRecall, prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return graphChannel{}, ctx.Err()
@@ -103,6 +115,9 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		return graphChannel{}, err // the encoder failed: as any encoder failure
 	}
 	ch.reached = paths
+	if o.GraphRelationQuery == "masked" {
+		ch.relq = relq
+	}
 	if len(paths) > graphMaxEntities {
 		paths = paths[:graphMaxEntities]
 	}
@@ -130,6 +145,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		return graphChannel{}, err
 	}
 	qc := newCosiner(qvec)
+	fan := r.fanout(subs)
 	for _, d := range kept {
 		p := byID[d.ID]
 		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
@@ -141,6 +157,10 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		}
 		gp.Popularity = pop[d.ID]
 		gp.Score += gp.Popularity
+		if fan != nil {
+			gp.Fanout = fan.of(p)
+			gp.Score += gp.Fanout
+		}
 		ch.paths[d.ID] = gp
 		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score})
 	}
@@ -325,6 +345,7 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 			return nil, fmt.Errorf("stage 1 search: %w", err)
 		}
 	}
+	r.mentions = ms
 	ch, err := r.graphRecall(ctx, vecs[0], channelRoots(kg.QIDs(ms), hits, opts.GraphRoots))
 	if err != nil {
 		return nil, err

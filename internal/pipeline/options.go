@@ -71,6 +71,16 @@ type Options struct {
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
+	// GraphFanout is the weight of the mean over a path's steps of ln(n), n
+	// the entities the step's relation reaches from its node in that
+	// direction, subtracted from its document's graph score (graphfan.go): a
+	// relation with many objects names each of them less specifically. 0: off.
+	GraphFanout float64 `json:"graph_fanout,omitempty"`
+	// GraphRelationQuery is the text the graph channel's relation cosines
+	// read: question ("": Q, as the document cosine) or masked (Q without
+	// its linked mentions, graphquery.go: what Q asks about them, not who
+	// they are).
+	GraphRelationQuery string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: with the graph channel on, a request whose
 	// channel reached no document turns the (question-blind) structural score
 	// off, semantic only, as when Q links to nothing: the structure then has
@@ -263,6 +273,8 @@ func (o Options) Validate() error {
 		intIn("graph_roots", o.GraphRoots, 0, 10),
 		within("path_prior", o.PathPrior, 0, 5),
 		within("graph_popularity", o.GraphPopularity, 0, 1),
+		within("graph_fanout", o.GraphFanout, 0, 1),
+		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
 		oneOf("reform_rank", o.ReformRank, "", "shapley", "question"),
 		intIn("reform_bridges", o.ReformBridges, 0, 50),
 		intIn("reform_relations", o.ReformRelations, 0, 20),

@@ -58,6 +58,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 				return rec, ctx.Err()
 			}
 		}
+		r.mentions = ms
 		ch, err := r.graphRecall(ctx, rec.qvec, channelRoots(kg.QIDs(ms), rec.hits, o.GraphRoots))
 		if err != nil {
 			return rec, err

@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+)
 
 // request is what every phase of one retrieval reads: the pipeline, the
 // validated options and the query. Its fields are set once; the only thing
@@ -12,6 +16,9 @@ type request struct {
 	trace *trace
 	graph *graphChannel // the graph channel's candidates, set in phase 1
 	evlog *evidenceLog  // collects the scored candidates' evidence; nil: not collected
+	// mentions are Q's linked mentions the graph channel walks from, for its
+	// relation query (graph_relation_query; graphquery.go)
+	mentions []kg.Mention
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {

@@ -1,0 +1,82 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// The graph channel's relation query (graph_relation_query; off by
+// default): with masked, the relations on a path are matched against
+// enc(Q without its linked mentions) instead of enc(Q). The names in Q pull
+// enc(Q) towards the entities' own topics ("what is the nationality of
+// georgius agricola": mining, science) rather than towards what Q asks of
+// them; the document cosine still reads enc(Q). docs/method.md.
+
+// relationQuery is the vector the channel's relation cosines read: qvec,
+// or with masked the encoding of Q with its mentions cut out (qvec when
+// nothing is left or nothing was linked).
+func (r request) relationQuery(ctx context.Context, qvec []float32) ([]float32, error) {
+	if r.opts.GraphRelationQuery != "masked" {
+		return qvec, nil
+	}
+	q := maskMentions(r.query, r.mentions)
+	if q == "" || q == strings.TrimSpace(r.query) {
+		return qvec, nil
+	}
+	vs, err := r.p.cfg.Encoder.Encode(ctx, []string{q})
+	if err != nil {
+		return nil, fmt.Errorf("encode the relation query: %w", err)
+	}
+	return vs[0], nil
+}
+
+// maskMentions is text with each mention's span cut out (by its byte
+// offsets when they hold its surface, else its first occurrence), the
+// whitespace collapsed; "" when only punctuation and space are left.
+func maskMentions(text string, ms []kg.Mention) string {
+	type span struct{ start, end int }
+	var spans []span
+	for _, m := range ms {
+		if m.Start >= 0 && m.End <= len(text) && m.Start < m.End && text[m.Start:m.End] == m.Surface {
+			spans = append(spans, span{m.Start, m.End})
+		} else if i := strings.Index(text, m.Surface); m.Surface != "" && i >= 0 {
+			spans = append(spans, span{i, i + len(m.Surface)})
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	var b strings.Builder
+	at := 0
+	for _, s := range spans {
+		if s.start < at { // overlapping mentions: cut their union
+			s.start = at
+		}
+		if s.end <= at {
+			continue
+		}
+		b.WriteString(text[at:s.start])
+		b.WriteByte(' ')
+		at = s.end
+	}
+	b.WriteString(text[at:])
+	out := strings.Join(strings.Fields(b.String()), " ")
+	if !strings.ContainsFunc(out, func(r rune) bool {
+		return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 127
+	}) {
+		return ""
+	}
+	return out
+}
+
+// relationVector is the vector the request's relation cosines read: the
+// channel's masked question when it ran with one, else qvec (the results'
+// path explanations score their paths as the channel did).
+func (ch *graphChannel) relationVector(qvec []float32) []float32 {
+	if ch == nil || ch.relq == nil {
+		return qvec
+	}
+	return ch.relq
+}

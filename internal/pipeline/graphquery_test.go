@@ -1,0 +1,119 @@
+package pipeline_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+)
+
+// graph_relation_query masked: the channel's relation cosines read enc(Q
+// without its linked mentions); the default reads enc(Q).
+func TestGraphRelationQueryMasked(t *testing.T) {
+	p := newPipeline(t, nil)
+	o := p.Defaults()
+	o.GraphRecall, o.K, o.P = 1, 10, 20
+	enc := func(s string) []float32 {
+		v, err := hashEncoder{}.Encode(context.Background(), []string{s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0]
+	}
+	check := func(o2 string, query string) {
+		t.Helper()
+		o.GraphRelationQuery = o2
+		res := walk(t, p, o)
+		if len(res.QueryEntities) != 1 || res.QueryEntities[0].Surface != "Christopher Nolan" {
+			t.Fatalf("linked %+v, want Christopher Nolan alone", res.QueryEntities)
+		}
+		qv, checked := enc(query), 0
+		for _, d := range res.Results {
+			st := d.Breakdown.Graph.Steps
+			if len(st) != 1 {
+				continue
+			}
+			want := pathrel.Cosine(qv, enc(pathrel.Text(st[0].Label, st[0].PID, false)))
+			if math.Abs(st[0].Relevance-want) > 1e-9 {
+				t.Errorf("%q: %s relevance %v, want cos(enc(%q), relation) %v", o2, d.Breakdown.Graph.Path, st[0].Relevance, query, want)
+			}
+			checked++
+		}
+		if checked == 0 {
+			t.Fatalf("%q: no one-hop result to check", o2)
+		}
+	}
+	check("", nolan)
+	check("question", nolan)
+	check("masked", "Which films did direct?")
+	o.GraphRelationQuery = "names"
+	if _, err := p.GraphWalk(context.Background(), nolan, o); err == nil {
+		t.Fatal(`graph_relation_query "names" was accepted`)
+	}
+}
+
+// maskedAway encodes the masked nolan question as -enc(nolan), so that every
+// relation's masked cosine is the negative of its plain one and a path
+// explanation scored against enc(Q) would outrank the channel's.
+type maskedAway struct{ hashEncoder }
+
+const maskedNolan = "Which films did direct?"
+
+func (m maskedAway) Encode(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	for i, s := range texts {
+		q := s
+		if s == maskedNolan {
+			q = nolan
+		}
+		v, err := m.hashEncoder.Encode(ctx, []string{q})
+		if err != nil {
+			return nil, err
+		}
+		if s == maskedNolan {
+			for j := range v[0] {
+				v[0][j] = -v[0][j]
+			}
+		}
+		out[i] = v[0]
+	}
+	return out, nil
+}
+
+// With masked, the paths the results name (from G_Q's subgraphs too) are
+// scored as the channel scores them: against the masked question.
+func TestGraphRelationQueryMaskedNamesPathsAlike(t *testing.T) {
+	ctx := context.Background()
+	enc := maskedAway{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.Encoder = enc })
+	o := p.Defaults().QuestionAware()
+	o.GraphRelationQuery = "masked"
+	res, err := p.Retrieve(ctx, nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := enc.Encode(ctx, []string{maskedNolan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, d := range res.Results {
+		for _, np := range d.Breakdown.Paths {
+			for _, st := range np.Steps {
+				tv, err := enc.Encode(ctx, []string{pathrel.Text(st.Label, st.PID, false)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := pathrel.Cosine(vs[0], tv[0]); math.Abs(st.Relevance-want) > 1e-9 {
+					t.Errorf("%s: %s step %s relevance %v, want %v (the masked question's)", d.ID, np.Path, st.PID, st.Relevance, want)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no named path to check")
+	}
+}
