@@ -103,7 +103,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	if err != nil {
 		return graphChannel{}, err
 	}
-	relq, err := r.relationQuery(ctx, qvec)
+	relq, err := r.relationQueryOf(ctx, r.relq, qvec)
 	if err != nil {
 		return graphChannel{}, err
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -32,6 +33,45 @@ func (r request) relationQuery(ctx context.Context, qvec []float32) ([]float32, 
 		return nil, fmt.Errorf("encode the relation query: %w", err)
 	}
 	return vs[0], nil
+}
+
+// relationPrefetch is the masked relation query being encoded while stage 1
+// searches and the channel's neighbourhoods are read (the encoder's threads
+// and the search's run side by side), for the mentions it was started with.
+type relationPrefetch struct {
+	mentions []kg.Mention
+	done     chan struct{}
+	vec      []float32
+	err      error
+}
+
+// prefetchRelationQuery starts encoding the relation query for mentions;
+// nil when the request needs none.
+func (r request) prefetchRelationQuery(ctx context.Context, qvec []float32, mentions []kg.Mention) *relationPrefetch {
+	if r.opts.GraphRecall == 0 || r.opts.GraphRelationQuery != "masked" {
+		return nil
+	}
+	pf := &relationPrefetch{mentions: mentions, done: make(chan struct{})}
+	r.mentions = mentions
+	go func() {
+		defer close(pf.done)
+		pf.vec, pf.err = r.relationQuery(ctx, qvec)
+	}()
+	return pf
+}
+
+// relationQueryOf is relationQuery, taken from pf when pf was started for
+// the request's mentions.
+func (r request) relationQueryOf(ctx context.Context, pf *relationPrefetch, qvec []float32) ([]float32, error) {
+	if pf == nil || !slices.Equal(pf.mentions, r.mentions) {
+		return r.relationQuery(ctx, qvec)
+	}
+	select {
+	case <-pf.done:
+		return pf.vec, pf.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // maskMentions is text with each mention's span cut out (by its byte

@@ -40,6 +40,9 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	}
 	r.trace.timed("link", t)
 	rec.sim = r.similarity(rec.structOn)
+	if o := r.opts; o.Structure != "off" {
+		r.relq = r.prefetchRelationQuery(ctx, rec.qvec, rec.mentions)
+	}
 
 	t = time.Now()
 	o := r.opts

@@ -19,6 +19,8 @@ type request struct {
 	// mentions are Q's linked mentions the graph channel walks from, for its
 	// relation query (graph_relation_query; graphquery.go)
 	mentions []kg.Mention
+	// relq is the relation query being encoded ahead (graphquery.go), or nil.
+	relq *relationPrefetch
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
