@@ -6,6 +6,7 @@ package bench
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -78,6 +79,8 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	qaShapley.ReformRank = "shapley" // what part 5's reformulation saves
 	qaQ2 := qa
 	qaQ2.Stage2Vector = "reformulated" // what searching stage 2 with enc(Q) saves
+	qaPlainRel := qa
+	qaPlainRel.GraphRelationQuery = "" // what the masked relation query's second encoding costs
 
 	type series struct {
 		name                       string
@@ -89,6 +92,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	aware := &series{name: "DMAR question-aware (the same, every new part on)"}
 	awareShapley := &series{name: "DMAR question-aware, Shapley-ranked reformulation"}
 	awareQ2 := &series{name: "DMAR question-aware, stage 2 searched with enc(Q')"}
+	awarePlainRel := &series{name: "DMAR question-aware, relations matched to enc(Q), not masked"}
 	// Warm-up: one request of each kind, so that lazy index building and the
 	// first model runs are not timed.
 	for _, o := range []pipeline.Options{opts, qa} {
@@ -109,7 +113,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		for _, s := range []struct {
 			o   pipeline.Options
 			dst *series
-		}{{opts, exact}, {mc, monte}, {qa, aware}, {qaShapley, awareShapley}, {qaQ2, awareQ2}} {
+		}{{opts, exact}, {mc, monte}, {qa, aware}, {qaShapley, awareShapley}, {qaQ2, awareQ2}, {qaPlainRel, awarePlainRel}} {
 			res, err := p.Retrieve(ctx, q, s.o)
 			if err != nil {
 				return fmt.Errorf("question %d: %w", i+1, err)
@@ -125,7 +129,7 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "DMAR latency over %d questions of %s (index: %s, graph: %s)\n\n", len(qs), c.QuestionsPath, c.Index, c.Graph)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "system\tp50 ms\tp95 ms\tstructural p50 ms\tstructural p95 ms\tShapley p50 ms\tShapley p95 ms")
-	for _, s := range []*series{hybrid, exact, monte, aware, awareShapley, awareQ2} {
+	for _, s := range []*series{hybrid, exact, monte, aware, awareShapley, awareQ2, awarePlainRel} {
 		st := "-\t-\t-\t-"
 		if len(s.structural) > 0 {
 			st = fmt.Sprintf("%.2f\t%.2f\t%.3f\t%.3f", pct(s.structural, 50), pct(s.structural, 95), pct(s.shapley, 50), pct(s.shapley, 95))
@@ -148,8 +152,8 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 // QuestionAwareParts names what QuestionAware(o) runs with, for the report.
 func QuestionAwareParts(o pipeline.Options) string {
 	q := QuestionAware(o)
-	return fmt.Sprintf("%s linking, %s stage 1, graph recall %d hop(s), graph_roots %d, graph_boost %g, graph_popularity %g, structure_needs_channel %t, reform_rank %s, stage2_vector %s",
-		q.Linking, q.Stage1, q.GraphRecall, q.GraphRoots, q.GraphBoost, q.GraphPopularity, q.StructureNeedsChannel, q.ReformRank, q.Stage2Vector)
+	return fmt.Sprintf("%s linking, %s stage 1, graph recall %d hop(s), graph_roots %d, graph_boost %g, graph_popularity %g, graph_relation_query %s, structure_needs_channel %t, reform_rank %s, stage2_vector %s",
+		q.Linking, q.Stage1, q.GraphRecall, q.GraphRoots, q.GraphBoost, q.GraphPopularity, cmp.Or(q.GraphRelationQuery, "question"), q.StructureNeedsChannel, q.ReformRank, q.Stage2Vector)
 }
 
 // QuestionAware is o with every part of the question-aware method on: dmar
