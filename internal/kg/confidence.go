@@ -242,16 +242,8 @@ func EntityDerivedForms(e Entity) []string {
 // weakest form, kept only when the question links nothing more confident
 // (ResolveConfident), the context choosing among the entities that share it.
 func surnameForms(name string) []string {
-	toks := Tokenize(name)
-	if len(toks) < 2 {
-		return nil
-	}
-	ws, ok := personName(name, toks)
+	_, last, ok := firstAndSurname(name)
 	if !ok {
-		return nil
-	}
-	last := ws[len(ws)-1]
-	if len([]rune(last)) < 4 || stopwords[last] {
 		return nil
 	}
 	return []string{last, Fold(last)}
@@ -263,20 +255,31 @@ func surnameForms(name string) []string {
 // pacino": InitialForm). The period keeps the key apart from every
 // normalised form, which has none. The surname is that of surnameForms.
 func initialForms(name string) []string {
-	toks := Tokenize(name)
-	if len(toks) < 2 {
-		return nil
-	}
-	ws, ok := personName(name, toks)
+	first, last, ok := firstAndSurname(name)
 	if !ok {
 		return nil
 	}
-	last := ws[len(ws)-1]
-	if len([]rune(last)) < 4 || stopwords[last] {
-		return nil
-	}
-	f := InitialForm(ws[0], last)
+	f := InitialForm(first, last)
 	return []string{f, Fold(f)}
+}
+
+// firstAndSurname are a personal name's first name and surname (normalised),
+// when it is one (personName) and its surname has at least four letters and
+// is no stopword.
+func firstAndSurname(name string) (first, last string, ok bool) {
+	toks := Tokenize(name)
+	if len(toks) < 2 {
+		return "", "", false
+	}
+	ws, ok := personName(name, toks)
+	if !ok {
+		return "", "", false
+	}
+	last = ws[len(ws)-1]
+	if len([]rune(last)) < 4 || stopwords[last] {
+		return "", "", false
+	}
+	return ws[0], last, true
 }
 
 // InitialForm is the initial form of a first name and a surname, as
