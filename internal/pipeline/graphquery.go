@@ -35,6 +35,70 @@ func (r request) relationQuery(ctx context.Context, qvec []float32) ([]float32, 
 	return vs[0], nil
 }
 
+// earlyLink is what a masked relation query lets the request read before
+// it encodes Q: Q's link candidates (one round trip, which linking then
+// reuses) and the masked question of their resolution without context,
+// encoded in the same call as Q. Context (enc(Q)) rarely changes which
+// spans are linked; when it does, the relation query is encoded again.
+type earlyLink struct {
+	toks   []kg.Token
+	spans  []kg.SpanCandidates
+	masked string
+	vec    []float32 // enc(masked), nil when masked is not encoded
+}
+
+// encodeQuestion is enc(Q) and, for a request whose graph channel matches
+// relations against the masked question (with the context linker over a
+// graph that lists candidates), the early link and its masked question,
+// encoded together with Q.
+func (r request) encodeQuestion(ctx context.Context) ([]float32, *earlyLink, error) {
+	o := r.opts
+	var el *earlyLink
+	if cl, ok := r.p.cfg.Graph.(kg.CandidateLinker); ok && o.GraphRecall > 0 && o.GraphRelationQuery == "masked" && o.Linking == "context" && o.Structure != "off" {
+		toks, spans, err := cl.LinkCandidates(ctx, r.query)
+		if err != nil && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err == nil { // else linking asks again and handles the error
+			el = &earlyLink{toks: toks, spans: spans, masked: maskMentions(r.query, kg.ResolveConfident(r.query, toks, spans, nil, kg.DefaultConfidenceParams()))}
+		}
+	}
+	texts := []string{r.query}
+	if el != nil && el.masked != "" && el.masked != strings.TrimSpace(r.query) {
+		texts = append(texts, el.masked)
+	}
+	vecs, err := r.p.cfg.Encoder.Encode(ctx, texts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode query: %w", err)
+	}
+	if len(vecs) == 2 {
+		el.vec = vecs[1]
+	}
+	return vecs[0], el, nil
+}
+
+// candidates are the early link's candidates; all nil without one.
+func (el *earlyLink) candidates() ([]kg.Token, []kg.SpanCandidates, error) {
+	if el == nil {
+		return nil, nil, nil
+	}
+	if el.toks == nil {
+		el.toks = []kg.Token{} // a text of no tokens still counts as read
+	}
+	return el.toks, el.spans, nil
+}
+
+// relationQuery is the relation query of mentions when the early link
+// encoded it (its masked question is theirs), else nil.
+func (el *earlyLink) relationQuery(query string, mentions []kg.Mention) *relationPrefetch {
+	if el == nil || el.vec == nil || maskMentions(query, mentions) != el.masked {
+		return nil
+	}
+	pf := &relationPrefetch{mentions: mentions, done: make(chan struct{}), vec: el.vec}
+	close(pf.done)
+	return pf
+}
+
 // relationPrefetch is the masked relation query being encoded while stage 1
 // searches and the channel's neighbourhoods are read (the encoder's threads
 // and the search's run side by side), for the mentions it was started with.

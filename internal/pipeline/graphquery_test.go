@@ -3,6 +3,8 @@ package pipeline_test
 import (
 	"context"
 	"math"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -115,5 +117,59 @@ func TestGraphRelationQueryMaskedNamesPathsAlike(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no named path to check")
+	}
+}
+
+// recordingEncoder is hashEncoder that records each call's texts.
+type recordingEncoder struct {
+	hashEncoder
+	mu    sync.Mutex
+	calls [][]string
+}
+
+func (e *recordingEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
+	e.mu.Lock()
+	e.calls = append(e.calls, append([]string(nil), texts...))
+	e.mu.Unlock()
+	return e.hashEncoder.Encode(ctx, texts)
+}
+
+// The question-aware retrieval encodes its masked question in the same
+// call as Q (the link candidates are read first), and its paths are scored
+// against that masked question, as when it is encoded on its own.
+func TestMaskedQuestionEncodedWithQ(t *testing.T) {
+	enc := &recordingEncoder{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.Encoder = enc })
+	o := p.Defaults().QuestionAware()
+	o.K, o.P = 10, 20
+	if _, err := p.Retrieve(context.Background(), nolan, o); err != nil { // the relation texts' cache fills
+		t.Fatal(err)
+	}
+	enc.calls = nil
+	res, err := p.Retrieve(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(enc.calls) != 1 || !slices.Equal(enc.calls[0], []string{nolan, maskedNolan}) {
+		t.Fatalf("encoder calls %q, want one of Q and the masked question", enc.calls)
+	}
+	qv, err := hashEncoder{}.Encode(context.Background(), []string{maskedNolan})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, d := range res.Results {
+		if d.Breakdown.Graph == nil || len(d.Breakdown.Graph.Steps) != 1 {
+			continue
+		}
+		st := d.Breakdown.Graph.Steps[0]
+		rv, _ := hashEncoder{}.Encode(context.Background(), []string{pathrel.Text(st.Label, st.PID, false)})
+		if want := pathrel.Cosine(qv[0], rv[0]); math.Abs(st.Relevance-want) > 1e-9 {
+			t.Errorf("%s relevance %v, want cos(enc(masked Q), relation) %v", d.Breakdown.Graph.Path, st.Relevance, want)
+		}
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no one-hop result to check")
 	}
 }

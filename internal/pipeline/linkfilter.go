@@ -24,9 +24,11 @@ func (r request) linkWith(ctx context.Context, qvec []float32) ([]kg.Mention, er
 		r.trace.fallback("linking_exact", "the graph backend cannot list link candidates: linked exactly")
 		return r.p.cfg.Graph.Link(ctx, r.query)
 	}
-	toks, spans, err := cl.LinkCandidates(ctx, r.query)
-	if err != nil {
-		return nil, err
+	toks, spans, err := r.early.candidates()
+	if spans == nil && toks == nil {
+		if toks, spans, err = cl.LinkCandidates(ctx, r.query); err != nil {
+			return nil, err
+		}
 	}
 	return kg.ResolveConfident(r.query, toks, spans, r.entityContext(ctx, qvec, kg.CandidateQIDs(spans)), kg.DefaultConfidenceParams()), nil
 }

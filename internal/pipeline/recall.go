@@ -26,11 +26,10 @@ type recalled struct {
 func (r request) recall(ctx context.Context) (recalled, error) {
 	var rec recalled
 	t := time.Now()
-	vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
-	if err != nil {
-		return rec, fmt.Errorf("encode query: %w", err)
+	var err error
+	if rec.qvec, r.early, err = r.encodeQuestion(ctx); err != nil {
+		return rec, err
 	}
-	rec.qvec = vecs[0]
 	r.trace.timed("encode", t)
 
 	t = time.Now()
@@ -41,7 +40,9 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	r.trace.timed("link", t)
 	rec.sim = r.similarity(rec.structOn)
 	if o := r.opts; o.Structure != "off" {
-		r.relq = r.prefetchRelationQuery(ctx, rec.qvec, rec.mentions)
+		if r.relq = r.early.relationQuery(r.query, rec.mentions); r.relq == nil {
+			r.relq = r.prefetchRelationQuery(ctx, rec.qvec, rec.mentions)
+		}
 	}
 
 	t = time.Now()

@@ -21,6 +21,9 @@ type request struct {
 	mentions []kg.Mention
 	// relq is the relation query being encoded ahead (graphquery.go), or nil.
 	relq *relationPrefetch
+	// early are Q's link candidates and masked question, read before Q was
+	// encoded (graphquery.go), or nil.
+	early *earlyLink
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
