@@ -146,21 +146,34 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	}
 	qc := newCosiner(qvec)
 	fan := r.fanout(subs)
+	// Only the graph_recall_k best are kept: a document whose score cannot
+	// reach the k-th best so far, whatever its cosine, is passed over
+	// before its cosine is computed (documents come best path first, so
+	// most are). The bound is strict, so the kept ones are those of the full
+	// ranking.
+	floor := newScoreFloor(o.GraphRecallK)
+	reach := math.Abs(o.GraphWeight)*(1+1e-9) + 1e-12 // the most the cosine term adds
 	for _, d := range kept {
 		p := byID[d.ID]
 		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
 		if o.GraphRelations == "none" {
 			gp.Score = 0 // the ablation: the document's cosine alone ranks
 		}
+		gp.Popularity = pop[d.ID]
+		if fan != nil {
+			gp.Fanout = fan.of(p)
+		}
+		if floor.below(gp.Score + gp.Popularity + gp.Fanout + reach) {
+			continue
+		}
 		if len(d.Vector) > 0 {
 			gp.Score += o.GraphWeight * qc.cosine(d.Vector)
 		}
-		gp.Popularity = pop[d.ID]
 		gp.Score += gp.Popularity
 		if fan != nil {
-			gp.Fanout = fan.of(p)
 			gp.Score += gp.Fanout
 		}
+		floor.add(gp.Score)
 		ch.paths[d.ID] = gp
 		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score})
 	}
@@ -183,6 +196,53 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		ch.hits[i].Explain = fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)
 	}
 	return ch, nil
+}
+
+// scoreFloor is the k-th best of the scores added so far (a min-heap of
+// the k best): below reports whether a score is less than it, so that a
+// document with no better bound cannot be among the k best.
+type scoreFloor struct {
+	k    int
+	heap []float64
+}
+
+func newScoreFloor(k int) *scoreFloor { return &scoreFloor{k: k, heap: make([]float64, 0, max(k, 0))} }
+
+func (f *scoreFloor) below(bound float64) bool {
+	return f.k <= 0 || (len(f.heap) == f.k && bound < f.heap[0])
+}
+
+func (f *scoreFloor) add(s float64) {
+	h := f.heap
+	if f.k <= 0 {
+		return
+	}
+	if len(h) < f.k {
+		h = append(h, s)
+		for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+		}
+		f.heap = h
+		return
+	}
+	if s <= h[0] {
+		return
+	}
+	h[0] = s
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l] < h[m] {
+			m = l
+		}
+		if l+1 < len(h) && h[l+1] < h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
 }
 
 // best are the k best hits, by score, then document ID (IDs are unique,

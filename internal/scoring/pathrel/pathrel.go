@@ -271,11 +271,16 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		two      bool // s2 is set
 		relevant float64
 	}
-	path := func(c *cand) Path {
-		if !c.two {
-			return Path{Entity: c.s1.To, Steps: []Step{c.s1}, Relevance: c.relevant}
+	// path is c as a Path, its steps cut from *steps (one allocation for
+	// every path; each slice capped so that nothing appends into another's).
+	path := func(c *cand, steps *[]Step) Path {
+		lo := len(*steps)
+		*steps = append(*steps, c.s1)
+		entity := c.s1.To
+		if c.two {
+			*steps, entity = append(*steps, c.s2), c.s2.To
 		}
-		return Path{Entity: c.s2.To, Steps: []Step{c.s1, c.s2}, Relevance: c.relevant}
+		return Path{Entity: entity, Steps: (*steps)[lo:len(*steps):len(*steps)], Relevance: c.relevant}
 	}
 	// parts are the pieces of the path's String, in order.
 	parts := func(c *cand, buf *[11]string) []string {
@@ -337,8 +342,9 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		}
 	}
 	out := make([]Path, 0, len(best))
+	steps := make([]Step, 0, 2*len(cands))
 	for i := range cands {
-		p := path(&cands[i])
+		p := path(&cands[i], &steps)
 		if n := vias[p.Entity]; len(p.Steps) == 2 && n > 1 {
 			p.Relevance += ViaBonus * math.Log(float64(n))
 		}
