@@ -77,15 +77,12 @@ func (r request) encodeQuestion(ctx context.Context) ([]float32, *earlyLink, err
 	return vecs[0], el, nil
 }
 
-// candidates are the early link's candidates; all nil without one.
-func (el *earlyLink) candidates() ([]kg.Token, []kg.SpanCandidates, error) {
+// candidates are the early link's candidates; ok is false without one.
+func (el *earlyLink) candidates() (toks []kg.Token, spans []kg.SpanCandidates, ok bool) {
 	if el == nil {
-		return nil, nil, nil
+		return nil, nil, false
 	}
-	if el.toks == nil {
-		el.toks = []kg.Token{} // a text of no tokens still counts as read
-	}
-	return el.toks, el.spans, nil
+	return el.toks, el.spans, true
 }
 
 // relationQuery is the relation query of mentions when the early link

@@ -24,8 +24,9 @@ func (r request) linkWith(ctx context.Context, qvec []float32) ([]kg.Mention, er
 		r.trace.fallback("linking_exact", "the graph backend cannot list link candidates: linked exactly")
 		return r.p.cfg.Graph.Link(ctx, r.query)
 	}
-	toks, spans, err := r.early.candidates()
-	if spans == nil && toks == nil {
+	toks, spans, read := r.early.candidates()
+	if !read {
+		var err error
 		if toks, spans, err = cl.LinkCandidates(ctx, r.query); err != nil {
 			return nil, err
 		}
