@@ -423,8 +423,11 @@ func neighbours(sg kg.Subgraph, root string, second bool) ([]int, map[string]*ne
 	if !second {
 		return adj, nil
 	}
+	all := make([]near, len(ns)) // one allocation for every neighbour
+	k := 0
 	for n := range ns {
-		ns[n] = &near{}
+		ns[n] = &all[k]
+		k++
 	}
 	for _, n := range sg.Nodes {
 		if x, ok := ns[n.QID]; ok {
