@@ -209,7 +209,7 @@ func NameTokens(e Entity) []string {
 
 // EntityDerivedForms are the distinct DerivedForms of an entity's label and
 // aliases, label first, with each name of an "X or Y" label and a personal
-// name's surname; NewContextDictionary keeps those no entity has as an
+// name's surname, then its lead names and their forms; NewContextDictionary keeps those no entity has as an
 // exact form.
 func EntityDerivedForms(e Entity) []string {
 	var out []string
@@ -220,7 +220,16 @@ func EntityDerivedForms(e Entity) []string {
 			out = append(out, f)
 		}
 	}
-	for _, n := range append([]string{e.Label}, e.Aliases...) {
+	own := 1 + len(e.Aliases)
+	names := append(append([]string{e.Label}, e.Aliases...), e.LeadNames...)
+	for i, n := range names {
+		if i >= own {
+			// A lead name itself is only a derived form (kg.LeadNames).
+			if f := NormalizeForm(n); Linkable(f) && len(f) >= 3 {
+				add(f)
+				add(Fold(f))
+			}
+		}
 		for _, f := range DerivedForms(n) {
 			add(f)
 		}

@@ -14,6 +14,10 @@ type Entity struct {
 	Label       string   `json:"label"`
 	Aliases     []string `json:"aliases,omitempty"`
 	Description string   `json:"description,omitempty"`
+	// LeadNames are other names the entity's own document gives it in its
+	// lead ("known professionally as Antonio Banderas"; LeadNames): derived
+	// forms for the context linker, never exact ones.
+	LeadNames []string `json:"lead_names,omitempty"`
 	// Degree counts the item-to-item statements touching the entity (in + out) in
 	// the loaded graph. It decides whether the entity is a hub.
 	Degree int `json:"degree"`

@@ -60,17 +60,28 @@ type Inputs struct {
 	Log    io.Writer // load statistics and progress; nil for none
 }
 
-// KGFiles are the files of the bundle that the graph's fingerprint covers.
+// KGFiles are the files of the bundle that the graph's fingerprint covers:
+// the corpus beside it too, when there is one, for the lead names it gives
+// the entities (bundle.Read).
 func (in Inputs) KGFiles() []string {
 	d := in.Bundle
-	return []string{filepath.Join(d, "triples.tsv"), filepath.Join(d, "entities.jsonl"), filepath.Join(d, "relations.json")}
+	files := []string{filepath.Join(d, "triples.tsv"), filepath.Join(d, "entities.jsonl"), filepath.Join(d, "relations.json")}
+	if c := filepath.Join(d, bundle.CorpusFile); fileExists(c) {
+		files = append(files, c)
+	}
+	return files
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // Graph returns the embedded graph, from its snapshot when the bundle is
 // unchanged, else parsed from the bundle and snapshotted, with the bundle's
 // fingerprint.
 func (in Inputs) Graph(ctx context.Context) (*memkg.Graph, string, error) {
-	key, err := Fingerprint(in.KGFiles())
+	key, err := Fingerprint(in.KGFiles(), kg.LeadNamesVersion)
 	if err != nil {
 		return nil, "", fmt.Errorf("knowledge graph: %w (set --data or --kg)", err)
 	}
@@ -103,10 +114,10 @@ func (in Inputs) report(head string, st bundle.Stats) {
 		return
 	}
 	fmt.Fprintf(log, head+"\n", in.Bundle)
-	fmt.Fprintf(log, "  entities: read %d, loaded %d, duplicates %d, skipped as bad %d\n  triples: read %d, loaded %d, duplicates %d, skipped as bad %d\n  relations: loaded %d, duplicates %d, skipped as bad %d\n",
+	fmt.Fprintf(log, "  entities: read %d, loaded %d, duplicates %d, skipped as bad %d\n  triples: read %d, loaded %d, duplicates %d, skipped as bad %d\n  relations: loaded %d, duplicates %d, skipped as bad %d\n  lead names: %d entities (corpus lines skipped as bad: %d)\n",
 		st.EntitiesRead, st.EntitiesLoaded, st.EntitiesDuplicate, st.EntitiesBad,
 		st.TriplesRead, st.TriplesLoaded, st.TriplesDuplicate, st.TriplesBad,
-		st.RelationsLoaded, st.RelationsDuplicate, st.RelationsBad)
+		st.RelationsLoaded, st.RelationsDuplicate, st.RelationsBad, st.LeadNamed, st.DocumentsBad)
 	for _, p := range st.Problems {
 		fmt.Fprintln(log, "  skipped:", p)
 	}

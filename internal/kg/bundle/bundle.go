@@ -1,7 +1,9 @@
 // Package bundle reads dmar's KG bundle format, the format of
 // ../shared/data/codexm: a directory with triples.tsv (head, property, tail),
 // entities.jsonl ({qid, label, aliases[], ...}) and relations.json
-// ({PID: {label, description}}). Bad records are counted, reported and
+// ({PID: {label, description}}), and, when the folder holds it, the
+// corpus.jsonl whose documents are the entities' own pages (id = QID): their
+// leads give the entities' other names (kg.LeadNames). Bad records are counted, reported and
 // skipped; good ones are never lost: a repeated record keeps its first
 // occurrence.
 package bundle
@@ -14,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +45,9 @@ type Stats struct {
 	TriplesDuplicate                          int
 	RelationsLoaded, RelationsBad             int
 	RelationsDuplicate                        int
+	// LeadNamed counts the entities whose document gave them lead names;
+	// DocumentsBad the corpus lines skipped while reading them.
+	LeadNamed, DocumentsBad int
 	// Problems holds the first few reasons records were skipped.
 	Problems []string
 }
@@ -84,6 +90,9 @@ func Read(ctx context.Context, dir string) (*KG, error) {
 				ents[q] = kg.Entity{QID: q, Label: q}
 			}
 		}
+	}
+	if err := readLeadNames(ctx, filepath.Join(dir, CorpusFile), ents, &out.Stats); err != nil {
+		return nil, err
 	}
 	out.Entities = make([]kg.Entity, 0, len(ents))
 	for q, e := range ents {
@@ -178,6 +187,49 @@ func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, s
 		}
 		ents[l.QID] = kg.Entity{QID: l.QID, Label: label, Aliases: kg.CleanAliases(label, l.Aliases), Description: l.Description}
 		st.EntitiesLoaded++
+	})
+}
+
+// CorpusFile is the corpus beside a bundle whose documents give the
+// entities their lead names.
+const CorpusFile = "corpus.jsonl"
+
+// readLeadNames sets the lead names of the entities whose document path
+// holds; a bundle without a corpus has none. A bad line is counted and
+// skipped: it costs an entity its lead names, nothing else.
+func readLeadNames(ctx context.Context, path string, ents map[string]kg.Entity, st *Stats) error {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return eachLine(ctx, path, func(n int, line []byte) {
+		var d struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(line, &d); err != nil {
+			st.DocumentsBad++
+			st.problem("%s:%d: %v", path, n, err)
+			return
+		}
+		e, ok := ents[d.ID]
+		if !ok {
+			return
+		}
+		known := map[string]bool{kg.NormalizeForm(e.Label): true}
+		for _, a := range e.Aliases {
+			known[kg.NormalizeForm(a)] = true
+		}
+		e.LeadNames = nil
+		for _, name := range kg.LeadNames(d.Text) {
+			if f := kg.NormalizeForm(name); !known[f] {
+				known[f] = true
+				e.LeadNames = append(e.LeadNames, name)
+			}
+		}
+		if len(e.LeadNames) > 0 {
+			ents[d.ID] = e
+			st.LeadNamed++
+		}
 	})
 }
 
