@@ -4,6 +4,6 @@
 // index makes each batch start where the last one ended.
 MATCH (e:Entity)
 WHERE e.qid > $after AND (e.names IS NULL OR e.nameTokens IS NULL)
-RETURN e.qid AS qid, e.label AS label, e.aliases AS aliases
+RETURN e.qid AS qid, e.label AS label, e.aliases AS aliases, e.leadNames AS leadNames
 ORDER BY e.qid
 LIMIT $limit

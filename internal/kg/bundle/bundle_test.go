@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -148,3 +149,44 @@ func TestRepeatedTripleReported(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestCorpusGivesLeadNames: documents beside the bundle give their entities
+// lead names (a name the entity already has is no lead name); a bad corpus
+// line is counted and skipped, and a document of no entity is ignored.
+func TestCorpusGivesLeadNames(t *testing.T) {
+	dir := copyFilm(t)
+	ctx := context.Background()
+	before, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Stats.LeadNamed != 0 {
+		t.Fatalf("a bundle without a corpus gave %d entities lead names", before.Stats.LeadNamed)
+	}
+	nolan, ok := entity(before, "Q25191")
+	if !ok {
+		t.Fatal("Q25191 not in the film bundle")
+	}
+	if err := os.WriteFile(filepath.Join(dir, CorpusFile), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(t, filepath.Join(dir, CorpusFile), `{"id":"Q25191","title":"x","text":"`+nolan.Label+` (born 30 July 1970), known professionally as Chris Nolan or simply `+nolan.Label+`, is a film director."}
+not json
+{"id":"Q999999999","title":"y","text":"Nobody, known as Somebody, is nobody."}
+`)
+	after, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := entity(after, "Q25191")
+	if want := []string{"Chris Nolan"}; !reflect.DeepEqual(got.LeadNames, want) {
+		t.Errorf("lead names of Q25191 = %q, want %q", got.LeadNames, want)
+	}
+	if _, ok := entity(after, "Q999999999"); ok {
+		t.Error("a document of no entity added an entity")
+	}
+	st := after.Stats
+	if st.LeadNamed != 1 || st.DocumentsBad != 1 || st.EntitiesLoaded != before.Stats.EntitiesLoaded {
+		t.Errorf("stats %+v: want 1 entity with lead names, 1 bad corpus line, the same entities", st)
+	}
+}

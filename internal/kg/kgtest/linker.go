@@ -27,7 +27,13 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 	exact := kg.NewDictionary(ents)
 	ref := kg.NewContextDictionary(ents, exact)
 	texts := linkerTexts(ents, ref)
-	var derived, generic, shared, initial int
+	lead := map[string]bool{} // the lead names' own forms (kg.LeadNames)
+	for _, e := range ents {
+		for _, n := range e.LeadNames {
+			lead[kg.NormalizeForm(n)] = true
+		}
+	}
+	var derived, generic, shared, initial, leadNamed int
 	for _, text := range texts {
 		wantToks, want := ref.Candidates(text)
 		gotToks, got, err := cl.LinkCandidates(ctx, text)
@@ -53,11 +59,17 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 			if strings.Contains(s.Form, ". ") {
 				initial++
 			}
+			if lead[s.Form] && s.Cands[0].Derived {
+				leadNamed++
+			}
 		}
 	}
 	// The texts must reach what they are meant to test.
 	if derived == 0 || generic == 0 || shared == 0 || initial == 0 {
 		t.Errorf("texts reach %d derived, %d shared-token, %d ambiguous and %d initial-form spans; want some of each", derived, generic, shared, initial)
+	}
+	if len(lead) > 0 && leadNamed == 0 {
+		t.Errorf("the bundle gives %d lead names, but no text reaches one as a derived span", len(lead))
 	}
 
 	t.Run("CancelledContext", func(t *testing.T) {
@@ -71,7 +83,7 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 
 // linkerTexts are questions over the bundle's names: labels as written,
 // derived forms (no article, film/movie swapped, folded, shortened personal
-// names), forms several entities share, generic words, and texts that
+// names, lead names), forms several entities share, generic words, and texts that
 // link nothing.
 func linkerTexts(ents []kg.Entity, ref *kg.ContextDictionary) []string {
 	var derivedForms, sharedForms []string
@@ -107,6 +119,16 @@ func linkerTexts(ents []kg.Entity, ref *kg.ContextDictionary) []string {
 	}
 	pick(initials, 10, "What film did % score?")
 	pick(sharedForms, 15, "Tell me about % please")
+	var leadForms []string
+	for _, e := range ents {
+		for _, n := range e.LeadNames {
+			if f := kg.NormalizeForm(n); len(ref.Derived[f]) > 0 {
+				leadForms = append(leadForms, f)
+			}
+		}
+	}
+	sort.Strings(leadForms)
+	pick(leadForms, 15, "Which label is % signed to?")
 	for i := 0; i < len(ents); i += len(ents)/30 + 1 {
 		e := ents[i]
 		texts = append(texts, "What is known about "+e.Label+" and its history?")

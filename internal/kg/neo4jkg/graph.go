@@ -31,6 +31,7 @@ func (s *Store) Entities(ctx context.Context, qids []string) (map[string]kg.Enti
 			Description: str(r.Values[2]),
 			Aliases:     strs(r.Values[3]),
 			Degree:      integer(r.Values[4]),
+			LeadNames:   strs(r.Values[5]),
 		}
 		out[e.QID] = e
 	}

@@ -109,7 +109,7 @@ func (k *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 		}
 		rows = append(rows, map[string]any{
 			"qid": e.QID, "label": e.Label, "description": e.Description,
-			"aliases": nonNil(e.Aliases), "names": Names(e),
+			"aliases": nonNil(e.Aliases), "leadNames": nonNil(e.LeadNames), "names": Names(e),
 			"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e)),
 		})
 	}
@@ -243,7 +243,7 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 		}
 		rows := make([]map[string]any, len(res.Records))
 		for i, r := range res.Records {
-			e := kg.Entity{QID: str(r.Values[0]), Label: str(r.Values[1]), Aliases: strs(r.Values[2])}
+			e := kg.Entity{QID: str(r.Values[0]), Label: str(r.Values[1]), Aliases: strs(r.Values[2]), LeadNames: strs(r.Values[3])}
 			rows[i] = map[string]any{"qid": e.QID, "names": Names(e),
 				"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e))}
 			after = e.QID
