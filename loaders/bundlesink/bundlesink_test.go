@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
@@ -65,7 +66,13 @@ func TestRoundTripCodexmFilm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(out.Entities, in.Entities) || !reflect.DeepEqual(out.Triples, in.Triples) {
+	// Lead names come from the corpus beside a bundle (bundle.Read), which
+	// the sink does not write: the entities it wrote are the rest.
+	want := slices.Clone(in.Entities)
+	for i := range want {
+		want[i].LeadNames = nil
+	}
+	if !reflect.DeepEqual(out.Entities, want) || !reflect.DeepEqual(out.Triples, in.Triples) {
 		t.Fatalf("round trip differs: %d/%d entities, %d/%d triples", len(out.Entities), len(in.Entities), len(out.Triples), len(in.Triples))
 	}
 	for pid, r := range out.Relations {
