@@ -110,3 +110,53 @@ func TestGraphSnapshotKeepsTheReport(t *testing.T) {
 		}
 	}
 }
+
+// The graph's key covers the corpus beside the bundle, which gives the
+// entities their lead names: a changed lead is a new graph, whose entity has
+// the new name (the snapshot under the old key would not).
+func TestGraphKeyCoversTheCorpus(t *testing.T) {
+	src, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
+		raw, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in := state.Inputs{Bundle: dir, Dir: t.TempDir()}
+	_, k0, err := in.Graph(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	corpus := filepath.Join(dir, "corpus.jsonl")
+	leadOf := func(name string) (string, []string) {
+		t.Helper()
+		line := `{"id":"Q25191","title":"x","text":"Christopher Nolan, known professionally as ` + name + `, is a director."}` + "\n"
+		if err := os.WriteFile(corpus, []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		g, k, err := in.Graph(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		es, err := g.Entities(t.Context(), []string{"Q25191"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k, es["Q25191"].LeadNames
+	}
+	k1, n1 := leadOf("Chris Nolan")
+	k2, n2 := leadOf("Kit Nolan")
+	if k1 == k0 || k2 == k1 {
+		t.Errorf("keys %s (no corpus), %s, %s: a corpus and a changed corpus must each give a new key", k0, k1, k2)
+	}
+	if len(n1) != 1 || n1[0] != "Chris Nolan" || len(n2) != 1 || n2[0] != "Kit Nolan" {
+		t.Errorf("lead names %q then %q, want [Chris Nolan] then [Kit Nolan]", n1, n2)
+	}
+}
