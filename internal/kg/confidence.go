@@ -207,6 +207,12 @@ func NameTokens(e Entity) []string {
 	return out
 }
 
+// FormsVersion names the rules of an entity's linking forms
+// (EntityDerivedForms, NameTokens and the backends' exact names): a store
+// that keeps the forms it was loaded with (Neo4j) recomputes those written
+// under another version. Change it with the rules.
+const FormsVersion = "forms-3"
+
 // EntityDerivedForms are the distinct DerivedForms of an entity's label and
 // aliases, label first, with each name of an "X or Y" label and a personal
 // name's surname, then its lead names and their forms; NewContextDictionary keeps those no entity has as an
@@ -242,8 +248,35 @@ func EntityDerivedForms(e Entity) []string {
 		for _, f := range alternativeNameForms(n) {
 			add(f)
 		}
+		for _, f := range squashedForms(n) {
+			add(f)
+		}
 	}
 	return out
+}
+
+// minSquashed is the shortest squashed form kept: shorter ones ("theband")
+// could be words.
+const minSquashed = 8
+
+// squashedForms is a name of two or more words written as one, and its
+// folded form ("Michael Aaron Einziger" -> "michaelaaroneinziger"): how
+// user names and hashtags write a name ("what type of rock does
+// michaelaaroneinziger play", "which label is lilboosie signed to").
+func squashedForms(name string) []string {
+	toks := Tokenize(name)
+	if len(toks) < 2 {
+		return nil
+	}
+	var b strings.Builder
+	for _, t := range toks {
+		b.WriteString(t.Norm)
+	}
+	s := b.String()
+	if utf8.RuneCountInString(s) < minSquashed {
+		return nil
+	}
+	return []string{s, Fold(s)}
 }
 
 // surnameForms is a personal name's surname alone ("Obama's wife", "what

@@ -62,3 +62,25 @@ func TestEntityDerivedFormsHoldLeadNames(t *testing.T) {
 		t.Errorf("a lead name became an exact form: %+v", d["antonio banderas"])
 	}
 }
+
+// TestSquashedForms: a name of two or more words is also a derived form
+// written as one word (user names in questions: "michaelaaroneinziger",
+// and a lead name's "lilboosie"), folded too; one shorter than minSquashed
+// letters ("boli") or of one word is not.
+func TestSquashedForms(t *testing.T) {
+	e := Entity{QID: "Q166454", Label: "Torrence Hatch Jr.", LeadNames: []string{"Lil Boosie"}, Aliases: []string{"Zoë Bellamy", "Zoë Bell", "Bo Li", "Boosie"}}
+	forms := map[string]bool{}
+	for _, f := range EntityDerivedForms(e) {
+		forms[f] = true
+	}
+	for _, want := range []string{"torrencehatchjr", "lilboosie", "zoëbellamy", "zoebellamy"} {
+		if !forms[want] {
+			t.Errorf("derived forms lack %q: %q", want, EntityDerivedForms(e))
+		}
+	}
+	for _, not := range []string{"boli", "zoëbell", "zoebell"} {
+		if forms[not] {
+			t.Errorf("%q is a squashed form, but shorter than %d letters", not, minSquashed)
+		}
+	}
+}

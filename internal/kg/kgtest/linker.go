@@ -27,13 +27,14 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 	exact := kg.NewDictionary(ents)
 	ref := kg.NewContextDictionary(ents, exact)
 	texts := linkerTexts(ents, ref)
+	squashed := squashedNames(ents)
 	lead := map[string]bool{} // the lead names' own forms (kg.LeadNames)
 	for _, e := range ents {
 		for _, n := range e.LeadNames {
 			lead[kg.NormalizeForm(n)] = true
 		}
 	}
-	var derived, generic, shared, initial, leadNamed int
+	var derived, generic, shared, initial, leadNamed, oneWord int
 	for _, text := range texts {
 		wantToks, want := ref.Candidates(text)
 		gotToks, got, err := cl.LinkCandidates(ctx, text)
@@ -62,11 +63,17 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 			if lead[s.Form] && s.Cands[0].Derived {
 				leadNamed++
 			}
+			if s.Cands[0].Derived && squashed[s.Form] {
+				oneWord++
+			}
 		}
 	}
 	// The texts must reach what they are meant to test.
 	if derived == 0 || generic == 0 || shared == 0 || initial == 0 {
 		t.Errorf("texts reach %d derived, %d shared-token, %d ambiguous and %d initial-form spans; want some of each", derived, generic, shared, initial)
+	}
+	if oneWord == 0 {
+		t.Error("no text reaches a one-word derived span (a name written as one word)")
 	}
 	if len(lead) > 0 && leadNamed == 0 {
 		t.Errorf("the bundle gives %d lead names, but no text reaches one as a derived span", len(lead))
@@ -79,6 +86,20 @@ func RunCandidateLinker(t *testing.T, dir string, cl kg.CandidateLinker) {
 			t.Error("LinkCandidates with a cancelled context returned no error")
 		}
 	})
+}
+
+// squashedNames are the entities' names of two or more words written as
+// one ("michaelaaroneinziger").
+func squashedNames(ents []kg.Entity) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range ents {
+		for _, n := range append(append([]string{e.Label}, e.Aliases...), e.LeadNames...) {
+			if f := kg.NormalizeForm(n); strings.Contains(f, " ") {
+				out[strings.ReplaceAll(f, " ", "")] = true
+			}
+		}
+	}
+	return out
 }
 
 // linkerTexts are questions over the bundle's names: labels as written,
@@ -129,6 +150,15 @@ func linkerTexts(ents []kg.Entity, ref *kg.ContextDictionary) []string {
 	}
 	sort.Strings(leadForms)
 	pick(leadForms, 15, "Which label is % signed to?")
+	// A name written as one word ("michaelaaroneinziger"), as user names are.
+	var squashed []string
+	for f := range squashedNames(ents) {
+		if len(ref.Derived[f]) > 0 {
+			squashed = append(squashed, f)
+		}
+	}
+	sort.Strings(squashed)
+	pick(squashed, 10, "What type of rock does % play")
 	for i := 0; i < len(ents); i += len(ents)/30 + 1 {
 		e := ents[i]
 		texts = append(texts, "What is known about "+e.Label+" and its history?")

@@ -358,6 +358,21 @@ func TestFillNames(t *testing.T) {
 	if n, err := s.FillNames(ctx, nil); err != nil || n != 0 {
 		t.Errorf("second FillNames = %d, %v; want 0", n, err)
 	}
+	// Forms written under other rules (an older dmar) are recomputed, and
+	// only those.
+	query(t, d, "MATCH (e:Entity {qid: 'Q25191'}) SET e.formsVersion = 'forms-0', e.derived = []", nil)
+	if n, err := s.FillNames(ctx, nil); err != nil || n != 1 {
+		t.Errorf("FillNames after one entity's forms went stale = %d, %v; want 1", n, err)
+	}
+	recs := query(t, d, "MATCH (e:Entity {qid: 'Q25191'}) RETURN e.formsVersion AS v, size(e.derived) AS n", nil)
+	if len(recs) != 1 {
+		t.Fatalf("Q25191: %d records", len(recs))
+	}
+	v, _ := recs[0].Get("v")
+	nd, _ := recs[0].Get("n")
+	if v != kg.FormsVersion || nd == int64(0) {
+		t.Errorf("Q25191 after FillNames: version %v, %v derived forms; want %s and some", v, nd, kg.FormsVersion)
+	}
 	want := kg.NewDictionary(b.Entities).Link("Christopher Nolan directed Inception")
 	got, err := s.Link(ctx, "Christopher Nolan directed Inception")
 	if err != nil {

@@ -111,6 +111,7 @@ func (k *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 			"qid": e.QID, "label": e.Label, "description": e.Description,
 			"aliases": nonNil(e.Aliases), "leadNames": nonNil(e.LeadNames), "names": Names(e),
 			"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e)),
+			"formsVersion": kg.FormsVersion,
 		})
 	}
 	return k.flush(ctx, cypher.MergeEntities, rows, func(n int) { k.done.Entities += n })
@@ -222,16 +223,17 @@ func (s *Store) LoadBundle(ctx context.Context, dir string, o SinkOptions) (kg.C
 
 // FillNames sets the linking forms (Names, and the context linker's derived
 // forms and name tokens) of entities that lack them, as after `neo4j-admin
-// database import` of CSV files that carry none or on a graph loaded by an
-// older dmar, then recounts the name tokens if it set any. It returns how many entities
-// it updated.
+// database import` of CSV files that carry none, or whose forms were written
+// under other rules (kg.FormsVersion: a graph loaded by an older dmar), from
+// the labels, aliases and lead names the graph holds; then it recounts the
+// name tokens if it set any. It returns how many entities it updated.
 func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error) {
 	const batch = 5000
 	m := progress.New(progressTo, "neo4j names", "entities", 0)
 	defer m.Done()
 	total, after := 0, ""
 	for {
-		res, err := s.read(ctx, "entities without names", cypher.EntitiesNoNames, map[string]any{"after": after, "limit": batch})
+		res, err := s.read(ctx, "entities without names", cypher.EntitiesNoNames, map[string]any{"after": after, "limit": batch, "version": kg.FormsVersion})
 		if err != nil {
 			return total, err
 		}
@@ -245,7 +247,7 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 		for i, r := range res.Records {
 			e := kg.Entity{QID: str(r.Values[0]), Label: str(r.Values[1]), Aliases: strs(r.Values[2]), LeadNames: strs(r.Values[3])}
 			rows[i] = map[string]any{"qid": e.QID, "names": Names(e),
-				"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e))}
+				"derived": nonNil(kg.EntityDerivedForms(e)), "nameTokens": nonNil(kg.NameTokens(e)), "formsVersion": kg.FormsVersion}
 			after = e.QID
 		}
 		if _, err := s.write(ctx, "set names", cypher.SetNames, map[string]any{"rows": rows}, false); err != nil {
