@@ -16,7 +16,8 @@ import (
 // sink counts them as it writes) and get no lead names. Its memory is a
 // set of the QIDs and one of the triples seen, a few dozen bytes a triple,
 // where Read holds the whole graph: at 20 M triples, Read needs about 8 GB.
-// Stream does not close sink (kg.Finish does).
+// A batch's slice is reused once its write returns (every sink copies what it
+// keeps). Stream does not close sink (kg.Finish does).
 func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, error) {
 	if batch <= 0 {
 		batch = 10000
@@ -36,14 +37,7 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 
 	var werr error // the first write error stops the reads
 	ents := make([]kg.Entity, 0, batch)
-	flushEntities := func() {
-		if werr == nil && len(ents) > 0 {
-			if err := sink.WriteEntities(ctx, ents); err != nil {
-				werr = fmt.Errorf("write entities: %w", err)
-			}
-		}
-		ents = ents[:0]
-	}
+	flushEntities := func() { flush(ctx, &ents, sink.WriteEntities, "entities", &werr) }
 	path := filepath.Join(dir, "entities.jsonl")
 	first := map[string]int{}
 	err := eachLine(ctx, path, func(n int, line []byte) {
@@ -65,14 +59,7 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 	first = nil
 
 	ts := make([]kg.Triple, 0, batch)
-	flushTriples := func() {
-		if werr == nil && len(ts) > 0 {
-			if err := sink.WriteTriples(ctx, ts); err != nil {
-				werr = fmt.Errorf("write triples: %w", err)
-			}
-		}
-		ts = ts[:0]
-	}
+	flushTriples := func() { flush(ctx, &ts, sink.WriteTriples, "triples", &werr) }
 	path = filepath.Join(dir, "triples.tsv")
 	seen := newTripleSet()
 	err = eachLine(ctx, path, func(n int, line []byte) {
@@ -89,6 +76,17 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 		err = werr
 	}
 	return st, err
+}
+
+// flush hands the batch in buf to write unless an earlier write failed, and
+// empties it; a failure is kept in werr, naming what was written.
+func flush[T any](ctx context.Context, buf *[]T, write func(context.Context, []T) error, what string, werr *error) {
+	if *werr == nil && len(*buf) > 0 {
+		if err := write(ctx, *buf); err != nil {
+			*werr = fmt.Errorf("write %s: %w", what, err)
+		}
+	}
+	*buf = (*buf)[:0]
 }
 
 // tripleSet remembers the first line of each triple by the numbers of its
