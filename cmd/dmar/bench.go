@@ -66,6 +66,7 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 	hops := fs.Int("hops", def.Hops, "subgraph hops (the graph-recall channel uses 1 and 2)")
 	maxNodes := fs.Int("max-nodes", def.MaxNodes, "node cap per subgraph (the graph-recall channel uses 4000)")
 	hub := fs.Int("hub-degree", def.HubDegree, "hub cap")
+	below := fs.Uint64("roots-below", 0, "draw the roots only among QIDs below Q<N> (1000000000: the real entities of scripts/bench/gengraph's graphs); 0: all")
 	questions := fs.String("questions", "", "also time Link of every question of this JSONL file (kgqa format) on both graphs, 3 passes, reported before the subgraphs")
 	if err := a.parse(fs, args); err != nil {
 		return err
@@ -86,6 +87,7 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 	for _, e := range emb.AllEntities() {
 		pool = append(pool, e.QID)
 	}
+	pool = bench.QIDsBelow(pool, *below)
 	if *questions != "" {
 		qs, err := bench.ReadQuestions(*questions, 0)
 		if err != nil {

@@ -137,3 +137,13 @@ func TestLinkingBench(t *testing.T) {
 		t.Errorf("dropped mentions not reported:\n%s", out.String())
 	}
 }
+
+func TestQIDsBelow(t *testing.T) {
+	in := []string{"Q5", "Q999999999", "Q1000000000", "Q1000000123", "Q42"}
+	if got := QIDsBelow(in, 1000000000); strings.Join(got, " ") != "Q5 Q999999999 Q42" {
+		t.Errorf("QIDsBelow = %v", got)
+	}
+	if got := QIDsBelow(in, 0); len(got) != len(in) {
+		t.Errorf("QIDsBelow(0) dropped QIDs: %v", got)
+	}
+}
