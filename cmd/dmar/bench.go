@@ -66,6 +66,8 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 	hops := fs.Int("hops", def.Hops, "subgraph hops (the graph-recall channel uses 1 and 2)")
 	maxNodes := fs.Int("max-nodes", def.MaxNodes, "node cap per subgraph (the graph-recall channel uses 4000)")
 	hub := fs.Int("hub-degree", def.HubDegree, "hub cap")
+	below := fs.Uint64("roots-below", 0, "draw the roots only among QIDs below Q<N> (1000000000: the real entities of scripts/bench/gengraph's graphs); 0: all")
+	questions := fs.String("questions", "", "also time Link of every question of this JSONL file (kgqa format) on both graphs, 3 passes, reported before the subgraphs")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
@@ -84,6 +86,17 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 	pool := make([]string, 0, len(emb.AllEntities()))
 	for _, e := range emb.AllEntities() {
 		pool = append(pool, e.QID)
+	}
+	pool = bench.QIDsBelow(pool, *below)
+	if *questions != "" {
+		qs, err := bench.ReadQuestions(*questions, 0)
+		if err != nil {
+			return err
+		}
+		l := bench.Linking{Embedded: emb, Given: st, GivenName: a.cfg.Graph, Texts: qs, Rounds: 3}
+		if err := l.Run(ctx, stdout); err != nil {
+			return err
+		}
 	}
 	b := bench.Subgraphs{Embedded: emb, Given: st, GivenName: a.cfg.Graph, Pool: pool, Seeds: *seeds, Rounds: *rounds, Seed: *seed,
 		Params: kg.SubgraphParams{Hops: *hops, MaxNodes: *maxNodes, HubDegree: *hub}}

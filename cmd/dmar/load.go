@@ -7,9 +7,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/loaders/sinks"
@@ -26,8 +29,15 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var l neo4jkg.LoadOptions
 	fs := a.flags("load kg", stderr)
 	l.RegisterFlags(fs)
+	to := fs.String("to", "", "write the bundle, streamed, to csv:DIR (files for `scripts/services/neo4j.sh import`) or bundle:DIR instead of loading it into the graph backend")
 	if err := a.parse(fs, args); err != nil {
 		return err
+	}
+	if *to != "" {
+		if l.AfterImport || l.Wipe || l.Checkpoint != "" {
+			return usageError{"load kg: --to writes files; --after-import, --wipe and --checkpoint are for a Neo4j --graph"}
+		}
+		return loadKGTo(ctx, a.cfg.BundleDir(), *to, stdout)
 	}
 	if !a.cfg.GraphBackend().Embedded() {
 		l.Progress = a.progressOut(stderr)
@@ -43,6 +53,27 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if s, ok := g.graph.(interface{ Stats() (int, int, int) }); ok {
 		e, t, r := s.Stats()
 		fmt.Fprintf(stdout, "graph ready: %d entities, %d triples, %d relations (state %s)\n", e, t, r, a.cfg.State)
+	}
+	return nil
+}
+
+// loadKGTo streams the bundle in dir into the file sink of target: a large
+// bundle never has to fit in memory on its way to neo4j-admin import.
+func loadKGTo(ctx context.Context, dir, target string, stdout io.Writer) error {
+	sink, err := sinks.OpenFile("--to", target)
+	if err != nil {
+		return cliErr(err)
+	}
+	start := time.Now()
+	st, err := bundle.Stream(ctx, dir, sink, 0)
+	if err := kg.Finish(ctx, sink, err); err != nil {
+		return fmt.Errorf("load kg --to %s: %w", target, err)
+	}
+	fmt.Fprintf(stdout, "load kg: %s to %s: entities read %d, loaded %d, duplicates %d, bad %d; triples read %d, loaded %d, duplicates %d, bad %d (%.1fs)\n",
+		dir, target, st.EntitiesRead, st.EntitiesLoaded, st.EntitiesDuplicate, st.EntitiesBad,
+		st.TriplesRead, st.TriplesLoaded, st.TriplesDuplicate, st.TriplesBad, time.Since(start).Seconds())
+	for _, p := range st.Problems {
+		fmt.Fprintln(stdout, "  skipped:", p)
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -132,4 +134,20 @@ func (b Subgraphs) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		return fmt.Errorf("bench subgraphs: %d of %d subgraphs differ between the backends (first root %s)", differ, compared, firstDiff)
 	}
 	return nil
+}
+
+// QIDsBelow keeps the QIDs whose number is below limit (0: all of them):
+// gengraph's real entities are the ones below Q1000000000, so the large
+// graph's subgraphs can be drawn from them alone, as graphbench does.
+func QIDsBelow(qids []string, limit uint64) []string {
+	if limit == 0 {
+		return qids
+	}
+	var out []string
+	for _, q := range qids {
+		if n, err := strconv.ParseUint(strings.TrimPrefix(q, "Q"), 10, 64); err == nil && n < limit {
+			out = append(out, q)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -91,5 +92,58 @@ func TestSubgraphsBenchRefusesBadSettings(t *testing.T) {
 		if err := c.b.Run(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one naming %q", err, c.want)
 		}
+	}
+}
+
+// dropMention answers as its graph, less each text's last mention.
+type dropMention struct{ kg.Graph }
+
+func (d dropMention) Link(ctx context.Context, text string) ([]kg.Mention, error) {
+	ms, err := d.Graph.Link(ctx, text)
+	if len(ms) > 0 {
+		ms = ms[:len(ms)-1]
+	}
+	return ms, err
+}
+
+// TestLinkingBench: the same graph on both sides links every text alike and
+// reports its mentions; a backend that drops mentions is called out.
+func TestLinkingBench(t *testing.T) {
+	g, _ := filmGraph(t)
+	texts := []string{"Who directed Inception?", "Christopher Nolan and Christian Bale", "nothing to link here zzz"}
+	b := Linking{Embedded: g, Given: g, GivenName: "same", Texts: texts, Rounds: 2}
+	var out bytes.Buffer
+	if err := b.Run(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	var want int
+	for _, q := range texts {
+		ms, _ := g.Link(context.Background(), q)
+		want += len(ms)
+	}
+	if want == 0 {
+		t.Fatal("the film graph links none of the texts")
+	}
+	if !strings.Contains(out.String(), "identical links: 3 of 3 texts") || !regexp.MustCompile(`same +[0-9.]+ +[0-9.]+ +`+strconv.Itoa(want)+`\n`).MatchString(out.String()) ||
+		!regexp.MustCompile(`\nlink_p50_ratio=[0-9]+\.[0-9]{2}\n`).MatchString(out.String()) {
+		t.Errorf("report:\n%s", out.String())
+	}
+	out.Reset()
+	b.Given = dropMention{g}
+	if err := b.Run(context.Background(), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "DIFFERENT links: 2 of 3 texts") {
+		t.Errorf("dropped mentions not reported:\n%s", out.String())
+	}
+}
+
+func TestQIDsBelow(t *testing.T) {
+	in := []string{"Q5", "Q999999999", "Q1000000000", "Q1000000123", "Q42"}
+	if got := QIDsBelow(in, 1000000000); strings.Join(got, " ") != "Q5 Q999999999 Q42" {
+		t.Errorf("QIDsBelow = %v", got)
+	}
+	if got := QIDsBelow(in, 0); len(got) != len(in) {
+		t.Errorf("QIDsBelow(0) dropped QIDs: %v", got)
 	}
 }

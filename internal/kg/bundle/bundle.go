@@ -163,31 +163,39 @@ func readRelations(path string, out *KG) error {
 func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, st *Stats) error {
 	first := map[string]int{} // QID -> the line that loaded it
 	return eachLine(ctx, path, func(n int, line []byte) {
-		st.EntitiesRead++
-		var l entityLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			st.EntitiesBad++
-			st.problem("%s:%d: %v", path, n, err)
-			return
+		if e, ok := parseEntity(path, n, line, first, st); ok {
+			ents[e.QID] = e
 		}
-		if !kg.ValidQID(l.QID) {
-			st.EntitiesBad++
-			st.problem("%s:%d: %q is not a QID", path, n, l.QID)
-			return
-		}
-		if at, dup := first[l.QID]; dup {
-			st.EntitiesDuplicate++
-			st.problem("%s:%d: %s repeats line %d; the first stands", path, n, l.QID, at)
-			return
-		}
-		first[l.QID] = n
-		label := strings.TrimSpace(l.Label)
-		if label == "" {
-			label = l.QID
-		}
-		ents[l.QID] = kg.Entity{QID: l.QID, Label: label, Aliases: kg.CleanAliases(label, l.Aliases), Description: l.Description}
-		st.EntitiesLoaded++
 	})
+}
+
+// parseEntity reads line n of entities.jsonl; a bad line or a repeated QID
+// (first: QID -> the line that loaded it) is counted, reported and false.
+func parseEntity(path string, n int, line []byte, first map[string]int, st *Stats) (kg.Entity, bool) {
+	st.EntitiesRead++
+	var l entityLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		st.EntitiesBad++
+		st.problem("%s:%d: %v", path, n, err)
+		return kg.Entity{}, false
+	}
+	if !kg.ValidQID(l.QID) {
+		st.EntitiesBad++
+		st.problem("%s:%d: %q is not a QID", path, n, l.QID)
+		return kg.Entity{}, false
+	}
+	if at, dup := first[l.QID]; dup {
+		st.EntitiesDuplicate++
+		st.problem("%s:%d: %s repeats line %d; the first stands", path, n, l.QID, at)
+		return kg.Entity{}, false
+	}
+	first[l.QID] = n
+	label := strings.TrimSpace(l.Label)
+	if label == "" {
+		label = l.QID
+	}
+	st.EntitiesLoaded++
+	return kg.Entity{QID: l.QID, Label: label, Aliases: kg.CleanAliases(label, l.Aliases), Description: l.Description}, true
 }
 
 // CorpusFile is the corpus beside a bundle whose documents give the
@@ -235,29 +243,44 @@ func readLeadNames(ctx context.Context, path string, ents map[string]kg.Entity, 
 
 func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
 	first := map[kg.Triple]int{} // triple -> the line that loaded it
+	seen := func(t kg.Triple, n int) (int, bool) {
+		at, dup := first[t]
+		if !dup {
+			first[t] = n
+		}
+		return at, dup
+	}
 	return eachLine(ctx, path, func(n int, line []byte) {
-		st.TriplesRead++
-		f := strings.Split(strings.TrimRight(string(line), "\r"), "\t")
-		if len(f) != 3 {
-			st.TriplesBad++
-			st.problem("%s:%d: want 3 tab-separated fields, got %d", path, n, len(f))
-			return
+		if t, ok := parseTriple(path, n, line, seen, st); ok {
+			out.Triples = append(out.Triples, t)
 		}
-		t := kg.Triple{Head: f[0], PID: f[1], Tail: f[2]}
-		if !kg.ValidQID(t.Head) || !kg.ValidPID(t.PID) || !kg.ValidQID(t.Tail) {
-			st.TriplesBad++
-			st.problem("%s:%d: %q is not QID PID QID", path, n, string(line))
-			return
-		}
-		if at, dup := first[t]; dup {
-			st.TriplesDuplicate++
-			st.problem("%s:%d: %s %s %s repeats line %d", path, n, t.Head, t.PID, t.Tail, at)
-			return
-		}
-		first[t] = n
-		out.Triples = append(out.Triples, t)
-		st.TriplesLoaded++
 	})
+}
+
+// parseTriple reads line n of triples.tsv; a bad line, or a triple that seen
+// reports as loaded before (with that line), is counted, reported and false.
+// seen records the triple's first line when it is new.
+func parseTriple(path string, n int, line []byte, seen func(kg.Triple, int) (int, bool), st *Stats) (kg.Triple, bool) {
+	st.TriplesRead++
+	f := strings.Split(strings.TrimRight(string(line), "\r"), "\t")
+	if len(f) != 3 {
+		st.TriplesBad++
+		st.problem("%s:%d: want 3 tab-separated fields, got %d", path, n, len(f))
+		return kg.Triple{}, false
+	}
+	t := kg.Triple{Head: f[0], PID: f[1], Tail: f[2]}
+	if !kg.ValidQID(t.Head) || !kg.ValidPID(t.PID) || !kg.ValidQID(t.Tail) {
+		st.TriplesBad++
+		st.problem("%s:%d: %q is not QID PID QID", path, n, string(line))
+		return kg.Triple{}, false
+	}
+	if at, dup := seen(t, n); dup {
+		st.TriplesDuplicate++
+		st.problem("%s:%d: %s %s %s repeats line %d", path, n, t.Head, t.PID, t.Tail, at)
+		return kg.Triple{}, false
+	}
+	st.TriplesLoaded++
+	return t, true
 }
 
 // eachLine calls fn for every non-empty line of path (1-based numbers).

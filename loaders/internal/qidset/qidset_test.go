@@ -20,39 +20,53 @@ func TestNum(t *testing.T) {
 
 func TestSet(t *testing.T) {
 	var s Set
-	if !s.Add(5) || s.Add(5) || !s.Add(100000) || !s.Has(5) || s.Has(6) || s.Has(1<<30) {
+	if !s.Add(5) || s.Add(5) || !s.Add(100000) || !s.Has(5) || s.Has(6) || s.Has(1<<30) || !s.Add(1<<32-1) || !s.Has(1<<32-1) || s.Has(1<<32-2) || s.Has(1_000_000_000) {
 		t.Fatal("set semantics broken")
 	}
 }
 
-// TestCounterSparseThenDense crosses the switch to the flat slice.
-func TestCounterSparseThenDense(t *testing.T) {
-	defer func(d int) { denseAfter = d }(denseAfter)
-	denseAfter = 1000
+// TestCounter counts numbers near zero, around page edges and far up (up
+// to the largest QID Num accepts), and lists them in order; far-apart
+// numbers allocate only their own pages.
+func TestCounter(t *testing.T) {
 	var c Counter
 	want := map[uint32]uint32{}
-	for i := uint32(0); i < uint32(denseAfter)+10; i++ {
-		n := i*3 + 1
+	add := func(n uint32) {
 		c.Inc(n)
 		want[n]++
-		if i%1000 == 0 {
-			c.Inc(n)
-			want[n]++
+	}
+	for i := uint32(0); i < 3000; i++ {
+		add(i*7 + 1)
+		add(1_000_000_000 + i*i)
+		if i%100 == 0 {
+			add(i*7 + 1)
 		}
 	}
-	if c.c == nil {
-		t.Fatal("still sparse after denseAfter numbers")
+	for _, n := range []uint32{pageSize - 1, pageSize, 1<<32 - 1} {
+		add(n)
 	}
 	got := map[uint32]uint32{}
-	last := uint32(0)
+	var last uint32
+	first := true
 	c.Each(func(n, v uint32) {
-		if n < last {
+		if !first && n <= last {
 			t.Fatalf("Each out of order: %d after %d", n, last)
 		}
-		last = n
+		first, last = false, n
 		got[n] = v
 	})
-	if !reflect.DeepEqual(got, want) || c.Get(4) != 1 || c.Get(2) != 0 {
+	if !reflect.DeepEqual(got, want) || c.Get(8) != 1 || c.Get(1) != 2 || c.Get(2) != 0 || c.Get(1<<32-2) != 0 {
 		t.Fatal("counts differ")
+	}
+	var pages int
+	for _, p := range c.pages {
+		if p != nil {
+			pages++
+		}
+	}
+	// 1..21000 (1 page), pageSize (the second), 1e9 + i*i up to 1e9 + 9e6
+	// (138 pages), 2^32-1 (1): not the 15,259 pages up to 1e9.
+	if pages > 150 {
+		t.Fatalf("%d pages allocated", pages)
 	}
 }

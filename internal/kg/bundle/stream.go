@@ -1,0 +1,123 @@
+package bundle
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// Stream copies the bundle in dir into sink without holding it: relations,
+// then entities and triples in file order, in batches of batch records
+// (0: 10,000). Records are checked, counted and de-duplicated as Read does
+// (the same Stats), but entities are not sorted, are not given degrees (a
+// sink counts them as it writes) and get no lead names. Its memory is a
+// set of the QIDs and one of the triples seen, a few dozen bytes a triple,
+// where Read holds the whole graph: at 20 M triples, Read needs about 8 GB.
+// A batch's slice is reused once its write returns (every sink copies what it
+// keeps). Stream does not close sink (kg.Finish does).
+func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, error) {
+	if batch <= 0 {
+		batch = 10000
+	}
+	rk := &KG{Relations: map[string]kg.Relation{}}
+	if err := readRelations(filepath.Join(dir, "relations.json"), rk); err != nil {
+		return rk.Stats, err
+	}
+	st := rk.Stats
+	rels := make([]kg.Relation, 0, len(rk.Relations))
+	for _, r := range rk.Relations {
+		rels = append(rels, r)
+	}
+	if err := sink.WriteRelations(ctx, rels); err != nil {
+		return st, fmt.Errorf("write relations: %w", err)
+	}
+
+	var werr error // the first write error stops the reads
+	ents := make([]kg.Entity, 0, batch)
+	flushEntities := func() { flush(ctx, &ents, sink.WriteEntities, "entities", &werr) }
+	path := filepath.Join(dir, "entities.jsonl")
+	first := map[string]int{}
+	err := eachLine(ctx, path, func(n int, line []byte) {
+		if werr != nil {
+			return
+		}
+		if e, ok := parseEntity(path, n, line, first, &st); ok {
+			if ents = append(ents, e); len(ents) == batch {
+				flushEntities()
+			}
+		}
+	})
+	if flushEntities(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return st, err
+	}
+	first = nil
+
+	ts := make([]kg.Triple, 0, batch)
+	flushTriples := func() { flush(ctx, &ts, sink.WriteTriples, "triples", &werr) }
+	path = filepath.Join(dir, "triples.tsv")
+	seen := newTripleSet()
+	err = eachLine(ctx, path, func(n int, line []byte) {
+		if werr != nil {
+			return
+		}
+		if t, ok := parseTriple(path, n, line, seen.firstLine, &st); ok {
+			if ts = append(ts, t); len(ts) == batch {
+				flushTriples()
+			}
+		}
+	})
+	if flushTriples(); err == nil {
+		err = werr
+	}
+	return st, err
+}
+
+// flush hands the batch in buf to write unless an earlier write failed, and
+// empties it; a failure is kept in werr, naming what was written.
+func flush[T any](ctx context.Context, buf *[]T, write func(context.Context, []T) error, what string, werr *error) {
+	if *werr == nil && len(*buf) > 0 {
+		if err := write(ctx, *buf); err != nil {
+			*werr = fmt.Errorf("write %s: %w", what, err)
+		}
+	}
+	*buf = (*buf)[:0]
+}
+
+// tripleSet remembers the first line of each triple by the numbers of its
+// ids (24 bytes a key, where a kg.Triple key is 48 plus its strings); ids
+// too long for a uint64 go to a map of strings.
+type tripleSet struct {
+	nums map[[3]uint64]int
+	long map[kg.Triple]int
+}
+
+func newTripleSet() *tripleSet {
+	return &tripleSet{nums: map[[3]uint64]int{}, long: map[kg.Triple]int{}}
+}
+
+// firstLine returns the line t was first seen on and true, or records line
+// n for t and returns false.
+func (s *tripleSet) firstLine(t kg.Triple, n int) (int, bool) {
+	h, err1 := strconv.ParseUint(t.Head[1:], 10, 64)
+	p, err2 := strconv.ParseUint(t.PID[1:], 10, 64)
+	tl, err3 := strconv.ParseUint(t.Tail[1:], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil {
+		at, dup := s.long[t]
+		if !dup {
+			s.long[t] = n
+		}
+		return at, dup
+	}
+	k := [3]uint64{h, p, tl}
+	at, dup := s.nums[k]
+	if !dup {
+		s.nums[k] = n
+	}
+	return at, dup
+}
