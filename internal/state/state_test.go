@@ -72,23 +72,7 @@ func TestGraphSnapshot(t *testing.T) {
 // A rerun that reads the graph from its snapshot reports the bundle's bad and
 // repeated lines as the first run did (issue 13: they used to vanish).
 func TestGraphSnapshotKeepsTheReport(t *testing.T) {
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		raw, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "entities.jsonl" {
-			raw = append(raw, []byte("{\"qid\":\"Q25191\",\"label\":\"EVIL OVERRIDE\"}\nnot json\n")...)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := copyFilm(t, "{\"qid\":\"Q25191\",\"label\":\"EVIL OVERRIDE\"}\nnot json\n")
 	var first, second strings.Builder
 	state1 := t.TempDir()
 	if _, _, err := (state.Inputs{Bundle: dir, Dir: state1, Log: &first}).Graph(t.Context()); err != nil {
@@ -115,20 +99,7 @@ func TestGraphSnapshotKeepsTheReport(t *testing.T) {
 // entities their lead names: a changed lead is a new graph, whose entity has
 // the new name (the snapshot under the old key would not).
 func TestGraphKeyCoversTheCorpus(t *testing.T) {
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		raw, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := copyFilm(t, "")
 	in := state.Inputs{Bundle: dir, Dir: t.TempDir()}
 	_, k0, err := in.Graph(t.Context())
 	if err != nil {
@@ -159,4 +130,28 @@ func TestGraphKeyCoversTheCorpus(t *testing.T) {
 	if len(n1) != 1 || n1[0] != "Chris Nolan" || len(n2) != 1 || n2[0] != "Kit Nolan" {
 		t.Errorf("lead names %q then %q, want [Chris Nolan] then [Kit Nolan]", n1, n2)
 	}
+}
+
+// copyFilm copies codexm-film's bundle files (not its corpus) into a
+// temporary folder, with extraEntities appended to entities.jsonl.
+func copyFilm(t *testing.T, extraEntities string) string {
+	t.Helper()
+	src, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip("shared data not found:", err)
+	}
+	dir := t.TempDir()
+	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
+		raw, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "entities.jsonl" {
+			raw = append(raw, extraEntities...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
