@@ -38,6 +38,7 @@ const (
 	DeleteGraph       = "delete_graph"
 	LinkContext       = "link_context"
 	CountNameTokens   = "count_name_tokens"
+	DropStaleTokens   = "drop_stale_name_tokens"
 	ReplaceDocuments  = "replace_documents"
 	DeleteDocuments   = "delete_documents"
 )
@@ -45,7 +46,7 @@ const (
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
 	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
-	LinkContext, CountNameTokens, ReplaceDocuments, DeleteDocuments, DrawPaths}
+	LinkContext, CountNameTokens, DropStaleTokens, ReplaceDocuments, DeleteDocuments, DrawPaths}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

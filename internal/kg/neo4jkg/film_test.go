@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -383,5 +384,42 @@ func TestFillNames(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Link after FillNames (-dictionary +neo4j):\n%s", diff)
+	}
+}
+
+// TestCountNameTokensInBatches: the batched recount gives every token the
+// number of entities whose names hold it, and deletes a token no entity
+// holds.
+func TestCountNameTokensInBatches(t *testing.T) {
+	s, dir := holding(t, "codexm-film")
+	d := rawDriver(t)
+	ctx := context.Background()
+	b, err := bundle.Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	query(t, d, "MERGE (k:NameToken {token: 'zzstray'}) SET k.freq = 5, k.stamp = 0", nil)
+	query(t, d, "MATCH (k:NameToken {token: 'nolan'}) SET k.freq = 999", nil)
+	if err := s.CountNameTokens(ctx); err != nil {
+		t.Fatal(err)
+	}
+	want := 0
+	for _, e := range b.Entities {
+		if slices.Contains(kg.NameTokens(e), "nolan") {
+			want++
+		}
+	}
+	recs := query(t, d, "MATCH (k:NameToken) WHERE k.token IN ['zzstray', 'nolan'] RETURN k.token AS token, k.freq AS freq", nil)
+	got := map[string]int64{}
+	for _, r := range recs {
+		tok, _ := r.Get("token")
+		f, _ := r.Get("freq")
+		got[tok.(string)] = f.(int64)
+	}
+	if _, ok := got["zzstray"]; ok {
+		t.Error("a token no entity holds survived the recount")
+	}
+	if want == 0 || got["nolan"] != int64(want) {
+		t.Errorf("freq of nolan = %d, want %d", got["nolan"], want)
 	}
 }

@@ -260,11 +260,16 @@ func (s *Store) FillNames(ctx context.Context, progressTo io.Writer) (int, error
 
 // CountNameTokens recounts (:NameToken {token, freq}), the number of
 // entities whose names hold each token (kg.NameTokens), from the whole graph:
-// a load changes the counts of tokens it never wrote. One write transaction
-// over every entity (seconds on codexm).
+// a load changes the counts of tokens it never wrote. It writes in batches
+// (seconds on codexm, minutes at millions of tokens), so it is not atomic:
+// while it runs, some tokens have their new counts and tokens no entity
+// holds any more are deleted last; a load-time step can accept that.
 func (s *Store) CountNameTokens(ctx context.Context) error {
-	_, err := s.write(ctx, "count name tokens", cypher.CountNameTokens, map[string]any{"stamp": time.Now().UnixNano()}, false)
-	return err
+	p := map[string]any{"stamp": time.Now().UnixNano()}
+	if err := s.autocommit(ctx, "count name tokens", cypher.CountNameTokens, p); err != nil {
+		return err
+	}
+	return s.autocommit(ctx, "drop stale name tokens", cypher.DropStaleTokens, p)
 }
 
 // DocumentLink is a corpus document and the entities it mentions.
@@ -316,13 +321,19 @@ func (s *Store) Counts(ctx context.Context) (Counts, error) {
 // the migration records stay), in transactions of 10,000 nodes. For tests and
 // full reloads.
 func (s *Store) DeleteGraph(ctx context.Context) error {
-	sess := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.db})
+	return s.autocommit(ctx, "delete graph", cypher.DeleteGraph, nil)
+}
+
+// autocommit runs a named statement that writes in an implicit (auto-commit)
+// transaction, as CALL ... IN TRANSACTIONS needs: it commits its own
+// batches, so it is not retried as a managed transaction would be.
+func (s *Store) autocommit(ctx context.Context, op, name string, params map[string]any) error {
+	sess := s.driver.NewSession(ctx, neo4j.SessionConfig{DatabaseName: s.db, AccessMode: neo4j.AccessModeWrite})
 	defer sess.Close(context.Background())
-	// CALL ... IN TRANSACTIONS needs an implicit (auto-commit) transaction.
 	s.statements.Add(1)
-	res, err := sess.Run(ctx, s.q.Get(cypher.DeleteGraph), nil)
+	res, err := sess.Run(ctx, s.q.Get(name), params)
 	if err == nil {
 		_, err = res.Consume(ctx)
 	}
-	return s.wrap(ctx, "delete graph", err)
+	return s.wrap(ctx, op, err)
 }
