@@ -214,9 +214,10 @@ func NameTokens(e Entity) []string {
 const FormsVersion = "forms-3"
 
 // EntityDerivedForms are the distinct DerivedForms of an entity's label and
-// aliases, label first, with each name of an "X or Y" label and a personal
-// name's surname, then its lead names and their forms; NewContextDictionary keeps those no entity has as an
-// exact form.
+// aliases, label first, with each name of an "X or Y" label, a personal
+// name's surname and initial forms and a name written as one word; then its
+// lead names and their forms. NewContextDictionary keeps those no entity
+// has as an exact form.
 func EntityDerivedForms(e Entity) []string {
 	var out []string
 	seen := map[string]bool{}

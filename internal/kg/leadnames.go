@@ -26,17 +26,21 @@ var leadTrigger = regexp.MustCompile(`(?i)\b(?:(?:(?:better|also|commonly|popula
 // Márquez de la Concordia"); a name never ends on one.
 var nameJoiners = map[string]bool{"de": true, "la": true, "le": true, "del": true, "della": true, "da": true, "di": true, "do": true, "dos": true, "das": true, "van": true, "von": true, "der": true, "den": true, "ten": true, "ter": true, "bin": true, "ibn": true, "al": true, "el": true, "y": true, "of": true, "and": true, "&": true}
 
-var months = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true, "c": true, "circa": true}
+// dateWords open a date, not a name ("known as of November 1982", "c. 1900").
+var dateWords = map[string]bool{"january": true, "february": true, "march": true, "april": true, "may": true, "june": true, "july": true, "august": true, "september": true, "october": true, "november": true, "december": true, "c": true, "circa": true}
+
+// orFillers may follow the "or" between two names: "Boosie Badazz or simply
+// Boosie", "Flying Lotus or sometimes FlyLo".
+var orFillers = []string{"simply ", "sometimes ", "just ", "more simply ", "occasionally "}
 
 // LeadNames are the other names an entity's own document gives it in its
 // lead ("José Antonio Domínguez Bandera (born 10 August 1960), known
 // professionally as Antonio Banderas, ..." -> "Antonio Banderas"): a run of
 // capitalised words after a naming phrase, and each name of "X or simply
 // Y". They are read from prose, so they can be wrong ("known as Byzantium"
-// is a former name, "known as November 1982" no name at all: a run must
-// start with a capitalised word that is no month); the context linker therefore uses them as derived forms,
-// which only a confident, context-checked link accepts, never as exact
-// ones.
+// is a former name; a run that starts with a month is a date, no name): the
+// context linker uses them as derived forms, which only a confident,
+// context-checked link accepts, never as exact ones.
 func LeadNames(text string) []string {
 	if len(text) > leadWindow {
 		cut := leadWindow
@@ -61,17 +65,13 @@ func LeadNames(text string) []string {
 				seen[k] = true
 				out = append(out, name)
 			}
-			rest = rest[n:]
-			// "Flying Lotus or sometimes FlyLo", "Boosie Badazz or simply Boosie"
-			alt := strings.TrimLeft(rest, " ")
-			low := strings.ToLower(alt)
-			if !strings.HasPrefix(low, "or ") {
+			alt, ok := cutPrefixFold(strings.TrimLeft(rest[n:], " "), "or ")
+			if !ok {
 				break
 			}
-			alt = alt[3:]
-			for _, w := range []string{"simply ", "sometimes ", "just ", "more simply ", "occasionally "} {
-				if strings.HasPrefix(strings.ToLower(alt), w) {
-					alt = alt[len(w):]
+			for _, w := range orFillers {
+				if a, ok := cutPrefixFold(alt, w); ok {
+					alt = a
 					break
 				}
 			}
@@ -105,8 +105,8 @@ func leadName(s string) (name string, n int) {
 		first, _ := utf8.DecodeRuneInString(w)
 		switch {
 		case unicode.IsUpper(first):
-			if words == 0 && months[strings.ToLower(w)] {
-				return "", 0 // "born November 14, 1982"
+			if words == 0 && dateWords[strings.ToLower(w)] {
+				return "", 0
 			}
 			words++
 			end = i + len(w)
@@ -134,4 +134,12 @@ func leadName(s string) (name string, n int) {
 		return "", 0
 	}
 	return name, end
+}
+
+// cutPrefixFold is s after prefix, matched regardless of case.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) < len(prefix) || !strings.EqualFold(s[:len(prefix)], prefix) {
+		return s, false
+	}
+	return s[len(prefix):], true
 }
