@@ -335,16 +335,23 @@ func must(t *testing.T, err error) {
 	}
 }
 
-// TestFillNames: after a bulk import no entity has linking forms; FillNames
-// sets them all, once, and linking works again.
-func TestFillNames(t *testing.T) {
+// holdingFilm is holding codexm-film, with a raw driver to change the
+// database behind the store's back and the bundle it holds.
+func holdingFilm(t *testing.T) (*neo4jkg.Store, neo4j.DriverWithContext, *bundle.KG) {
+	t.Helper()
 	s, dir := holding(t, "codexm-film")
-	d := rawDriver(t)
-	ctx := context.Background()
-	b, err := bundle.Read(ctx, dir)
+	b, err := bundle.Read(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return s, rawDriver(t), b
+}
+
+// TestFillNames: after a bulk import no entity has linking forms; FillNames
+// sets them all, once, and linking works again.
+func TestFillNames(t *testing.T) {
+	s, d, b := holdingFilm(t)
+	ctx := context.Background()
 	query(t, d, "MATCH (e:Entity) REMOVE e.names", nil)
 	if ms, err := s.Link(ctx, "Christopher Nolan"); err != nil || len(ms) != 0 {
 		t.Fatalf("Link without names = %v, %v; want no mentions", ms, err)
@@ -391,13 +398,8 @@ func TestFillNames(t *testing.T) {
 // number of entities whose names hold it, and deletes a token no entity
 // holds.
 func TestCountNameTokensInBatches(t *testing.T) {
-	s, dir := holding(t, "codexm-film")
-	d := rawDriver(t)
+	s, d, b := holdingFilm(t)
 	ctx := context.Background()
-	b, err := bundle.Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	query(t, d, "MERGE (k:NameToken {token: 'zzstray'}) SET k.freq = 5, k.stamp = 0", nil)
 	query(t, d, "MATCH (k:NameToken {token: 'nolan'}) SET k.freq = 999", nil)
 	if err := s.CountNameTokens(ctx); err != nil {
