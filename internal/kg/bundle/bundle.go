@@ -3,9 +3,9 @@
 // entities.jsonl ({qid, label, aliases[], ...}) and relations.json
 // ({PID: {label, description}}), and, when the folder holds it, the
 // corpus.jsonl whose documents are the entities' own pages (id = QID): their
-// leads give the entities' other names (kg.LeadNames). Bad records are counted, reported and
-// skipped; good ones are never lost: a repeated record keeps its first
-// occurrence.
+// leads give the entities' other names (kg.LeadNames; Read only, Stream
+// leaves them out). Bad records are counted, reported and skipped; good ones
+// are never lost: a repeated record keeps its first occurrence.
 package bundle
 
 import (
