@@ -34,10 +34,12 @@ go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
 go test -race -count=1 ./internal/retrieval/memindex/ ./internal/docstore/... 2>&1 | tee -a /tmp/dmar-test.log
 # Fuzz the request decoders and the Wikidata line parser, each for a bounded
 # time (DMAR_FUZZTIME, default 20s); a failing input is saved under the
-# package's testdata/fuzz and fails the run.
+# package's testdata/fuzz and fails the run. The last 8 lines are kept, so
+# that a failure says why (a saved input, or a worker the fuzzer took for hung
+# while a loaded machine stalled it).
 for target in internal/server:FuzzDecodeRetrieve internal/server:FuzzDecodeLink loaders/wikidata:FuzzParseLine loaders/wikidata:FuzzParseRef; do
 	# A renamed or moved target must fail the run, not fuzz nothing.
 	listed=$(go test -list "^${target#*:}\$" "./${target%%:*}")
 	grep -qx "${target#*:}" <<<"$listed" || { echo "test: fuzz target ${target} not found" >&2; exit 1; }
-	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${DMAR_FUZZTIME:-20s}" "./${target%%:*}" 2>&1 | tail -n 3 | tee -a /tmp/dmar-test.log
+	go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${DMAR_FUZZTIME:-20s}" "./${target%%:*}" 2>&1 | tail -n 8 | tee -a /tmp/dmar-test.log
 done
