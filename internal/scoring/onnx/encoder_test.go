@@ -113,3 +113,35 @@ func TestNewEncoderErrors(t *testing.T) {
 		t.Errorf("DMAR_ENCODER_BATCH=lots: %v, want an error naming the variable", err)
 	}
 }
+
+// Close waits for the calls in flight instead of freeing the session under
+// them (which crashed a server that shut down while a batched encoder call
+// outlived its requests); calls after Close fail with an error.
+func TestEncoderCloseWaitsForCallsInFlight(t *testing.T) {
+	e := testEncoder(t)
+	long := strings.Repeat("a long question about films and their directors ", 40)
+	ctx := context.Background()
+	started := make(chan struct{})
+	done := make(chan error, 4)
+	for g := range 4 {
+		go func() {
+			var err error
+			for i := 0; err == nil; i++ {
+				if g == 0 && i == 1 {
+					close(started)
+				}
+				_, err = e.Encode(ctx, []string{long, "hello"})
+			}
+			done <- err
+		}()
+	}
+	<-started
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if err := <-done; err == nil || !strings.Contains(err.Error(), "closed") {
+			t.Errorf("a call after Close: %v, want an error saying the session is closed", err)
+		}
+	}
+}

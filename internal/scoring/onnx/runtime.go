@@ -237,11 +237,20 @@ func Destroy(vs ...ort.Value) {
 // Session is a model loaded once and shared: Run may be called from several
 // goroutines, each with its own input and output tensors.
 type Session struct {
+	// mu is held for reading by every Run and for writing by Close, so that
+	// Close waits for the runs in flight: freeing a session under a running
+	// call crashes the process, and some calls outlive the request that
+	// started them (a batched encoder call shared by requests that have
+	// gone, a prefetch).
+	mu      sync.RWMutex
 	s       *ort.DynamicAdvancedSession
 	path    string
 	inputs  []string
 	outputs []string
 }
+
+// errClosed is Run's error after Close.
+var errClosed = errors.New("session closed")
 
 // NewSession loads the ONNX model at path with the runtime's options.
 // inputs and outputs name the graph's inputs and outputs in the order Run
@@ -323,15 +332,26 @@ func (s *Session) Run(inputs, outputs []ort.Value) error {
 		return fmt.Errorf("onnx: %s takes %d inputs and %d outputs, got %d and %d",
 			filepath.Base(s.path), len(s.inputs), len(s.outputs), len(inputs), len(outputs))
 	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.s == nil {
+		return fmt.Errorf("onnx: run %s: %w", filepath.Base(s.path), errClosed)
+	}
 	if err := s.s.Run(inputs, outputs); err != nil {
 		return fmt.Errorf("onnx: run %s: %w", filepath.Base(s.path), err)
 	}
 	return nil
 }
 
-// Close frees the session. It must not be running.
+// Close frees the session once the runs in flight have returned; a Run
+// after it fails.
 func (s *Session) Close() error {
-	if s == nil || s.s == nil {
+	if s == nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.s == nil {
 		return nil
 	}
 	err := s.s.Destroy()
