@@ -360,9 +360,40 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	return out, nil
 }
 
+// Warm embeds the relation texts of every edge of subs that the cache
+// lacks, in one encoder call, and returns how many relation texts are
+// cached: a server warms it at start so that first requests do not pay for
+// it.
+func (r *Relations) Warm(ctx context.Context, subs map[string]kg.Subgraph) (int, error) {
+	roots := make([]string, 0, len(subs))
+	for q := range subs {
+		roots = append(roots, q)
+	}
+	if _, err := r.vectors(ctx, r.edgeKeys(roots, subs)); err != nil {
+		return 0, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.vecs), nil
+}
+
 // relevances is cos(q, text) of every relation text on the subgraphs'
 // edges (one encoder call for those not cached), by key.
 func (r *Relations) relevances(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph) (map[relKey]float64, error) {
+	vecs, err := r.vectors(ctx, r.edgeKeys(roots, subs))
+	if err != nil {
+		return nil, err
+	}
+	rel := make(map[relKey]float64, len(vecs))
+	for k, v := range vecs {
+		rel[k] = Cosine(qvec, v)
+	}
+	return rel, nil
+}
+
+// edgeKeys are the distinct relation keys of the roots' subgraph edges, in
+// both directions when r is directed.
+func (r *Relations) edgeKeys(roots []string, subs map[string]kg.Subgraph) []relKey {
 	dirs := []bool{false}
 	if r.Directed {
 		dirs = []bool{false, true}
@@ -385,15 +416,7 @@ func (r *Relations) relevances(ctx context.Context, qvec []float32, roots []stri
 			}
 		}
 	}
-	vecs, err := r.vectors(ctx, keys)
-	if err != nil {
-		return nil, err
-	}
-	rel := make(map[relKey]float64, len(vecs))
-	for k, v := range vecs {
-		rel[k] = Cosine(qvec, v)
-	}
-	return rel, nil
+	return keys
 }
 
 // near is a neighbour of the root: whether it is a hub, and its edges.

@@ -205,3 +205,42 @@ func TestReachTwoHopsRewardsSeveralIntermediates(t *testing.T) {
 		t.Fatalf("best entity %s, want X", ps[0].Entity)
 	}
 }
+
+// Warm embeds every relation text of the subgraphs once, in one call, so
+// that a walk over them encodes nothing and finds the same paths.
+func TestWarmEmbedsEveryRelationOnce(t *testing.T) {
+	for _, directed := range []bool{false, true} {
+		enc := &bagEncoder{vocab: vocab}
+		r := NewRelations(enc, directed)
+		n, err := r.Warm(context.Background(), graph())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 4 // P19, P17, P26, P27
+		if directed {
+			want = 8
+		}
+		if n != want || enc.calls != 1 || enc.texts != want {
+			t.Errorf("directed %t: %d cached, %d calls, %d texts; want %d in 1 call", directed, n, enc.calls, enc.texts, want)
+		}
+		warm, err := r.Reach(context.Background(), vec("place birth"), Mentioned("A"), graph(), 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if enc.calls != 1 {
+			t.Errorf("directed %t: the walk after Warm called the encoder again (%d calls)", directed, enc.calls)
+		}
+		cold, err := NewRelations(&bagEncoder{vocab: vocab}, directed).Reach(context.Background(), vec("place birth"), Mentioned("A"), graph(), 2, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(warm) != len(cold) {
+			t.Fatalf("directed %t: %d paths warm, %d cold", directed, len(warm), len(cold))
+		}
+		for i := range warm {
+			if warm[i].String() != cold[i].String() || warm[i].Relevance != cold[i].Relevance {
+				t.Errorf("directed %t: path %d warm %v (%.3f), cold %v (%.3f)", directed, i, warm[i], warm[i].Relevance, cold[i], cold[i].Relevance)
+			}
+		}
+	}
+}
