@@ -4,6 +4,7 @@ import sys
 
 r = json.load(sys.stdin)
 print(f"Query:        {r['query']}")
+print(f"Method:       {r.get('options', {}).get('method', '?')}")
 ents = ", ".join(f"{e['label']} ({e['qid']})" for e in r["query_entities"]) or "none"
 print(f"Entities:     {ents}")
 print(f"Reformulated: {r['reformulated_query']}  [{r['reformulator']}]")
@@ -17,6 +18,8 @@ for d in r["results"]:
     b = d["breakdown"]
     print(f"  {d['rank']}. {d['title']} ({d['id']})  final {d['score']:.3f}  "
           f"sem {b['semantic']:.3f} ent {b['structural']:.3f}  gate {b['gate']['semantic']:.2f}/{b['gate']['structural']:.2f}")
+    for path in (b.get("paths") or [])[:1]:
+        print(f"       via {path['text']}  (relevance {path['relevance']:.3f})")
 for f in r["fallbacks"]:
     print(f"Fallback:     {f['name']}: {f['reason']}")
 print("Timings (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["timings_ms"].items())))

@@ -159,6 +159,7 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 		RelPrior:              m.RelPrior,
 		EvidenceGate:          m.EvidenceGate,
 		MaxShapleyEvaluations: int64(a.cfg.Server.MaxRequestCost)}
+	cfg.Method = a.cfg.Method
 	if c := a.cfg.Chat; c.BaseURL != "" {
 		cfg.Chat = reformulate.Chat{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: c.Timeout}
 	}

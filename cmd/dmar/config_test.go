@@ -8,8 +8,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/pipeline"
 )
 
 // Flags beat DMAR_* variables, which beat the file, which beats defaults.
@@ -60,4 +64,15 @@ func TestServeRefusesInvalidConfig(t *testing.T) {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// The configuration and the pipeline know the same methods, the default
+// first, and the configured method is what a request starts from.
+func TestConfigMethodsArePipelines(t *testing.T) {
+	if !slices.Equal(config.Methods, pipeline.Methods) {
+		t.Fatalf("config.Methods %v, pipeline.Methods %v", config.Methods, pipeline.Methods)
+	}
+	if d := config.Default(t.TempDir(), t.TempDir()); d.Method != pipeline.MethodDMAR {
+		t.Errorf("default method %q, want %q", d.Method, pipeline.MethodDMAR)
+	}
 }

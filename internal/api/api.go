@@ -10,6 +10,9 @@ package api
 // the server's default; Ptr makes a pointer from a literal.
 type RetrieveRequest struct {
 	Query string `json:"query"`
+	// Method: dmar (the question-aware method, the service's default) |
+	// paper (DMAR-SPEC.md's); the options named beside it override it.
+	Method *string `json:"method,omitempty"`
 
 	N *int `json:"n,omitempty"` // stage-1 candidates
 	M *int `json:"m,omitempty"` // anchors
@@ -73,6 +76,8 @@ func Ptr[T any](v T) *T { return &v }
 // Options are the options a retrieval ran with, every one set (the server's
 // defaults where the request left one out).
 type Options struct {
+	Method string `json:"method,omitempty"` // dmar | paper: the preset the others started from
+
 	N int `json:"n"`
 	M int `json:"m"`
 	P int `json:"p"`

@@ -23,12 +23,15 @@ import (
 
 // Config is everything a dmar process can be told.
 type Config struct {
-	Data     string   `yaml:"data"`   // folder with a KG bundle and corpus.jsonl
-	KG       string   `yaml:"kg"`     // KG bundle folder, when not Data
-	Corpus   string   `yaml:"corpus"` // corpus JSONL, when not Data/corpus.jsonl
-	State    string   `yaml:"state"`  // loaded graphs and indexes, keyed by content
-	Graph    string   `yaml:"graph"`  // "embedded" or neo4j://HOST:PORT
-	Index    string   `yaml:"index"`  // "embedded" or weaviate://HOST:PORT/Class
+	Data   string `yaml:"data"`   // folder with a KG bundle and corpus.jsonl
+	KG     string `yaml:"kg"`     // KG bundle folder, when not Data
+	Corpus string `yaml:"corpus"` // corpus JSONL, when not Data/corpus.jsonl
+	State  string `yaml:"state"`  // loaded graphs and indexes, keyed by content
+	Graph  string `yaml:"graph"`  // "embedded" or neo4j://HOST:PORT
+	Index  string `yaml:"index"`  // "embedded" or weaviate://HOST:PORT/Class
+	// Method is the method requests start from: dmar (question-aware) or
+	// paper (DMAR-SPEC.md's); a request's method option overrides it.
+	Method   string   `yaml:"method"`
 	Neo4j    Neo4j    `yaml:"neo4j"`
 	Weaviate Weaviate `yaml:"weaviate"`
 	Models   Models   `yaml:"models"`
@@ -143,6 +146,10 @@ func CacheDir(getenv func(string) string) string {
 	return filepath.Join(home, ".cache", "dmar")
 }
 
+// Methods are the names method takes, the default first (pipeline.Methods;
+// a test in cmd/dmar keeps the two equal).
+var Methods = []string{"dmar", "paper"}
+
 // DefaultEncoder is models.encoder's default (onnx.DefaultEncoderName).
 const DefaultEncoder = "all-MiniLM-L6-v2"
 
@@ -169,6 +176,7 @@ func Default(cache, data string) Config {
 		State:  filepath.Join(cache, "state"),
 		Graph:  "embedded",
 		Index:  "embedded",
+		Method: Methods[0],
 		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", DocTokens: 128},
 		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu", WritePriority: "low"},
 		Chat:   Chat{Timeout: 10 * time.Second},
@@ -360,6 +368,9 @@ func (c *Config) Validate() Problems {
 	}
 	if c.State == "" {
 		ps.add("state", "must not be empty")
+	}
+	if !slices.Contains(Methods, c.Method) {
+		ps.add("method", "%q: want one of %s", c.Method, strings.Join(Methods, ", "))
 	}
 	if !slices.Contains(EncoderNames, c.Models.Encoder) {
 		ps.add("models.encoder", "%q: want one of %s", c.Models.Encoder, strings.Join(EncoderNames, ", "))

@@ -65,6 +65,7 @@ func TestFileThenEnv(t *testing.T) {
 func TestEveryWrongFieldIsNamed(t *testing.T) {
 	c := config.Default(t.TempDir(), bundleDir(t))
 	f := write(t, "bad.yaml", `graph: mysql://x
+method: question-aware
 neo4j:
   password: hunter2
 server:
@@ -85,8 +86,8 @@ models:
 	ps = append(ps, config.Env(&c, envOf(map[string]string{"DMAR_ORT_THREADS": "many", "DMAR_REQUEST_TIMEOUT": "soon"}))...)
 	ps = append(ps, c.Validate()...)
 	msg := ps.Error()
-	for _, field := range []string{":3: \"password\": secrets are not read", ":14: unknown key \"bogus\"", "server.pprof_addr", "DMAR_ORT_THREADS", "DMAR_REQUEST_TIMEOUT",
-		"graph:", "server.addr", "server.log_level", "server.cors_origins[0]", "server.auth.keys[0].sha256", "server.auth.keys[1].name", "server.auth.keys[1].rate", "models.doc_tokens"} {
+	for _, field := range []string{":4: \"password\": secrets are not read", ":15: unknown key \"bogus\"", "server.pprof_addr", "DMAR_ORT_THREADS", "DMAR_REQUEST_TIMEOUT",
+		"graph:", "method:", "server.addr", "server.log_level", "server.cors_origins[0]", "server.auth.keys[0].sha256", "server.auth.keys[1].name", "server.auth.keys[1].rate", "models.doc_tokens"} {
 		if !strings.Contains(msg, field) {
 			t.Errorf("problems do not name %q:\n%s", field, msg)
 		}

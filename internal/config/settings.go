@@ -29,6 +29,7 @@ func Settings(c *Config) []Setting {
 		{"state", "DMAR_STATE", "state", false, "folder for loaded graphs and indexes, keyed by input content", str(&c.State)},
 		{"graph", "DMAR_GRAPH", "graph", false, "graph backend: embedded, or neo4j://HOST:PORT", str(&c.Graph)},
 		{"index", "DMAR_INDEX", "index", false, "search backend: embedded, or weaviate://HOST:PORT/Class", str(&c.Index)},
+		{"method", "DMAR_METHOD", "method", false, "the method requests start from: dmar (question-aware: the graph channel, the context linker; the default) or paper (DMAR-SPEC.md's); a request's method option overrides it", str(&c.Method)},
 		{"neo4j.user", "DMAR_NEO4J_USER", "", false, "Neo4j user (with a password)", str(&c.Neo4j.User)},
 		{"neo4j.database", "DMAR_NEO4J_DATABASE", "", false, "Neo4j database (default neo4j)", str(&c.Neo4j.Database)},
 		{"models.encoder", "DMAR_ENCODER", "encoder", false, "sentence encoder: all-MiniLM-L6-v2 (default), bge-small-en-v1.5, bge-small-en-v1.5-int8 or e5-small-v2-int8 (docs/onnx.md)", str(&c.Models.Encoder)},

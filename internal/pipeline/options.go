@@ -9,6 +9,11 @@ import (
 // Options are every knob of the method (docs/method.md), settable per request. JSON names are
 // the REST API's field names.
 type Options struct {
+	// Method names the preset the other options started from (WithMethod):
+	// dmar, the question-aware method (QuestionAware), or paper,
+	// DMAR-SPEC.md's (Defaults). Options a request names override it.
+	Method string `json:"method,omitempty"`
+
 	N int `json:"n"` // stage-1 candidates
 	M int `json:"m"` // anchors
 	P int `json:"p"` // stage-2 candidates
@@ -104,7 +109,8 @@ type Options struct {
 func Defaults() Options {
 	sp := kg.DefaultSubgraphParams()
 	return Options{
-		N: 100, M: 3, P: 20, K: 5,
+		Method: MethodPaper,
+		N:      100, M: 3, P: 20, K: 5,
 		Hops: sp.Hops, MaxNodes: sp.MaxNodes, HubDegree: sp.HubDegree,
 		Lambda: 0.5, Shapley: "exact", Samples: 50, Seed: 0,
 		Stage1: "bm25", Stage1Alpha: 0.5, Stage2: "hybrid", Stage2Alpha: 0.5, Fusion: retrieval.RelativeScore,
@@ -129,6 +135,7 @@ func Defaults() Options {
 // on dev. The learned relation prior (path_prior) is left off: it
 // helped on train but not on dev (docs/method.md).
 func (o Options) QuestionAware() Options {
+	o.Method = MethodDMAR
 	o.Linking = "context"
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	o.StructureNeedsChannel = true
@@ -137,6 +144,47 @@ func (o Options) QuestionAware() Options {
 	o.Stage1 = "hybrid"         // its top hit is Q's subject more often than BM25's (kgqa train 473 vs 450 of 550): a better graph_roots root
 	// kgqa train: dmar R@5 .700 -> .730 (+.030 [+.016, +.044]), nDCG@10 .592 -> .622, AR@5 .744 -> .764
 	o.GraphRelationQuery = "masked"
+	return o
+}
+
+// The methods a request or the configuration can start from (method).
+const (
+	// MethodDMAR is the question-aware method (QuestionAware): dmar serve's
+	// default and dmar eval's dmar.
+	MethodDMAR = "dmar"
+	// MethodPaper is DMAR-SPEC.md's method (Defaults): dmar eval's dmar-paper.
+	MethodPaper = "paper"
+)
+
+// Methods lists the method names, the service's default first.
+var Methods = []string{MethodDMAR, MethodPaper}
+
+// WithMethod is o started over from the named method: QuestionAware for
+// dmar, Paper for paper. Every option the method does not set keeps o's
+// value (k, n, the subgraph parameters...), so a server configured with
+// other sizes keeps them whichever method a request names.
+func (o Options) WithMethod(name string) (Options, error) {
+	switch name {
+	case MethodDMAR:
+		return o.QuestionAware(), nil
+	case MethodPaper:
+		return o.Paper(), nil
+	}
+	return o, errs.Field("method", "must be one of %v, got %q", Methods, errs.Clip(name, errs.MaxEcho))
+}
+
+// Paper undoes QuestionAware: every option QuestionAware sets goes back to
+// its value in Defaults (the paper's), the others keep o's.
+func (o Options) Paper() Options {
+	d := Defaults()
+	o.Method = MethodPaper
+	o.Linking = d.Linking
+	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = d.GraphRecall, d.GraphRoots, d.GraphWeight, d.GraphBoost, d.GraphRelations
+	o.StructureNeedsChannel = d.StructureNeedsChannel
+	o.GraphPopularity = d.GraphPopularity
+	o.Stage2Vector = d.Stage2Vector
+	o.Stage1 = d.Stage1
+	o.GraphRelationQuery = d.GraphRelationQuery
 	return o
 }
 
@@ -244,7 +292,14 @@ func (o Options) Validate() error {
 		}
 		return errs.Field(name, "must be one of %v, got %q", allowed, errs.Clip(v, errs.MaxEcho))
 	}
+	optional := func(name, v string, allowed ...string) error { // "" is unset
+		if v == "" {
+			return nil
+		}
+		return oneOf(name, v, allowed...)
+	}
 	for _, err := range []error{
+		optional("method", o.Method, Methods...),
 		intIn("n", o.N, 1, 1000),
 		intIn("m", o.M, 1, 20),
 		intIn("p", o.P, 1, 200),

@@ -66,6 +66,9 @@ type Config struct {
 	CacheSize int
 	CacheTTL  time.Duration
 	Defaults  *Options // nil: Defaults()
+	// Method, when set (dmar or paper), starts the defaults over from that
+	// method (Options.WithMethod).
+	Method string
 	// MaxShapleyEvaluations bounds the structural work one request may ask
 	// for, in game evaluations (query subgraphs x samples x documents in
 	// Monte Carlo mode); a request over it is refused with 422 before the
@@ -108,6 +111,12 @@ func New(cfg Config) (*Pipeline, error) {
 	d := Defaults()
 	if cfg.Defaults != nil {
 		d = *cfg.Defaults
+	}
+	if cfg.Method != "" {
+		var err error
+		if d, err = d.WithMethod(cfg.Method); err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
 	}
 	if err := d.Validate(); err != nil {
 		return nil, fmt.Errorf("pipeline: default options: %w", err)

@@ -26,7 +26,7 @@ type AnswerInput struct {
 // DecodeAnswer reads an answer request as strictly as DecodeRetrieve.
 func DecodeAnswer(r io.Reader, defaults pipeline.Options) (AnswerInput, error) {
 	req := AnswerInput{RetrieveInput: RetrieveInput{Options: defaults}}
-	if err := decodeStrict(r, &req); err != nil {
+	if err := decodeWithMethod(r, &req, &req.Options); err != nil {
 		return req, err
 	}
 	return req, checkText("query", req.Query)

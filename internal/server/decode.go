@@ -26,10 +26,12 @@ type RetrieveInput struct {
 
 // DecodeRetrieve reads a retrieve request strictly: unknown fields, wrong
 // types, trailing data and oversized bodies are errors naming the problem.
-// The CLI's local query decodes with it too, so both answer alike.
+// The CLI's local query decodes with it too, so both answer alike. A method
+// the body names (dmar, paper) replaces the defaults' before the other
+// options it names apply.
 func DecodeRetrieve(r io.Reader, defaults pipeline.Options) (RetrieveInput, error) {
 	req := RetrieveInput{Options: defaults}
-	if err := decodeStrict(r, &req); err != nil {
+	if err := decodeWithMethod(r, &req, &req.Options); err != nil {
 		return req, err
 	}
 	return req, checkText("query", req.Query)
@@ -67,16 +69,52 @@ func decodeStrict(r io.Reader, v any) error { return decodeStrictLimit(r, v, api
 
 // decodeStrictLimit is decodeStrict for bodies of up to limit bytes.
 func decodeStrictLimit(r io.Reader, v any, limit int) error {
+	body, err := readBody(r, limit)
+	if err != nil {
+		return err
+	}
+	return decodeBody(body, v)
+}
+
+// decodeWithMethod is decodeStrict for a body that carries the options: a
+// method the body names (dmar or paper) first starts *opts over from that
+// method, so that the options named beside it override the method's.
+func decodeWithMethod(r io.Reader, v any, opts *pipeline.Options) error {
+	body, err := readBody(r, api.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	// A method of the wrong type or case is left to decodeBody, which names it.
+	var m struct {
+		Method *string `json:"method"`
+	}
+	if json.Unmarshal(body, &m) == nil && m.Method != nil {
+		o, err := opts.WithMethod(*m.Method)
+		if err != nil {
+			return err
+		}
+		*opts = o
+	}
+	return decodeBody(body, v)
+}
+
+// readBody reads a request body of at most limit bytes that is not empty.
+func readBody(r io.Reader, limit int) ([]byte, error) {
 	body, err := io.ReadAll(io.LimitReader(r, int64(limit)+1))
 	if err != nil {
-		return errs.Wrap(errs.Invalid, err, "could not read the request body")
+		return nil, errs.Wrap(errs.Invalid, err, "could not read the request body")
 	}
 	if len(body) > limit {
-		return &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", limit)}
+		return nil, &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", limit)}
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
-		return errs.E(errs.Invalid, "request body is empty; send a JSON object")
+		return nil, errs.E(errs.Invalid, "request body is empty; send a JSON object")
 	}
+	return body, nil
+}
+
+// decodeBody decodes body into v strictly.
+func decodeBody(body []byte, v any) error {
 	// encoding/json matches keys case-insensitively, lets a later duplicate
 	// win and reads null as "leave it": checkShape refuses all three first.
 	// A syntax error it meets is left to Decode, which words it.

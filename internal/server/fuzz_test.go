@@ -23,6 +23,8 @@ var retrieveSeeds = []string{
 	`{"query": "\u0000\ud800", "lambda": 1e309}`, `{"query": "q", "k": -1, "hops": 99}`,
 	`{"QUERY": "q"}`, `{"query": "q", "k": 1, "k": 2}`, `{"query": "q", "k": null}`, `{"query": "q", "filter": {"any_entities": [null]}}`,
 	`{"query": "q", "filter": {"IDS": ["a"]}}`, `{"query": "\u0000"}`,
+	`{"query": "q", "method": "dmar"}`, `{"query": "q", "method": "paper", "graph_recall": 2}`, `{"query": "q", "method": "nope"}`,
+	`{"method": 1, "query": "q"}`, `{"query": "q", "Method": "dmar"}`,
 }
 
 // The decoder never panics; every rejection is a client error (a code a

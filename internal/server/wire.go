@@ -45,7 +45,8 @@ func toStatement(s *pipeline.Statement) *api.Statement {
 // ToOptions converts the options a retrieval ran with.
 func ToOptions(o pipeline.Options) api.Options {
 	return api.Options{
-		N: o.N, M: o.M, P: o.P, K: o.K,
+		Method: o.Method,
+		N:      o.N, M: o.M, P: o.P, K: o.K,
 		Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree,
 		Lambda: o.Lambda, Shapley: o.Shapley, Samples: o.Samples, Seed: o.Seed,
 		Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Stage2: o.Stage2, Stage2Alpha: o.Stage2Alpha, Stage2Vector: o.Stage2Vector, Fusion: string(o.Fusion),
