@@ -3,7 +3,8 @@
 # DATA (default ../shared/data/codexm-film; codexm once its index is built),
 # runs the concurrency levels with `dmar bench load` and stops the server.
 #   scripts/loadtest.sh [OUT_DIR]   (env: DATA, LEVELS=1,2,4,8,16,32, DURATION=15s,
-#                                    QUESTIONS=JSONL with a question field, PORT=18090)
+#                                    QUESTIONS=JSONL with a question field, PORT=18090,
+#                                    OPTIONS=extra JSON members of each request, e.g. '"k":5,"method":"paper"')
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/dmar-loadtest}
@@ -22,4 +23,5 @@ done
 echo "load test: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), data $data" | tee "$out/env.txt"
 args=(--addr "127.0.0.1:$port" --pid "$pid" --levels "${LEVELS:-1,2,4,8,16,32}" --duration "${DURATION:-15s}" --out "$out")
 [ -n "${QUESTIONS:-}" ] && args+=(--questions "$QUESTIONS")
+[ -n "${OPTIONS:-}" ] && args+=(--options "$OPTIONS")
 bin/dmar bench load "${args[@]}" | tee "$out/table.txt"
