@@ -155,7 +155,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			s.Kind, s.Alpha = n, alpha
 		case "dmar":
 		case "dmar-paper":
-			o, s.Ablates = paper, "the paper's method (DMAR-SPEC.md; the service's default options)"
+			o, s.Ablates = paper, "the paper's method (DMAR-SPEC.md; a request's method paper)"
 		case "kg-walk":
 			s.Kind = n
 			s.Ablates = fmt.Sprintf("graph channel alone: documents of the entities %d hop(s) from Q's linked entities and the top %d stage-1 document(s)' entities, ranked by path relevance + %.2f x cos(Q, D); no root ranks nothing", o.GraphRecall, o.GraphRoots, o.GraphWeight)
