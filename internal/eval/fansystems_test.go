@@ -25,6 +25,8 @@ func TestRankingVariants(t *testing.T) {
 			o.GraphRelationQuery, o.GraphRelations, o.GraphFanout = "masked", "directed", 0.03
 		}},
 		"kg-walk-mask-w0.4": {"kg-walk", func(o *pipeline.Options) { o.GraphRelationQuery, o.GraphWeight = "masked", 0.4 }},
+		"dmar-util":         {"dmar", func(o *pipeline.Options) { o.Utility = "path" }},
+		"dmar-util0.25":     {"dmar", func(o *pipeline.Options) { o.Utility, o.PathWeight = "path", 0.25 }},
 	} {
 		ss, err := Systems([]string{name}, pipeline.Defaults(), 20, 0.5)
 		if err != nil {
@@ -36,7 +38,7 @@ func TestRankingVariants(t *testing.T) {
 			t.Errorf("%s: kind %s, options %+v, want %s %+v", name, s.Kind, *s.Options, c.kind, want)
 		}
 	}
-	for _, bad := range []string{"dmar-fanx", "dmar-fan2", "kg-walk-mask-fan", "dmar-mask-up", "dmar-masked", "dmar-mask-w2", "dmar-w0.4"} {
+	for _, bad := range []string{"dmar-fanx", "dmar-fan2", "kg-walk-mask-fan", "dmar-mask-up", "dmar-masked", "dmar-mask-w2", "dmar-w0.4", "dmar-utilx", "dmar-util2"} {
 		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil {
 			t.Errorf("%s was accepted", bad)
 		}

@@ -210,7 +210,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			}
 			kind, vo, ok := graphVariant(n, paper)
 			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, fanX, dir (dmar-mask-fan0.04), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
+				return nil, fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, fanX, dir, util, utilC (dmar-mask-fan0.04), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
 			}
 			s.Kind, o = kind, vo
 			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
