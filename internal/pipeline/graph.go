@@ -87,16 +87,21 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		r.trace.fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
 		return ch, nil
 	}
-	fail := func(what string, err error) (graphChannel, error) {
+	// A failing graph backend is graph_unavailable wherever it fails (the
+	// one signal operators watch for a graph outage: with
+	// structure_needs_channel an empty channel also turns the structural
+	// path off, so no later graph call would report it); a failing index
+	// is the channel's own graph_recall_unavailable.
+	fail := func(name, what string, err error) (graphChannel, error) {
 		if ctx.Err() != nil {
 			return graphChannel{}, ctx.Err()
 		}
-		r.trace.fallback("graph_recall_unavailable", what+" failed, the graph channel adds nothing: "+err.Error())
+		r.trace.fallback(name, what+" failed, the graph channel adds nothing: "+err.Error())
 		return graphChannel{paths: map[string]GraphPath{}}, nil
 	}
 	subs, err := r.p.ChannelSubgraphs(ctx, roots, o.GraphRecall, o.HubDegree)
 	if err != nil {
-		return fail("subgraph extraction", err)
+		return fail("graph_unavailable", "the graph channel's subgraph extraction", err)
 	}
 	ch.roots, ch.subs = starts, subs
 	prior, err := r.stepPrior(ctx, qvec)
@@ -131,7 +136,7 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 	// port's Documents fetches them on every backend.
 	docs, err := r.p.cfg.Index.Documents(ctx, ids)
 	if err != nil {
-		return fail("fetching the entities' documents", err)
+		return fail("graph_recall_unavailable", "fetching the entities' documents", err)
 	}
 	keep := filterOf(o.Filter)
 	kept := make([]retrieval.Document, 0, len(docs))
@@ -287,7 +292,7 @@ func (r request) popularity(ctx context.Context, docs []retrieval.Document) (map
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.trace.fallback("graph_popularity_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
+		r.trace.fallback("graph_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
 		return nil, nil
 	}
 	out := make(map[string]float64, len(ents))

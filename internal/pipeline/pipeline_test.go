@@ -516,3 +516,33 @@ func TestOptionErrorsClipTheValue(t *testing.T) {
 		t.Fatalf("error of %d bytes: %.120v", len(fmt.Sprint(err)), err)
 	}
 }
+
+// linksButDown links (the graph was up when Q was linked) and then fails
+// every other call, as a Neo4j that dies mid-request would.
+type linksButDown struct{ kg.Graph }
+
+func (linksButDown) Subgraphs(context.Context, []string, kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+	return nil, errDown
+}
+func (linksButDown) Entities(context.Context, []string) (map[string]kg.Entity, error) {
+	return nil, errDown
+}
+
+// The question-aware method reports a graph outage as graph_unavailable
+// too: its graph channel is where the first failing call is, and with
+// structure_needs_channel no later graph call is made that would say so.
+func TestGraphDownDegradesQuestionAware(t *testing.T) {
+	for name, g := range map[string]func(kg.Graph) kg.Graph{
+		"down":            func(g kg.Graph) kg.Graph { return downGraph{g} },
+		"down after link": func(g kg.Graph) kg.Graph { return linksButDown{g} },
+	} {
+		p := newPipeline(t, func(c *pipeline.Config) { c.Graph = g(c.Graph) })
+		res, err := p.Retrieve(context.Background(), nolan, p.Defaults().QuestionAware())
+		if err != nil {
+			t.Fatalf("%s: a graph outage must degrade, not fail: %v", name, err)
+		}
+		if !hasFallback(res, "graph_unavailable") || len(res.Results) != 5 {
+			t.Errorf("%s: fallbacks %v, %d results", name, fallbackNames(res), len(res.Results))
+		}
+	}
+}
