@@ -108,7 +108,7 @@ type models = onnx.Models
 func (a *appFlags) openModels(log *slog.Logger) (*models, error) {
 	mc := a.cfg.Models
 	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ortConfig(a.cfg.ORT),
-		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate}, log)
+		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, RelationEncoder: mc.RelationEncoder, RelationEncoderDir: mc.RelationEncoderFolder(), GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate}, log)
 }
 
 func ortConfig(o config.ORT) onnx.Config {
@@ -160,6 +160,9 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 		EvidenceGate:          m.EvidenceGate,
 		MaxShapleyEvaluations: int64(a.cfg.Server.MaxRequestCost)}
 	cfg.Method = a.cfg.Method
+	if m.RelationEncoder != m.Encoder {
+		cfg.RelationEncoder = m.RelationEncoder
+	}
 	if c := a.cfg.Chat; c.BaseURL != "" {
 		cfg.Chat = reformulate.Chat{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: c.Timeout}
 	}

@@ -62,11 +62,14 @@ type Models struct {
 	Encoder      string `yaml:"encoder"` // a name of the encoder registry (internal/scoring/onnx/registry.go)
 	EncoderDir   string `yaml:"encoder_dir"`
 	EncoderBatch int    `yaml:"encoder_batch"` // texts per encoder call
-	GNN          string `yaml:"gnn"`           // empty: the GED heuristic
-	Gate         string `yaml:"gate"`          // empty: fixed weights
-	RelPrior     string `yaml:"relprior"`      // question -> relation prior; empty: off
-	EvidenceGate string `yaml:"evgate"`        // evidence-aware gate (option gate=evidence); empty: off
-	DocTokens    int    `yaml:"doc_tokens"`
+	// RelationEncoder is the registry name of the encoder path relevance
+	// matches questions to relation texts with; empty: Encoder.
+	RelationEncoder string `yaml:"relation_encoder"`
+	GNN             string `yaml:"gnn"`      // empty: the GED heuristic
+	Gate            string `yaml:"gate"`     // empty: fixed weights
+	RelPrior        string `yaml:"relprior"` // question -> relation prior; empty: off
+	EvidenceGate    string `yaml:"evgate"`   // evidence-aware gate (option gate=evidence); empty: off
+	DocTokens       int    `yaml:"doc_tokens"`
 }
 
 // ORT configures ONNX Runtime.
@@ -151,7 +154,11 @@ func CacheDir(getenv func(string) string) string {
 var Methods = []string{"dmar", "paper"}
 
 // DefaultEncoder is models.encoder's default (onnx.DefaultEncoderName).
-const DefaultEncoder = "all-MiniLM-L6-v2"
+const DefaultEncoder = "bge-small-en-v1.5-int8"
+
+// DefaultRelationEncoder is models.relation_encoder's default: the model
+// path relevance's constants were chosen with (internal/scoring/pathrel).
+const DefaultRelationEncoder = "all-MiniLM-L6-v2"
 
 // EncoderNames are the names of the encoder registry
 // (internal/scoring/onnx/registry.go; a test there keeps the two equal).
@@ -168,6 +175,15 @@ func (m Models) EncoderFolder() string {
 	return m.EncoderDir
 }
 
+// RelationEncoderFolder is the folder of the relation encoder: beside the
+// configured encoder's folder, under its name ("" when it is Encoder's).
+func (m Models) RelationEncoderFolder() string {
+	if m.RelationEncoder == "" || m.RelationEncoder == m.Encoder {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(m.EncoderFolder()), m.RelationEncoder)
+}
+
 // Default is the configuration that serves the embedded backend over data,
 // keeping state and models under cache.
 func Default(cache, data string) Config {
@@ -177,7 +193,7 @@ func Default(cache, data string) Config {
 		Graph:  "embedded",
 		Index:  "embedded",
 		Method: Methods[0],
-		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", DocTokens: 128},
+		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, RelationEncoder: DefaultRelationEncoder, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", DocTokens: 128},
 		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu", WritePriority: "low"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,

@@ -196,7 +196,7 @@ func TestKeyRatesAreFiniteAndHashesUnique(t *testing.T) {
 // set elsewhere it is used as given.
 func TestEncoderFolderFollowsTheEncoder(t *testing.T) {
 	c := config.Default("/c", "")
-	if c.Models.Encoder != config.DefaultEncoder || c.Models.EncoderFolder() != "/c/models/all-MiniLM-L6-v2" {
+	if c.Models.Encoder != config.DefaultEncoder || c.Models.EncoderFolder() != "/c/models/bge-small-en-v1.5-int8" {
 		t.Fatalf("default: %q %q", c.Models.Encoder, c.Models.EncoderFolder())
 	}
 	c.Models.Encoder = "bge-small-en-v1.5"

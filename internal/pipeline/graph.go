@@ -397,6 +397,11 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	if err != nil {
 		return nil, fmt.Errorf("encode query: %w", err)
 	}
+	if p.cfg.RelationEncoder != nil {
+		if _, err := r.encodeRelationQuestion(ctx, []string{query}); err != nil {
+			return nil, err
+		}
+	}
 	ms, err := r.linkWith(ctx, vecs[0])
 	if err != nil {
 		if ctx.Err() != nil {
@@ -458,7 +463,7 @@ func (r request) stepPrior(ctx context.Context, qvec []float32) (map[pathrel.Ste
 		}
 		return nil, nil
 	}
-	pr, err := r.p.cfg.RelPrior.Prior(ctx, qvec)
+	pr, err := r.p.cfg.RelPrior.Prior(ctx, r.relVec(qvec))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

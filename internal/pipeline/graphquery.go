@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
 // The graph channel's relation query (graph_relation_query; off by
@@ -22,13 +23,13 @@ import (
 // nothing is left or nothing was linked).
 func (r request) relationQuery(ctx context.Context, qvec []float32) ([]float32, error) {
 	if r.opts.GraphRelationQuery != "masked" {
-		return qvec, nil
+		return r.relVec(qvec), nil
 	}
 	q := maskMentions(r.query, r.mentions)
 	if q == "" || q == strings.TrimSpace(r.query) {
-		return qvec, nil
+		return r.relVec(qvec), nil
 	}
-	vs, err := r.p.cfg.Encoder.Encode(ctx, []string{q})
+	vs, err := r.p.relationEncoder().Encode(ctx, []string{q})
 	if err != nil {
 		return nil, fmt.Errorf("encode the relation query: %w", err)
 	}
@@ -64,17 +65,73 @@ func (r request) encodeQuestion(ctx context.Context) ([]float32, *earlyLink, err
 		}
 	}
 	texts := []string{r.query}
-	if el != nil && el.masked != "" && el.masked != strings.TrimSpace(r.query) {
+	masked := el != nil && el.masked != "" && el.masked != strings.TrimSpace(r.query)
+	if masked {
 		texts = append(texts, el.masked)
+	}
+	if r.p.cfg.RelationEncoder != nil {
+		// Q under the relation encoder (and the masked Q), beside enc(Q).
+		var rel [][]float32
+		var relErr error
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			rel, relErr = r.encodeRelationQuestion(ctx, texts)
+		}()
+		vecs, err := r.p.cfg.Encoder.Encode(ctx, texts[:1])
+		<-done
+		if err != nil {
+			return nil, nil, fmt.Errorf("encode query: %w", err)
+		}
+		if relErr != nil {
+			return nil, nil, relErr
+		}
+		if masked {
+			el.vec = rel[1]
+		}
+		return vecs[0], el, nil
 	}
 	vecs, err := r.p.cfg.Encoder.Encode(ctx, texts)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode query: %w", err)
 	}
-	if len(vecs) == 2 {
+	if masked {
 		el.vec = vecs[1]
 	}
 	return vecs[0], el, nil
+}
+
+// relQuestion is Q under a relation encoder of its own
+// (Config.RelationEncoder), nil without one.
+type relQuestion struct{ vec []float32 }
+
+// relationEncoder is the encoder of the relation texts and the question
+// they are compared with.
+func (p *Pipeline) relationEncoder() scoring.Encoder {
+	if p.cfg.RelationEncoder != nil {
+		return p.cfg.RelationEncoder
+	}
+	return p.cfg.Encoder
+}
+
+// encodeRelationQuestion encodes texts (Q first) with the relation encoder
+// and keeps Q's vector for relVec.
+func (r request) encodeRelationQuestion(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := r.p.relationEncoder().Encode(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("encode the relation query: %w", err)
+	}
+	r.relQ.vec = vs[0]
+	return vs, nil
+}
+
+// relVec is the vector of Q that relation cosines read: qvec = enc(Q), or
+// Q under the relation encoder when it has one of its own.
+func (r request) relVec(qvec []float32) []float32 {
+	if r.relQ != nil && r.relQ.vec != nil {
+		return r.relQ.vec
+	}
+	return qvec
 }
 
 // candidates are the early link's candidates; ok is false without one.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -171,5 +172,90 @@ func TestMaskedQuestionEncodedWithQ(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no one-hop result to check")
+	}
+}
+
+// otherEncoder is a second deterministic encoder: hashEncoder's vectors of
+// the text with every word salted, so its cosines differ from hashEncoder's.
+type otherEncoder struct{ recordingEncoder }
+
+func (*otherEncoder) Version() string { return "test-other-encoder" }
+func (e *otherEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
+	salted := make([]string, len(texts))
+	for i, s := range texts {
+		for _, w := range strings.Fields(s) {
+			salted[i] += w + "~ " + w + "# "
+		}
+	}
+	if _, err := e.recordingEncoder.Encode(ctx, texts); err != nil { // records the texts
+		return nil, err
+	}
+	return hashEncoder{}.Encode(ctx, salted)
+}
+
+// With a relation encoder of its own (models.relation_encoder), every path
+// relevance a response shows is the relation encoder's cosine of the
+// question (masked, as the channel reads it) and the relation text, on the
+// channel's paths and on the named paths alike, in Retrieve and GraphWalk;
+// the retrieval encoder never sees a relation text.
+func TestRelationEncoderScoresPaths(t *testing.T) {
+	ctx := context.Background()
+	main, rel := &recordingEncoder{}, &otherEncoder{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.Encoder, c.RelationEncoder = main, rel })
+	relCos := func(q string, st pathrel.Step) float64 {
+		vs, err := (&otherEncoder{}).Encode(ctx, []string{q, pathrel.Text(st.Label, st.PID, false)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pathrel.Cosine(vs[0], vs[1])
+	}
+	checked, differs := 0, 0
+	for _, mode := range []string{"masked", "question"} {
+		o := p.Defaults().QuestionAware()
+		o.K, o.P, o.GraphRelationQuery = 10, 20, mode
+		q := map[string]string{"masked": maskedNolan, "question": nolan}[mode]
+		res, err := p.Retrieve(ctx, nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		walked, err := p.GraphWalk(ctx, nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range []*pipeline.Result{res, walked} {
+			for _, d := range r.Results {
+				var steps []pathrel.Step
+				if g := d.Breakdown.Graph; g != nil {
+					steps = append(steps, g.Steps...)
+				}
+				for _, np := range d.Breakdown.Paths {
+					steps = append(steps, np.Steps...)
+				}
+				for _, st := range steps {
+					want := relCos(q, st)
+					if math.Abs(st.Relevance-want) > 1e-9 {
+						t.Errorf("%s: %s: step %s relevance %v, want the relation encoder's %v", mode, d.ID, st.PID, st.Relevance, want)
+					}
+					mv, _ := hashEncoder{}.Encode(ctx, []string{q, pathrel.Text(st.Label, st.PID, false)})
+					if math.Abs(pathrel.Cosine(mv[0], mv[1])-want) > 1e-6 {
+						differs++
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked == 0 || differs == 0 {
+		t.Fatalf("%d steps checked, %d where the two encoders differ: nothing tells them apart", checked, differs)
+	}
+	for _, call := range main.calls {
+		for _, s := range call {
+			if s != nolan {
+				t.Errorf("the retrieval encoder encoded %q; it should see only Q", s)
+			}
+		}
+	}
+	if len(rel.calls) == 0 {
+		t.Fatal("the relation encoder was never called")
 	}
 }

@@ -108,7 +108,7 @@ func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry,
 		rels := r.p.relations(r.opts.GraphRelations == "directed")
 		for _, q := range qsubs {
 			root := q.sg.Root
-			paths, err := rels.Reach(ctx, r.graph.relationVector(qvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
+			paths, err := rels.Reach(ctx, r.graph.relationVector(r.relVec(qvec)), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
 			if err != nil {
 				return ix, err
 			}

@@ -79,7 +79,7 @@ func (r request) bestPaths(ctx context.Context, qvec []float32, qsubs []*entry) 
 	for i, q := range qsubs {
 		roots[i], subs[q.sg.Root] = q.sg.Root, q.sg
 	}
-	paths, err := r.p.relations(r.opts.GraphRelations == "directed").Reach(ctx, qvec, pathrel.Mentioned(roots...), subs, min(r.opts.Hops, 2), prior)
+	paths, err := r.p.relations(r.opts.GraphRelations == "directed").Reach(ctx, r.relVec(qvec), pathrel.Mentioned(roots...), subs, min(r.opts.Hops, 2), prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

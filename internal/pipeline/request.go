@@ -24,10 +24,13 @@ type request struct {
 	// early are Q's link candidates and masked question, read before Q was
 	// encoded (graphquery.go), or nil.
 	early *earlyLink
+	// relQ holds Q under a relation encoder of its own (graphquery.go);
+	// shared by the request's copies, set once when Q is encoded.
+	relQ *relQuestion
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}, graph: &graphChannel{}}
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}, graph: &graphChannel{}, relQ: &relQuestion{}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings

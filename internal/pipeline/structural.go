@@ -121,7 +121,7 @@ func (r request) pathRelevance(ctx context.Context, qvec []float32, qsubs []*ent
 		return nil, err
 	}
 	for j, q := range qsubs {
-		paths, err := rels.Reach(ctx, qvec, pathrel.Mentioned(q.sg.Root), map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
+		paths, err := rels.Reach(ctx, r.relVec(qvec), pathrel.Mentioned(q.sg.Root), map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

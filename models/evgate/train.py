@@ -222,6 +222,7 @@ def main():
     ap.add_argument("--eval", default="")
     ap.add_argument("--out", default="")
     ap.add_argument("--metrics", default="")
+    ap.add_argument("--encoder", required=True, help="the registry name of the encoder whose scores the rows hold (recorded in the model)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--gradcheck", action="store_true")
@@ -293,7 +294,7 @@ def main():
                      f"fixed_{best_fixed}": rank_metrics(d, best_fixed, dg), "semantic_only": rank_metrics(d, 1.0, dg)}
     print(json.dumps({k: v for k, v in res.items() if k not in ("mu", "sd", "fixed_alpha_sweep_train_recall@5")}, indent=1))
     if a.out:
-        export(gate, mu, sd, names, a.out, {"trained_on": "kgqa/train.jsonl", "loss": "pairwise logistic", "model": res["model"]})
+        export(gate, mu, sd, names, a.out, {"trained_on": "kgqa/train.jsonl", "loss": "pairwise logistic", "model": res["model"], "encoder": a.encoder})
     if a.metrics:
         with open(a.metrics, "w") as f:
             json.dump(res, f, indent=1)

@@ -10,7 +10,16 @@
 set -euo pipefail
 cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
-work="${WORK:-$cache/evgate-train}"
+# The encoder whose scores it weighs: DMAR_ENCODER, else the default. The default
+# encoder's model is models/evgate/evgate.onnx, another's evgate-NAME.onnx (beside
+# its metrics), which dmar picks for that encoder (internal/scoring/onnx).
+enc="${DMAR_ENCODER:-bge-small-en-v1.5-int8}"
+export DMAR_ENCODER="$enc"
+out=models/evgate/evgate.onnx metrics=models/evgate/metrics.json
+if [ "$enc" != bge-small-en-v1.5-int8 ]; then
+	out=models/evgate/evgate-$enc.onnx metrics=models/evgate/metrics-$enc.json
+fi
+work="${WORK:-$cache/evgate-train/$enc}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
 . models/pyenv.sh # sets py
 mkdir -p "$work"
@@ -22,10 +31,11 @@ for split in train dev; do
 done
 # 2. Gradient check, training (model shape and early stopping on held-out
 #    TRAIN questions), ONNX export and the dev report.
-"$py" models/evgate/train.py --train "$work/kgqa-train" --gradcheck --seed "$seed"
-"$py" models/evgate/train.py --train "$work/kgqa-train" --eval "$work/kgqa-dev" --seed "$seed" \
-	--out models/evgate/evgate.onnx --metrics models/evgate/metrics.json
+"$py" models/evgate/train.py --train "$work/kgqa-train" --gradcheck --seed "$seed" --encoder "$enc"
+"$py" models/evgate/train.py --train "$work/kgqa-train" --eval "$work/kgqa-dev" --seed "$seed" --encoder "$enc" \
+	--out "$out" --metrics "$metrics"
 # 3. ONNX Runtime outputs on fixed rows, for the Go reference test.
+[ "$out" = models/evgate/evgate.onnx ] || exit 0
 "$py" models/evgate/check_onnx.py --model models/evgate/evgate.onnx --out internal/scoring/onnx/testdata/evgate_ort.json \
 	--other internal/scoring/onnx/testdata/evgate_otherfeatures.onnx
 go test ./internal/scoring/onnx/ -run EvidenceGate

@@ -165,7 +165,7 @@ def gradcheck(data, seed):
     return worst
 
 
-def export(p, path):
+def export(p, path, encoder):
     import onnx
     from onnx import TensorProto, helper, numpy_helper
     inits = [numpy_helper.from_array(v.astype(np.float32), name=k) for k, v in p.items()]
@@ -181,6 +181,8 @@ def export(p, path):
                           [helper.make_tensor_value_info("weights", TensorProto.FLOAT, ["B", 2])], inits)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], producer_name="dmar models/gate/train.py")
     m.ir_version = 8
+    # dmar refuses a gate trained on another encoder's vectors (internal/scoring/onnx/gate.go)
+    helper.set_model_props(m, {"encoder": encoder})
     onnx.checker.check_model(m)
     onnx.save(m, path)
 
@@ -191,6 +193,7 @@ def main():
     ap.add_argument("--eval", help="features of the evaluation set (kgqa/dev): reported, never used to fit or select")
     ap.add_argument("--out", help="gate.onnx to write")
     ap.add_argument("--metrics", help="metrics.json to write")
+    ap.add_argument("--encoder", required=True, help="the registry name of the encoder whose vectors the features hold (recorded in the model)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--epochs", type=int, default=300)
     ap.add_argument("--lr", type=float, default=1e-3)
@@ -258,7 +261,7 @@ def main():
                     print(f"{split} {k:14s} MRR {mrr:.4f}  Recall@5 {r5:.4f}")
     print(f"best fixed alpha on train: {best_alpha}")
     if a.out:
-        export(p, a.out)
+        export(p, a.out, a.encoder)
         print(f"wrote {a.out}")
     if a.metrics:
         with open(a.metrics, "w") as f:

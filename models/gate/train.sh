@@ -10,7 +10,16 @@
 set -euo pipefail
 cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
-work="${WORK:-$cache/gate-train}"
+# The encoder whose vectors it reads: DMAR_ENCODER, else the default. The default
+# encoder's model is models/gate/gate.onnx, another's gate-NAME.onnx (beside
+# its metrics), which dmar picks for that encoder (internal/scoring/onnx).
+enc="${DMAR_ENCODER:-bge-small-en-v1.5-int8}"
+export DMAR_ENCODER="$enc"
+out=models/gate/gate.onnx metrics=models/gate/metrics.json
+if [ "$enc" != bge-small-en-v1.5-int8 ]; then
+	out=models/gate/gate-$enc.onnx metrics=models/gate/metrics-$enc.json
+fi
+work="${WORK:-$cache/gate-train/$enc}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
 . models/pyenv.sh # sets py
 mkdir -p "$work"
@@ -30,9 +39,10 @@ train="$work/kgqa-train"
 if [ "${SETS:-kgqa}" = all ]; then
 	train="$train,$work/hotpotqa-hotpotqa-100,$work/musique-musique-100"
 fi
-"$py" models/gate/train.py --train "$work/kgqa-train" --gradcheck --seed "$seed"
-"$py" models/gate/train.py --train "$train" --eval "$work/kgqa-dev" --seed "$seed" \
-	--out models/gate/gate.onnx --metrics models/gate/metrics.json
+"$py" models/gate/train.py --train "$work/kgqa-train" --gradcheck --seed "$seed" --encoder "$enc"
+"$py" models/gate/train.py --train "$train" --eval "$work/kgqa-dev" --seed "$seed" --encoder "$enc" \
+	--out "$out" --metrics "$metrics"
 # 3. ONNX Runtime outputs on fixed inputs, for the Go reference test.
+[ "$out" = models/gate/gate.onnx ] || exit 0
 "$py" models/gate/check_onnx.py --model models/gate/gate.onnx --out internal/scoring/onnx/testdata/gate_ort.json
 go test ./internal/scoring/onnx/ -run Gate

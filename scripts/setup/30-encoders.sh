@@ -6,9 +6,10 @@
 # (source artifact, sha256 of each file).
 #
 # Which ones: DMAR_ENCODERS, a comma-separated list of names or "all". Unset,
-# it is the configured DMAR_ENCODER when that is one of these, else none
-# (all-MiniLM-L6-v2, the default, is built by 20-encoder.sh); under CI=true
-# unset means all, so that the parity tests have their files.
+# it is bge-small-en-v1.5-int8 (the default encoder) and the configured
+# DMAR_ENCODER when that is one of these (all-MiniLM-L6-v2, path relevance's
+# relation encoder, is built by 20-encoder.sh); under CI=true unset means
+# all, so that the parity tests have their files.
 # Idempotent: an encoder whose manifest names the same artifact and whose
 # files match their recorded sha256 is skipped.
 set -euo pipefail
@@ -28,7 +29,7 @@ if [ -z "$want" ]; then
 	if [ "${CI:-}" = true ]; then
 		want=all
 	else
-		want=${DMAR_ENCODER:-}
+		want=bge-small-en-v1.5-int8${DMAR_ENCODER:+,$DMAR_ENCODER}
 	fi
 fi
 [ -n "$want" ] || { echo "encoders: none requested (DMAR_ENCODERS=all fetches every one, ~125 MB of jars)" >&2; exit 0; }

@@ -12,12 +12,13 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
+// testEncoder is all-MiniLM-L6-v2, whose published outputs the tests pin.
 func testEncoder(tb testing.TB, opts ...onnx.EncoderOption) *onnx.Encoder {
 	tb.Helper()
-	dir := onnxtest.EncoderDir()
+	dir := onnxtest.MiniLMDir()
 	onnxtest.NeedFile(tb, filepath.Join(dir, "manifest.json"), "the sentence encoder")
 	rt := onnxtest.Runtime(tb)
-	e, err := onnx.NewEncoder(rt, dir, opts...)
+	e, err := onnx.NewEncoder(rt, dir, append([]onnx.EncoderOption{onnx.WithEncoderName(onnx.MiniLMName)}, opts...)...)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -103,7 +104,7 @@ func TestNewEncoderErrors(t *testing.T) {
 	if _, err := onnx.NewEncoder(rt, t.TempDir()); err == nil || !strings.Contains(err.Error(), "scripts/setup.sh") {
 		t.Errorf("NewEncoder on an empty folder = %v, want an error pointing at setup", err)
 	}
-	if _, err := onnx.NewEncoder(rt, onnxtest.EncoderDir(), onnx.WithBatchSize(0)); err == nil {
+	if _, err := onnx.NewEncoder(rt, onnxtest.MiniLMDir(), onnx.WithEncoderName(onnx.MiniLMName), onnx.WithBatchSize(0)); err == nil {
 		t.Error("NewEncoder with batch size 0 succeeded")
 	}
 	// DMAR_ENCODER_BATCH is the configuration's (models.encoder_batch); a

@@ -15,6 +15,16 @@ var _ scoring.EvidenceGate = (*EvidenceGate)(nil)
 // the repository (models/evgate/train.py writes it).
 const EvidenceGateModelFile = "models/evgate/evgate.onnx"
 
+// EvidenceGateFileFor is the committed evidence gate trained with encoder's
+// scores: EvidenceGateModelFile for the default encoder,
+// models/evgate/evgate-NAME.onnx for another.
+func EvidenceGateFileFor(encoder string) string {
+	if encoder == "" || encoder == DefaultEncoderName {
+		return EvidenceGateModelFile
+	}
+	return "models/evgate/evgate-" + encoder + ".onnx"
+}
+
 // DefaultEvidenceGatePath is models/evgate/evgate.onnx in the first
 // directory at or above the working directory that has it.
 func DefaultEvidenceGatePath() string { return findUp(EvidenceGateModelFile) }
@@ -27,6 +37,7 @@ func DefaultEvidenceGatePath() string { return findUp(EvidenceGateModelFile) }
 type EvidenceGate struct {
 	sess    *Session
 	version string
+	encoder string // the registry name of the encoder whose scores it was trained on ("" unrecorded)
 }
 
 // NewEvidenceGate loads the evidence-aware gate model at path.
@@ -47,10 +58,11 @@ func NewEvidenceGate(rt *Runtime, path string) (*EvidenceGate, error) {
 	if !okIn || !okOut {
 		return nil, fmt.Errorf("evidence gate: %s needs an input \"features\" [B,%d] and an output \"weights\" [B,2]", path, nf)
 	}
-	md, err := metadata(path, "evidence gate", "features")
+	md, err := metadata(path, "evidence gate", "features", "encoder")
 	if err != nil {
 		return nil, err
 	}
+	g.encoder = md["encoder"]
 	names, ok := md["features"]
 	if !ok {
 		return nil, fmt.Errorf("evidence gate: %s has no \"features\" metadata", path)
@@ -67,6 +79,10 @@ func NewEvidenceGate(rt *Runtime, path string) (*EvidenceGate, error) {
 	}
 	return g, nil
 }
+
+// Encoder is the registry name of the encoder whose scores the gate was
+// trained on ("" when the model does not record it).
+func (g *EvidenceGate) Encoder() string { return g.encoder }
 
 // Version implements scoring.EvidenceGate: "evgate-" and the start of the
 // model file's SHA-256.

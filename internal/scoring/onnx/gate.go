@@ -25,8 +25,20 @@ var (
 // MaxGateBatch is the most documents one model call takes.
 const MaxGateBatch = 1024
 
-// GateModelFile is the committed gate's path inside the repository.
+// GateModelFile is the committed gate's path inside the repository: the
+// gate of the default encoder. Left at it, the configuration means the
+// committed gate of the configured encoder (GateFileFor).
 const GateModelFile = "models/gate/gate.onnx"
+
+// GateFileFor is the committed gate trained on encoder's vectors:
+// GateModelFile for the default encoder, models/gate/gate-NAME.onnx for
+// another (models/gate/train.sh writes both).
+func GateFileFor(encoder string) string {
+	if encoder == "" || encoder == DefaultEncoderName {
+		return GateModelFile
+	}
+	return "models/gate/gate-" + encoder + ".onnx"
+}
 
 // DefaultGatePath is models/gate/gate.onnx in the first directory at or
 // above the working directory that has it.
@@ -58,6 +70,7 @@ type Gate struct {
 	sess    *Session
 	dim     int // encoder dimension d; the model takes 2d
 	version string
+	encoder string // the registry name of the encoder it was trained on ("" unrecorded)
 }
 
 // NewGate loads the gate model at path.
@@ -87,11 +100,20 @@ func NewGate(rt *Runtime, path string) (*Gate, error) {
 	if !okOut {
 		return nil, fmt.Errorf("gate: %s has no output \"weights\" of shape [B,2]", path)
 	}
+	md, err := metadata(path, "gate", "encoder")
+	if err != nil {
+		return nil, err
+	}
+	g.encoder = md["encoder"]
 	if g.sess, err = rt.NewSession(path, gateInputs, gateOutputs); err != nil {
 		return nil, fmt.Errorf("gate: %w", err)
 	}
 	return g, nil
 }
+
+// Encoder is the registry name of the encoder whose vectors the gate was
+// trained on ("" when the model does not record it).
+func (g *Gate) Encoder() string { return g.encoder }
 
 // Dim is the encoder dimension the gate expects for queries and documents.
 func (g *Gate) Dim() int { return g.dim }

@@ -16,6 +16,9 @@ type ModelsConfig struct {
 	EncoderDir   string // the sentence encoder folder
 	EncoderBatch int    // texts per encoder call (0: DefaultBatchSize)
 	DocTokens    int    // documents are embedded from their first DocTokens word pieces
+	// RelationEncoder and RelationEncoderDir name the encoder of path
+	// relevance when it is not Encoder ("": Encoder).
+	RelationEncoder, RelationEncoderDir string
 	// GNN and Gate are model files; GNNModelFile and GateModelFile are
 	// looked up from the working directory up (the repository root), and
 	// empty turns the model off.
@@ -33,17 +36,20 @@ type ModelsConfig struct {
 // pipeline then uses the GED heuristic or fixed weights and says so in
 // every response's fallbacks.
 type Models struct {
-	Encoder      *Encoder // queries (query prefix)
-	DocEncoder   *Encoder // documents at load time (same session, truncated, passage prefix)
-	GNN          scoring.GraphEncoder
-	Gate         scoring.Gate
-	RelPrior     pathrel.Prior        // nil: option path_prior falls back to the cosine alone
-	EvidenceGate scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
-	evGatePath   string
-	gnnPath      string
-	gatePath     string
-	relPriorPath string
-	closers      []func() error
+	Encoder    *Encoder // queries (query prefix)
+	DocEncoder *Encoder // documents at load time (same session, truncated, passage prefix)
+	// RelationEncoder matches questions to relation texts (path relevance;
+	// query side for both); Encoder unless configured apart.
+	RelationEncoder *Encoder
+	GNN             scoring.GraphEncoder
+	Gate            scoring.Gate
+	RelPrior        pathrel.Prior        // nil: option path_prior falls back to the cosine alone
+	EvidenceGate    scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
+	evGatePath      string
+	gnnPath         string
+	gatePath        string
+	relPriorPath    string
+	closers         []func() error
 }
 
 // Close frees the models' sessions.
@@ -69,7 +75,17 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), RelationEncoder: enc, gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, closers: []func() error{enc.Close}}
+	if c.RelationEncoder != "" && c.RelationEncoder != enc.spec.Name {
+		rel, err := NewEncoder(rt, c.RelationEncoderDir, WithEncoderName(c.RelationEncoder))
+		if err != nil {
+			m.Close()
+			return nil, fmt.Errorf("relation encoder: %w", err)
+		}
+		m.RelationEncoder = rel
+		m.closers = append(m.closers, rel.Close)
+		log.Info("relation encoder loaded", "name", rel.Version())
+	}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()
 		return nil, err
@@ -93,25 +109,8 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 		m.closers = append(m.closers, g.Close)
 		log.Info("gnn loaded", "path", path, "version", g.Version())
 	}
-	if path := m.gatePath; path != "" {
-		def := path == GateModelFile
-		if def {
-			path = DefaultGatePath()
-		}
-		if _, err := os.Stat(path); err != nil {
-			if !def {
-				return fmt.Errorf("gate model: %w (set --gate, or --gate '' for fixed weights)", err)
-			}
-			log.Warn("gate model not found; fixed weights are used and responses say so", "path", path)
-			return nil
-		}
-		g, err := NewGate(rt, path)
-		if err != nil {
-			return err
-		}
-		m.Gate = g
-		m.closers = append(m.closers, g.Close)
-		log.Info("gate loaded", "path", path, "version", g.Version())
+	if err := m.openGate(rt, log); err != nil {
+		return err
 	}
 	if err := m.openEvidenceGate(rt, log); err != nil {
 		return err
@@ -119,10 +118,56 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 	return m.openRelPrior(rt, log)
 }
 
+// openGate opens the gate. Left at GateModelFile it is the committed gate
+// of the configured encoder, and a missing one leaves fixed weights with a
+// warning; a gate trained on another encoder's vectors would read vectors
+// it never saw: the committed one is left off with a warning, a named one
+// is an error.
+func (m *Models) openGate(rt *Runtime, log *slog.Logger) error {
+	path := m.gatePath
+	if path == "" {
+		return nil
+	}
+	enc := m.Encoder.spec.Name
+	def := path == GateModelFile
+	if def {
+		path = findUp(GateFileFor(enc))
+		m.gatePath = GateFileFor(enc)
+	}
+	if _, err := os.Stat(path); err != nil {
+		if !def {
+			return fmt.Errorf("gate model: %w (set --gate, or --gate '' for fixed weights)", err)
+		}
+		log.Warn("no gate trained for this encoder; fixed weights are used and responses say so (models/gate/README.md says how to train one)", "path", path, "encoder", enc)
+		return nil
+	}
+	g, err := NewGate(rt, path)
+	if err != nil {
+		return err
+	}
+	if g.Encoder() != "" && g.Encoder() != enc {
+		g.Close()
+		if !def {
+			return fmt.Errorf("gate model %s was trained on %s's vectors, but the encoder is %s: train one for it (DMAR_ENCODER=%s bash models/gate/train.sh) or run with --gate '' (fixed weights)", path, g.Encoder(), enc, enc)
+		}
+		log.Warn("the committed gate was trained on another encoder's vectors; fixed weights are used and responses say so", "path", path, "trained_on", g.Encoder(), "encoder", enc)
+		return nil
+	}
+	m.Gate = g
+	m.closers = append(m.closers, g.Close)
+	log.Info("gate loaded", "path", path, "version", g.Version(), "encoder", g.Encoder())
+	return nil
+}
+
 // openEvidenceGate opens the evidence-aware gate; a missing default model is
 // left off with a warning (option gate=evidence then says so per request).
 func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
-	path, err := optionalModel(m.evGatePath, EvidenceGateModelFile, DefaultEvidenceGatePath, "evidence gate model", "evgate",
+	enc := m.Encoder.spec.Name
+	def := m.evGatePath == EvidenceGateModelFile
+	if def {
+		m.evGatePath = EvidenceGateFileFor(enc)
+	}
+	path, err := optionalModel(m.evGatePath, EvidenceGateFileFor(enc), func() string { return findUp(EvidenceGateFileFor(enc)) }, "evidence gate model", "evgate",
 		"option gate=evidence falls back to fixed weights", log)
 	if path == "" || err != nil {
 		return err
@@ -130,6 +175,14 @@ func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
 	g, err := NewEvidenceGate(rt, path)
 	if err != nil {
 		return err
+	}
+	if g.Encoder() != "" && g.Encoder() != enc {
+		g.Close()
+		if !def {
+			return fmt.Errorf("evidence gate model %s was trained with %s's scores, but the encoder is %s: train one for it (DMAR_ENCODER=%s bash models/evgate/train.sh) or run with --evgate ''", path, g.Encoder(), enc, enc)
+		}
+		log.Warn("the committed evidence gate was trained with another encoder's scores; option gate=evidence falls back to fixed weights", "path", path, "trained_on", g.Encoder(), "encoder", enc)
+		return nil
 	}
 	m.EvidenceGate = g
 	m.closers = append(m.closers, g.Close)
@@ -172,9 +225,9 @@ func (m *Models) openRelPrior(rt *Runtime, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if p.encoder != "" && p.encoder != m.Encoder.spec.Name {
+	if p.encoder != "" && p.encoder != m.RelationEncoder.spec.Name {
 		p.Close()
-		log.Warn("relation prior trained on another encoder's vectors; left off", "path", path, "trained_on", p.encoder, "encoder", m.Encoder.spec.Name)
+		log.Warn("relation prior trained on another encoder's vectors; left off", "path", path, "trained_on", p.encoder, "relation_encoder", m.RelationEncoder.spec.Name)
 		return nil
 	}
 	m.RelPrior = p
@@ -186,6 +239,9 @@ func (m *Models) openRelPrior(rt *Runtime, log *slog.Logger) error {
 // InUse says which encoder, GNN and gate are open, for reports.
 func (m *Models) InUse() []string {
 	out := []string{"encoder " + m.Encoder.Version()}
+	if m.RelationEncoder != nil && m.RelationEncoder != m.Encoder {
+		out = append(out, "relation encoder "+m.RelationEncoder.Version()+" (path relevance)")
+	}
 	if m.GNN != nil {
 		out = append(out, "GNN "+m.GNN.Version())
 	} else {

@@ -18,7 +18,7 @@ import (
 // questions, codexm titles and whole extracts, some past the 256-token
 // limit, HotpotQA questions).
 func TestEncoderMatchesSentenceTransformers(t *testing.T) {
-	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedFile(t, filepath.Join(onnxtest.MiniLMDir(), "manifest.json"), "the sentence encoder")
 	data, err := os.ReadFile("testdata/minilm_reference.json")
 	if err != nil {
 		t.Fatal(err)

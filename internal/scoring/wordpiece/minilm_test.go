@@ -17,7 +17,7 @@ import (
 // tokenizer gives for tricky and real inputs, truncated at the model's
 // limit; see models/encoder/reference_embeddings.py.
 func TestMatchesReferenceTokenizer(t *testing.T) {
-	path := filepath.Join(onnxtest.EncoderDir(), "tokenizer.json")
+	path := filepath.Join(onnxtest.MiniLMDir(), "tokenizer.json")
 	onnxtest.NeedFile(t, path, "the encoder's tokenizer.json")
 	tok, err := wordpiece.Load(path)
 	if err != nil {

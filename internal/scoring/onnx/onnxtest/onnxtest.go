@@ -37,6 +37,13 @@ func Config() onnx.Config { return ORT(settings()) }
 // EncoderDir is the sentence encoder folder of the environment.
 func EncoderDir() string { return settings().Models.EncoderDir }
 
+// MiniLMDir is all-MiniLM-L6-v2's folder (onnx.MiniLMName): the tests that
+// pin its published outputs use it whatever the default encoder is. Open it
+// with onnx.WithEncoderName(onnx.MiniLMName).
+func MiniLMDir() string {
+	return filepath.Join(filepath.Dir(settings().Models.EncoderDir), onnx.MiniLMName)
+}
+
 // CacheDir is dmar's cache folder ($DMAR_CACHE, else ~/.cache/dmar).
 func CacheDir() string { return config.CacheDir(os.Getenv) }
 
