@@ -24,14 +24,15 @@ data="${DMAR_DATA_ROOT:-../shared/data}"
 . models/pyenv.sh # sets py
 mkdir -p "$work"
 go build -o "$work/dmar" ./cmd/dmar
-# 1. Features: the pipeline's phases 1-2 (default options, the GNN, no gate)
-#    for every question; --gate '' so the exported z-scores never depend on
-#    a previous gate.
+# 1. Features: the pipeline's phases 1-2 (the paper's method: BM25 n=100,
+#    the GNN, no gate) for every question; --gate '' so the exported z-scores
+#    never depend on a previous gate; --method paper so that the recipe does
+#    not follow the service's default method (dmar since 2026-12-02).
 #    HotpotQA and MuSiQue bring their own paragraphs (the corpus files and
 #    index snapshots dmar eval uses); gold = the supporting paragraphs.
 for set in kgqa:kgqa/train.jsonl kgqa:kgqa/dev.jsonl hotpotqa:hotpotqa-100 musique:musique-100; do
 	name="${set%%:*}-$(basename "${set#*:}" .jsonl)"
-	"$work/dmar" gate features --data "$data/codexm" --gate '' \
+	"$work/dmar" gate features --data "$data/codexm" --gate '' --method paper \
 		--dataset "${set%%:*}:$data/${set#*:}" --out "$work/$name"
 done
 # 2. Gradient check, training, ONNX export and the dev report.
