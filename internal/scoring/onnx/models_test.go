@@ -34,8 +34,8 @@ func openModels(t *testing.T, encoder, rel, gate, evgate string) (*onnx.Models, 
 // A gate named outright that was trained on another encoder is refused,
 // with a message that says how to get one.
 func TestGatesFollowTheEncoder(t *testing.T) {
-	onnxtest.NeedEncoders(t, onnx.MiniLMName, onnx.DefaultEncoderName, "e5-small-v2-int8")
-	for _, enc := range []string{onnx.MiniLMName, onnx.DefaultEncoderName} {
+	onnxtest.NeedEncoders(t, onnx.MiniLMName, onnx.DefaultEncoderName, "e5-small-v2-int8", "bge-small-en-v1.5")
+	for _, enc := range []string{onnx.MiniLMName, onnx.DefaultEncoderName, "e5-small-v2-int8"} {
 		m, err := openModels(t, enc, "", onnx.GateModelFile, onnx.EvidenceGateModelFile)
 		if err != nil {
 			t.Fatal(err)
@@ -49,12 +49,12 @@ func TestGatesFollowTheEncoder(t *testing.T) {
 			t.Fatalf("encoder %s: evidence gate %v, want the one trained with %s", enc, m.EvidenceGate, enc)
 		}
 	}
-	m, err := openModels(t, "e5-small-v2-int8", "", onnx.GateModelFile, onnx.EvidenceGateModelFile)
+	m, err := openModels(t, "bge-small-en-v1.5", "", onnx.GateModelFile, onnx.EvidenceGateModelFile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if m.Gate != nil || m.EvidenceGate != nil {
-		t.Fatalf("e5-small-v2-int8 has no committed gate, got gate %v, evidence gate %v", m.Gate, m.EvidenceGate)
+		t.Fatalf("bge-small-en-v1.5 has no committed gate, got gate %v, evidence gate %v", m.Gate, m.EvidenceGate)
 	}
 	_, err = openModels(t, onnx.MiniLMName, "", "../../../"+onnx.GateFileFor(onnx.DefaultEncoderName), "")
 	if err == nil || !strings.Contains(err.Error(), "trained on "+onnx.DefaultEncoderName) || !strings.Contains(err.Error(), "DMAR_ENCODER="+onnx.MiniLMName) {
