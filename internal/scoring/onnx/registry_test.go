@@ -337,3 +337,64 @@ func BenchmarkRegistryDocuments(b *testing.B) {
 		}
 	}
 }
+
+// The int8 models quantize activations over their whole input, so they run
+// each text on its own: a text's vector is the same alone, in a batch with
+// longer texts, through the corpus path and through the batched query path.
+func TestPerTextEncodersIgnoreTheirCompany(t *testing.T) {
+	ctx := context.Background()
+	texts := []string{
+		"Who wrote the screenplay of Pulp Fiction?",
+		"Which actors played in films directed by Steven Spielberg, and in which of them did Tom Hanks appear as the lead?",
+		"Paris",
+		"The Dark Knight is a 2008 superhero film directed by Christopher Nolan from a screenplay he co-wrote with his brother Jonathan.",
+	}
+	for _, name := range []string{"bge-small-en-v1.5-int8", "e5-small-v2-int8"} {
+		t.Run(name, func(t *testing.T) {
+			onnxtest.NeedEncoders(t, name)
+			rt := onnxtest.Runtime(t)
+			e, err := onnx.NewEncoder(rt, filepath.Join(onnxtest.CacheDir(), "models", name), onnx.WithEncoderName(name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer e.Close()
+			if !e.Spec().PerText || !strings.HasSuffix(e.Version(), ".t1") {
+				t.Fatalf("%s: PerText %v, version %s", name, e.Spec().PerText, e.Version())
+			}
+			together, err := e.Encode(ctx, texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			undo := onnx.SetCorpusWindow(2, 2) // the concurrent corpus path, windows of two texts
+			corpus, err := e.Passage().EncodeCorpus(ctx, texts, nil)
+			undo()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range texts {
+				alone, err := e.Encode(ctx, []string{s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(alone[0], together[i]); d != 0 {
+					t.Errorf("text %d: alone and in a batch differ by %g", i, d)
+				}
+				palone, err := e.Passage().Encode(ctx, []string{s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := maxAbsDiff(palone[0], corpus[i]); d != 0 {
+					t.Errorf("text %d: alone and through the corpus path differ by %g", i, d)
+				}
+			}
+		})
+	}
+}
+
+func maxAbsDiff(a, b []float32) float64 {
+	d := 0.0
+	for i := range a {
+		d = max(d, math.Abs(float64(a[i]-b[i])))
+	}
+	return d
+}
