@@ -10,15 +10,9 @@
 set -euo pipefail
 cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
-# The encoder whose scores it weighs: DMAR_ENCODER, else the default. The default
-# encoder's model is models/evgate/evgate.onnx, another's evgate-NAME.onnx (beside
-# its metrics), which dmar picks for that encoder (internal/scoring/onnx).
-enc="${DMAR_ENCODER:-bge-small-en-v1.5-int8}"
-export DMAR_ENCODER="$enc"
-out=models/evgate/evgate.onnx metrics=models/evgate/metrics.json
-if [ "$enc" != bge-small-en-v1.5-int8 ]; then
-	out=models/evgate/evgate-$enc.onnx metrics=models/evgate/metrics-$enc.json
-fi
+# The encoder whose scores it weighs, and its model's files:
+kind=evgate
+. models/encoder-files.sh # sets enc, out, metrics
 work="${WORK:-$cache/evgate-train/$enc}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
 . models/pyenv.sh # sets py

@@ -10,15 +10,9 @@
 set -euo pipefail
 cache="${DMAR_CACHE:-$HOME/.cache/dmar}"
 seed="${SEED:-1}"
-# The encoder whose vectors it reads: DMAR_ENCODER, else the default. The default
-# encoder's model is models/gate/gate.onnx, another's gate-NAME.onnx (beside
-# its metrics), which dmar picks for that encoder (internal/scoring/onnx).
-enc="${DMAR_ENCODER:-bge-small-en-v1.5-int8}"
-export DMAR_ENCODER="$enc"
-out=models/gate/gate.onnx metrics=models/gate/metrics.json
-if [ "$enc" != bge-small-en-v1.5-int8 ]; then
-	out=models/gate/gate-$enc.onnx metrics=models/gate/metrics-$enc.json
-fi
+# The encoder whose vectors it reads, and its model's files:
+kind=gate
+. models/encoder-files.sh # sets enc, out, metrics
 work="${WORK:-$cache/gate-train/$enc}"
 data="${DMAR_DATA_ROOT:-../shared/data}"
 . models/pyenv.sh # sets py

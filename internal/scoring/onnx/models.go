@@ -145,13 +145,9 @@ func (m *Models) openGate(rt *Runtime, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if g.Encoder() != "" && g.Encoder() != enc {
+	if keep, err := trainedFor("gate", "gate", path, g.Encoder(), enc, def, "fixed weights are used and responses say so", log); !keep {
 		g.Close()
-		if !def {
-			return fmt.Errorf("gate model %s was trained on %s's vectors, but the encoder is %s: train one for it (DMAR_ENCODER=%s bash models/gate/train.sh) or run with --gate '' (fixed weights)", path, g.Encoder(), enc, enc)
-		}
-		log.Warn("the committed gate was trained on another encoder's vectors; fixed weights are used and responses say so", "path", path, "trained_on", g.Encoder(), "encoder", enc)
-		return nil
+		return err
 	}
 	m.Gate = g
 	m.closers = append(m.closers, g.Close)
@@ -176,18 +172,30 @@ func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	if g.Encoder() != "" && g.Encoder() != enc {
+	if keep, err := trainedFor("evidence gate", "evgate", path, g.Encoder(), enc, def, "option gate=evidence falls back to fixed weights", log); !keep {
 		g.Close()
-		if !def {
-			return fmt.Errorf("evidence gate model %s was trained with %s's scores, but the encoder is %s: train one for it (DMAR_ENCODER=%s bash models/evgate/train.sh) or run with --evgate ''", path, g.Encoder(), enc, enc)
-		}
-		log.Warn("the committed evidence gate was trained with another encoder's scores; option gate=evidence falls back to fixed weights", "path", path, "trained_on", g.Encoder(), "encoder", enc)
-		return nil
+		return err
 	}
 	m.EvidenceGate = g
 	m.closers = append(m.closers, g.Close)
 	log.Info("evidence gate loaded", "path", path, "version", g.Version())
 	return nil
+}
+
+// trainedFor says whether a model trained on encoder trained (its
+// metadata; "" unrecorded) may serve encoder enc. Another encoder's model
+// would read vectors or cosines it never saw: the committed one (def) is
+// left off with a warning that says what happens instead, a named one is an
+// error that says how to train one (models/DIR/train.sh).
+func trainedFor(what, dir, path, trained, enc string, def bool, instead string, log *slog.Logger) (bool, error) {
+	if trained == "" || trained == enc {
+		return true, nil
+	}
+	if !def {
+		return false, fmt.Errorf("%s model %s was trained on %s, but the encoder is %s: train one for it (DMAR_ENCODER=%s bash models/%s/train.sh) or run with --%s ''", what, path, trained, enc, enc, dir, dir)
+	}
+	log.Warn("the committed "+what+" was trained on another encoder; "+instead, "path", path, "trained_on", trained, "encoder", enc)
+	return false, nil
 }
 
 // optionalModel resolves the path of a model that may be off: "" is off;

@@ -3,6 +3,7 @@ package onnx_test
 import (
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestGatesFollowTheEncoder(t *testing.T) {
 		t.Fatalf("another encoder's gate named outright: err %v", err)
 	}
 	_, err = openModels(t, onnx.DefaultEncoderName, "", "", "../../../"+onnx.EvidenceGateFileFor(onnx.MiniLMName))
-	if err == nil || !strings.Contains(err.Error(), "trained with "+onnx.MiniLMName) {
+	if err == nil || !strings.Contains(err.Error(), "trained on "+onnx.MiniLMName) || !strings.Contains(err.Error(), "models/evgate/train.sh") {
 		t.Fatalf("another encoder's evidence gate named outright: err %v", err)
 	}
 }
@@ -84,6 +85,23 @@ func TestRelationEncoderOpensApart(t *testing.T) {
 		}
 		if m.RelationEncoder != m.Encoder {
 			t.Fatalf("relation encoder %q: a second model was opened", rel)
+		}
+	}
+}
+
+// The scripts that name the default encoder (setup fetches it, the training
+// scripts write its models to the files dmar opens for it) name this one.
+func TestScriptsNameTheDefaultEncoder(t *testing.T) {
+	for file, want := range map[string]string{
+		"../../../models/encoder-files.sh":      "default_encoder=" + onnx.DefaultEncoderName + " ",
+		"../../../scripts/setup/30-encoders.sh": "want=" + onnx.DefaultEncoderName + "${DMAR_ENCODER:+",
+	} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not contain %q", file, want)
 		}
 	}
 }
