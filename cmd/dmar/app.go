@@ -153,7 +153,7 @@ func (a *appFlags) pipelineConfig(g openedGraph, x retrieval.Index, m *models, m
 	if w := a.cfg.Server.EncoderBatchWindow; a.serve && w > 0 {
 		// Concurrent requests' queries share encoder calls (serve only:
 		// other subcommands ask one question at a time).
-		enc = scoring.Batched(enc, scoring.BatchConfig{Window: w, MaxBatch: a.cfg.Models.EncoderBatch, MaxInFlight: a.cfg.Server.EncoderCalls})
+		enc = scoring.Batched(enc, scoring.BatchConfig{Window: w, MaxBatch: a.cfg.Models.EncoderBatch, MaxInFlight: a.cfg.Server.EncoderCalls, PerCaller: m.Encoder.Spec().PerText})
 	}
 	cfg := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log,
 		RelPrior:              m.RelPrior,

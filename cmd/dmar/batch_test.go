@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -12,16 +11,26 @@ import (
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
 
 // TestBatchedEncoderKeepsResults: dmar serve's pipeline (query encodings
 // micro-batched across requests) answers concurrent requests with the same
 // ranked documents and anchors as the pipeline without batching answers
-// them one at a time, on the real encoder, GNN and codexm-film.
+// them one at a time, on the real encoders, GNN and codexm-film: with
+// all-MiniLM-L6-v2 concurrent queries share model calls; with the default
+// int8 encoder, whose vectors would depend on what shares a call, batches
+// still group concurrent callers but each gets a call of its own.
 func TestBatchedEncoderKeepsResults(t *testing.T) {
 	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
-	onnxtest.NeedFile(t, filepath.Join(onnxtest.EncoderDir(), "manifest.json"), "the sentence encoder")
+	onnxtest.NeedEncoders(t, "", onnx.MiniLMName)
+	for _, enc := range []string{onnx.MiniLMName, onnx.DefaultEncoderName} {
+		t.Run(enc, func(t *testing.T) { batchedKeepsResults(t, enc) })
+	}
+}
+
+func batchedKeepsResults(t *testing.T, encoder string) {
 	film, err := datapath.Dataset("codexm-film")
 	if err != nil {
 		t.Skip("shared data not found:", err)
@@ -31,7 +40,7 @@ func TestBatchedEncoderKeepsResults(t *testing.T) {
 	open := func(serve bool) *pipeline.Pipeline {
 		a := appFlags{serve: serve}
 		fs := a.flags("serve", io.Discard)
-		if err := a.parse(fs, []string{"--data", film, "--quiet", "--gnn", "../../models/gnn/gnn.onnx", "--gate", ""}); err != nil {
+		if err := a.parse(fs, []string{"--data", film, "--quiet", "--encoder", encoder, "--gnn", "../../models/gnn/gnn.onnx", "--gate", ""}); err != nil {
 			t.Fatal(err)
 		}
 		p, m, _, err := a.pipelineFor(ctx, io.Discard, log, nil)
@@ -89,9 +98,17 @@ func TestBatchedEncoderKeepsResults(t *testing.T) {
 	}
 	wg.Wait()
 	be := batched.Encoder().(*scoring.BatchEncoder)
-	if calls, texts := be.Stats(); calls == 0 || texts <= calls {
-		t.Errorf("%d batched calls held %d texts: no batch held two queries, so nothing was compared", calls, texts)
-	} else {
-		t.Logf("%d queries in %d encoder calls", texts, calls)
+	calls, texts := be.Stats()
+	batches, callers := be.Grouping()
+	t.Logf("%d callers in %d batches; %d queries in %d encoder calls", callers, batches, texts, calls)
+	if callers <= batches {
+		t.Errorf("%d batches held %d callers: no batch held two requests, so nothing was compared", batches, callers)
+	}
+	perCaller := encoder == onnx.DefaultEncoderName // int8: onnx EncoderSpec.PerText
+	if !perCaller && texts <= calls {
+		t.Errorf("%d batched calls held %d texts: no call held two queries, so nothing was compared", calls, texts)
+	}
+	if perCaller && calls != callers {
+		t.Errorf("%d encoder calls for %d callers: with PerCaller each caller gets a call of its own", calls, callers)
 	}
 }

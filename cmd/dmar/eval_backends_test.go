@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -65,6 +66,20 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 	run("load", "neo4j", "--uri", nuri, "--bundle", film)
 	graph := "neo4j://" + strings.TrimPrefix(nuri, "bolt://")
 	index := "weaviate://" + strings.TrimPrefix(strings.TrimPrefix(wurl, "http://"), "https://") + "/EvalFilmTest"
+	// The class is this test's own: drop what an earlier run left, which may
+	// hold another encoder's vectors (dmar refuses to load into it).
+	drop, err := http.NewRequest(http.MethodDelete, strings.TrimSuffix(wurl, "/")+"/v1/schema/EvalFilmTest", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp, err := http.DefaultClient.Do(drop); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("dropping EvalFilmTest: %s", resp.Status)
+		}
+	}
 	run("load", "corpus", "--data", film, "--index", index, "--quiet")
 
 	common := []string{"eval", "--data", film, "--quiet", "--limit", "60", "--skip-missing-gold",

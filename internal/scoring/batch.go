@@ -19,6 +19,11 @@ type BatchConfig struct {
 	// is sent at once, and a call with more texts than this is not batched
 	// (0: 32).
 	MaxBatch int
+	// PerCaller keeps each caller's texts in a model call of their own
+	// (batches still queue for the call slots): for an encoder whose vectors
+	// depend on the texts sharing a call (onnx EncoderSpec.PerText), so that
+	// a request's vectors never depend on concurrent requests.
+	PerCaller bool
 	// MaxInFlight bounds concurrent model calls (0: 1). Texts that arrive
 	// while every slot is busy wait in the next batch, so under load the
 	// batches grow instead of the calls competing for the same cores.
@@ -41,12 +46,17 @@ type BatchEncoder struct {
 	pending []*batchItem
 	timer   *time.Timer // set while a batch waits for its window
 
-	calls, texts atomic.Int64 // batched model calls and the texts they held
+	calls, texts     atomic.Int64 // batched model calls and the texts they held
+	batches, callers atomic.Int64 // batches sent and the callers they held
 }
 
 // Stats reports how many model calls the batches made and how many texts
 // they held (texts/calls is the mean batch size).
 func (b *BatchEncoder) Stats() (calls, texts int64) { return b.calls.Load(), b.texts.Load() }
+
+// Grouping says how many batches were sent and how many callers they held
+// (with PerCaller each caller still gets a model call of its own).
+func (b *BatchEncoder) Grouping() (batches, callers int64) { return b.batches.Load(), b.callers.Load() }
 
 type batchItem struct {
 	ctx   context.Context
@@ -158,6 +168,19 @@ func (b *BatchEncoder) run(batch []*batchItem, n int) {
 		texts = append(texts, it.texts...)
 	}
 	b.texts.Add(int64(len(texts)))
+	b.batches.Add(1)
+	b.callers.Add(int64(len(batch)))
+	if b.cfg.PerCaller {
+		for _, it := range batch {
+			b.calls.Add(1)
+			vecs, err := b.Encoder.Encode(ctx, it.texts)
+			if err != nil && it.ctx.Err() != nil && errors.Is(err, context.Canceled) {
+				err = it.ctx.Err()
+			}
+			it.done <- batchResult{vecs: vecs, err: err}
+		}
+		return
+	}
 	vecs, err := b.encodeByLength(ctx, texts)
 	off := 0
 	for _, it := range batch {

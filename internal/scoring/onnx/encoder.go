@@ -274,7 +274,7 @@ func (e *Encoder) tokens(s string) []int64 {
 
 // run pads rows to the longest and runs one model call on sess.
 func (e *Encoder) run(sess *Session, rows [][]int64) ([][]float32, error) {
-	if e.spec.PerText && len(rows) > 1 {
+	if e.spec.PerText && e.passage && len(rows) > 1 {
 		out := make([][]float32, 0, len(rows))
 		for _, r := range rows {
 			v, err := e.run(sess, [][]int64{r})

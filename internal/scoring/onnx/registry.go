@@ -40,11 +40,14 @@ type EncoderSpec struct {
 	MaxLen        int     // positions, [CLS] and [SEP] included (PoolInGraph: sentence_bert_config.json)
 	// PerText: the model quantizes its activations dynamically, one scale
 	// over the whole input tensor (the int8 models), so a text's vector
-	// would depend on the texts and the padding that share its call (cosine
-	// .996 between "Who wrote the screenplay of Pulp Fiction?" alone and
-	// beside a longer question). Each text is run on its own, so vectors
-	// never depend on the company: a query batched with concurrent ones, a
-	// document put alone or loaded with a corpus.
+	// depends on the texts and the padding that share its call (cosine .996
+	// between "Who wrote the screenplay of Pulp Fiction?" alone and beside a
+	// longer question). Documents (the passage view) are run one text per
+	// call, so a document's vector is the same whether it is loaded with a
+	// corpus or put alone; a request's own texts share a call as always, and
+	// the server does not merge concurrent requests into one call
+	// (scoring.BatchConfig.PerCaller), so a request's vectors never depend
+	// on other requests.
 	PerText bool
 }
 

@@ -12,10 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 )
@@ -338,9 +341,14 @@ func BenchmarkRegistryDocuments(b *testing.B) {
 	}
 }
 
-// The int8 models quantize activations over their whole input, so they run
-// each text on its own: a text's vector is the same alone, in a batch with
-// longer texts, through the corpus path and through the batched query path.
+// The int8 models quantize activations over their whole input, so a text's
+// vector depends on what shares its call. Documents (the passage view) run
+// one text per call: a document's vector is the same alone, in a batch and
+// through the concurrent corpus path. Queries keep a request's own texts
+// in one call, and the server's micro-batcher (PerCaller) gives each caller
+// a call of its own: concurrent requests get exactly the vectors they get
+// alone. Without PerCaller they would not (checked at the end, so that the
+// test cannot pass on a model whose vectors ignore their company anyway).
 func TestPerTextEncodersIgnoreTheirCompany(t *testing.T) {
 	ctx := context.Background()
 	texts := []string{
@@ -361,31 +369,67 @@ func TestPerTextEncodersIgnoreTheirCompany(t *testing.T) {
 			if !e.Spec().PerText || !strings.HasSuffix(e.Version(), ".t1") {
 				t.Fatalf("%s: PerText %v, version %s", name, e.Spec().PerText, e.Version())
 			}
-			together, err := e.Encode(ctx, texts)
+			p := e.Passage()
+			together, err := p.Encode(ctx, texts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			undo := onnx.SetCorpusWindow(2, 2) // the concurrent corpus path, windows of two texts
-			corpus, err := e.Passage().EncodeCorpus(ctx, texts, nil)
+			corpus, err := p.EncodeCorpus(ctx, texts, nil)
 			undo()
 			if err != nil {
 				t.Fatal(err)
 			}
+			alone := make([][]float32, len(texts))
 			for i, s := range texts {
-				alone, err := e.Encode(ctx, []string{s})
+				a, err := p.Encode(ctx, []string{s})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if d := maxAbsDiff(alone[0], together[i]); d != 0 {
-					t.Errorf("text %d: alone and in a batch differ by %g", i, d)
+				alone[i] = a[0]
+				if d := maxAbsDiff(a[0], together[i]); d != 0 {
+					t.Errorf("document %d: alone and in a batch differ by %g", i, d)
 				}
-				palone, err := e.Passage().Encode(ctx, []string{s})
+				if d := maxAbsDiff(a[0], corpus[i]); d != 0 {
+					t.Errorf("document %d: alone and through the corpus path differ by %g", i, d)
+				}
+			}
+			// Queries: four callers at once through the micro-batcher.
+			concurrent := func(perCaller bool) [][]float32 {
+				b := scoring.Batched(e, scoring.BatchConfig{Window: 50 * time.Millisecond, MaxBatch: 32, PerCaller: perCaller})
+				out := make([][]float32, len(texts))
+				var wg sync.WaitGroup
+				for i, s := range texts {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						v, err := b.Encode(ctx, []string{s})
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						out[i] = v[0]
+					}()
+				}
+				wg.Wait()
+				return out
+			}
+			got := concurrent(true)
+			differ := 0
+			for i, s := range texts {
+				a, err := e.Encode(ctx, []string{s})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if d := maxAbsDiff(palone[0], corpus[i]); d != 0 {
-					t.Errorf("text %d: alone and through the corpus path differ by %g", i, d)
+				if d := maxAbsDiff(a[0], got[i]); d != 0 {
+					t.Errorf("query %d: alone and among concurrent callers differ by %g", i, d)
 				}
+				if maxAbsDiff(a[0], concurrent(false)[i]) != 0 {
+					differ++
+				}
+			}
+			if differ == 0 {
+				t.Errorf("merged into one call the queries' vectors did not change: the test shows nothing")
 			}
 		})
 	}
