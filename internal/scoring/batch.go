@@ -171,12 +171,9 @@ func (b *BatchEncoder) run(batch []*batchItem, n int) {
 	b.batches.Add(1)
 	b.callers.Add(int64(len(batch)))
 	if b.cfg.PerCaller {
-		for _, it := range batch {
+		for _, it := range batch { // each under its own context: a caller gone costs no model call
 			b.calls.Add(1)
-			vecs, err := b.Encoder.Encode(ctx, it.texts)
-			if err != nil && it.ctx.Err() != nil && errors.Is(err, context.Canceled) {
-				err = it.ctx.Err()
-			}
+			vecs, err := b.Encoder.Encode(it.ctx, it.texts)
 			it.done <- batchResult{vecs: vecs, err: err}
 		}
 		return

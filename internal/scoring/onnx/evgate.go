@@ -25,10 +25,6 @@ func EvidenceGateFileFor(encoder string) string {
 	return "models/evgate/evgate-" + encoder + ".onnx"
 }
 
-// DefaultEvidenceGatePath is models/evgate/evgate.onnx in the first
-// directory at or above the working directory that has it.
-func DefaultEvidenceGatePath() string { return findUp(EvidenceGateModelFile) }
-
 // EvidenceGate is the evidence-aware gate run by ONNX Runtime: features
 // [B,F] (scoring.Evidence.Vector rows) in, weights [B,2] ([alpha, beta]) out.
 // The model's "features" metadata must name scoring.EvidenceFeatures in

@@ -40,10 +40,6 @@ func GateFileFor(encoder string) string {
 	return "models/gate/gate-" + encoder + ".onnx"
 }
 
-// DefaultGatePath is models/gate/gate.onnx in the first directory at or
-// above the working directory that has it.
-func DefaultGatePath() string { return findUp(GateModelFile) }
-
 // findUp returns rel under the first directory at or above the working
 // directory that has it, else rel.
 func findUp(rel string) string {

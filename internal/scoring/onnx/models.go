@@ -124,22 +124,12 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 // it never saw: the committed one is left off with a warning, a named one
 // is an error.
 func (m *Models) openGate(rt *Runtime, log *slog.Logger) error {
-	path := m.gatePath
-	if path == "" {
-		return nil
-	}
 	enc := m.Encoder.spec.Name
-	def := path == GateModelFile
-	if def {
-		path = findUp(GateFileFor(enc))
-		m.gatePath = GateFileFor(enc)
-	}
-	if _, err := os.Stat(path); err != nil {
-		if !def {
-			return fmt.Errorf("gate model: %w (set --gate, or --gate '' for fixed weights)", err)
-		}
-		log.Warn("no gate trained for this encoder; fixed weights are used and responses say so (models/gate/README.md says how to train one)", "path", path, "encoder", enc)
-		return nil
+	file, def := m.committedFor(&m.gatePath, GateModelFile, GateFileFor)
+	path, err := optionalModel(m.gatePath, file, func() string { return findUp(file) }, "gate model", "gate",
+		"fixed weights are used and responses say so (models/gate/README.md says how to train one)", log)
+	if path == "" || err != nil {
+		return err
 	}
 	g, err := NewGate(rt, path)
 	if err != nil {
@@ -159,11 +149,8 @@ func (m *Models) openGate(rt *Runtime, log *slog.Logger) error {
 // left off with a warning (option gate=evidence then says so per request).
 func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
 	enc := m.Encoder.spec.Name
-	def := m.evGatePath == EvidenceGateModelFile
-	if def {
-		m.evGatePath = EvidenceGateFileFor(enc)
-	}
-	path, err := optionalModel(m.evGatePath, EvidenceGateFileFor(enc), func() string { return findUp(EvidenceGateFileFor(enc)) }, "evidence gate model", "evgate",
+	file, def := m.committedFor(&m.evGatePath, EvidenceGateModelFile, EvidenceGateFileFor)
+	path, err := optionalModel(m.evGatePath, file, func() string { return findUp(file) }, "evidence gate model", "evgate",
 		"option gate=evidence falls back to fixed weights", log)
 	if path == "" || err != nil {
 		return err
@@ -180,6 +167,18 @@ func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
 	m.closers = append(m.closers, g.Close)
 	log.Info("evidence gate loaded", "path", path, "version", g.Version())
 	return nil
+}
+
+// committedFor resolves a path setting left at committed, the committed
+// model's name, to the committed model of the configured encoder (fileFor);
+// def says it was, and the setting then names that file (for reports).
+func (m *Models) committedFor(path *string, committed string, fileFor func(string) string) (file string, def bool) {
+	file = fileFor(m.Encoder.spec.Name)
+	if *path != committed {
+		return file, false
+	}
+	*path = file
+	return file, true
 }
 
 // trainedFor says whether a model trained on encoder trained (its
