@@ -67,6 +67,7 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 	maxNodes := fs.Int("max-nodes", def.MaxNodes, "node cap per subgraph (the graph-recall channel uses 4000)")
 	hub := fs.Int("hub-degree", def.HubDegree, "hub cap")
 	below := fs.Uint64("roots-below", 0, "draw the roots only among QIDs below Q<N> (1000000000: the real entities of scripts/bench/gengraph's graphs); 0: all")
+	channel := fs.Bool("channel", false, "time the graph channel's call (kg.Neighbourhoods: hub roots as stars, the walked nodes' edges only; the channel's shape is --hops 2 --max-nodes 4000) instead of Subgraphs")
 	questions := fs.String("questions", "", "also time Link of every question of this JSONL file (kgqa format) on both graphs, 3 passes, reported before the subgraphs")
 	if err := a.parse(fs, args); err != nil {
 		return err
@@ -99,6 +100,6 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 		}
 	}
 	b := bench.Subgraphs{Embedded: emb, Given: st, GivenName: a.cfg.Graph, Pool: pool, Seeds: *seeds, Rounds: *rounds, Seed: *seed,
-		Params: kg.SubgraphParams{Hops: *hops, MaxNodes: *maxNodes, HubDegree: *hub}}
+		Params: kg.SubgraphParams{Hops: *hops, MaxNodes: *maxNodes, HubDegree: *hub}, Channel: *channel}
 	return b.Run(ctx, stdout, stderr)
 }

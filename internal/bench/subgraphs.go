@@ -28,6 +28,9 @@ type Subgraphs struct {
 	Rounds    int      // timed calls per graph, after one untimed warm-up
 	Seed      uint64
 	Params    kg.SubgraphParams
+	// Channel times the graph channel's call, kg.Neighbourhoods (hub roots
+	// as stars, the walked nodes' edges only), instead of Subgraphs.
+	Channel bool
 }
 
 // Validate names the first setting that cannot be run.
@@ -81,7 +84,13 @@ func (b Subgraphs) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		var got [2]map[string]kg.Subgraph
 		for _, s := range order {
 			t := time.Now()
-			sgs, err := s.g.Subgraphs(ctx, roots, b.Params)
+			call := s.g.Subgraphs
+			if b.Channel {
+				call = func(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
+					return kg.Neighbourhoods(ctx, s.g, roots, p)
+				}
+			}
+			sgs, err := call(ctx, roots, b.Params)
 			if err != nil {
 				return fmt.Errorf("bench subgraphs: %s, round %d: %w", s.name, r, err)
 			}
@@ -116,8 +125,12 @@ func (b Subgraphs) Run(ctx context.Context, stdout, stderr io.Writer) error {
 		}
 	}
 	p := b.Params
-	fmt.Fprintf(stdout, "Subgraphs of %d roots per call (seeded draw, seed %d), %d timed calls per graph after one warm-up; hops %d, max nodes %d, hub degree %d\n\n",
-		b.Seeds, b.Seed, b.Rounds, p.Hops, p.MaxNodes, p.HubDegree)
+	what := "Subgraphs"
+	if b.Channel {
+		what = "Neighbourhoods (the graph channel's call)"
+	}
+	fmt.Fprintf(stdout, "%s of %d roots per call (seeded draw, seed %d), %d timed calls per graph after one warm-up; hops %d, max nodes %d, hub degree %d\n\n",
+		what, b.Seeds, b.Seed, b.Rounds, p.Hops, p.MaxNodes, p.HubDegree)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "graph\tp50 ms\tp95 ms\tnodes per call\tedges per call")
 	for _, s := range []*series{emb, giv} {

@@ -79,6 +79,41 @@ func TestSubgraphsBench(t *testing.T) {
 	}
 }
 
+// plainGraph hides its graph's own Neighbourhoods: kg.Neighbourhoods then
+// composes them from Subgraphs.
+type plainGraph struct{ kg.Graph }
+
+// With Channel the bench times kg.Neighbourhoods: memkg's one-pass
+// neighbourhoods agree with those composed from Subgraphs, and hold fewer
+// edges than the subgraphs of the same roots.
+func TestSubgraphsBenchChannel(t *testing.T) {
+	g, pool := filmGraph(t)
+	p := kg.SubgraphParams{Hops: 2, MaxNodes: 4000, HubDegree: 40}
+	edges := func(out string) int {
+		m := regexp.MustCompile(`(?m)^embedded \(memkg\)\s+\S+\s+\S+\s+\d+\s+(\d+)$`).FindStringSubmatch(out)
+		if m == nil {
+			t.Fatalf("no embedded row in:\n%s", out)
+		}
+		n, _ := strconv.Atoi(m[1])
+		return n
+	}
+	var sub, ch bytes.Buffer
+	b := Subgraphs{Embedded: g, Given: plainGraph{g}, GivenName: "composed", Pool: pool, Seeds: 50, Rounds: 3, Seed: 7, Params: p}
+	if err := b.Run(context.Background(), &sub, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Channel = true
+	if err := b.Run(context.Background(), &ch, &bytes.Buffer{}); err != nil {
+		t.Fatalf("%v\n%s", err, ch.String())
+	}
+	if !strings.HasPrefix(ch.String(), "Neighbourhoods") || !strings.Contains(ch.String(), "identical subgraphs: 200 of 200 roots") {
+		t.Errorf("channel report does not compare 200 equal neighbourhoods:\n%s", ch.String())
+	}
+	if e, s := edges(ch.String()), edges(sub.String()); e >= s || e == 0 {
+		t.Errorf("neighbourhoods hold %d edges per call, subgraphs %d: want fewer, not none", e, s)
+	}
+}
+
 func TestSubgraphsBenchRefusesBadSettings(t *testing.T) {
 	g, pool := filmGraph(t)
 	for _, c := range []struct {

@@ -21,13 +21,20 @@ type NeighbourhoodReader interface {
 }
 
 // Neighbourhoods are the graph channel's neighbourhoods of roots on g:
-// Subgraphs(roots, p), except that a hub root (degree above p.HubDegree,
-// p.Hops >= 1) gets its one-hop star: the root (hop 0, a hub), its
-// neighbours (hop 1, in QID order, cut at p.MaxNodes with Truncated set,
+// Subgraphs(roots, p) with only the edges that have an end at a walked node
+// (Walked: a non-hub short of the last hop), the only ones a walk of p.Hops
+// through non-hubs can take; except that a hub root (degree above
+// p.HubDegree, p.Hops >= 1) gets its one-hop star: the root (hop 0, a hub),
+// its neighbours (hop 1, in QID order, cut at p.MaxNodes with Truncated set,
 // flagged as hubs by their degree) and every edge between the root and one
 // of them, hub or not, sorted as in a subgraph; no edge between two
 // neighbours, so no path goes on through a neighbour of a hub. Roots unknown
 // to the graph are absent.
+//
+// The edge rule is what makes a two-hop neighbourhood cheap to read: most of
+// its nodes are on the last hop, and the edges among them, most of the
+// subgraph's, are on no walk (Neo4j read 69k relationships for 42k edges of 5
+// roots before, about a quarter after).
 //
 // A backend that is a NeighbourhoodReader answers in one round trip; for
 // another graph it takes a Subgraphs call, and when a root is a hub one more
@@ -45,6 +52,10 @@ func Neighbourhoods(ctx context.Context, g Graph, roots []string, p SubgraphPara
 		if sg, ok := subs[q]; ok && p.Hops >= 1 && len(sg.Nodes) > 0 && sg.Nodes[0].Hub {
 			hubRoots = append(hubRoots, q)
 		}
+	}
+	for q, sg := range subs {
+		sg.Edges = WalkedEdges(sg, p)
+		subs[q] = sg
 	}
 	if len(hubRoots) == 0 {
 		return subs, nil
@@ -80,4 +91,26 @@ func Neighbourhoods(ctx context.Context, g Graph, roots []string, p SubgraphPara
 		subs[q] = sg
 	}
 	return subs, nil
+}
+
+// Walked reports whether a walk of p.Hops from a subgraph's root goes on
+// from n: a non-hub short of the last hop, the nodes the subgraph rule
+// expands.
+func Walked(n Node, p SubgraphParams) bool { return !n.Hub && n.Hop < p.Hops }
+
+// WalkedEdges are sg's edges with an end at a walked node, in sg's order.
+func WalkedEdges(sg Subgraph, p SubgraphParams) []Edge {
+	walked := map[string]bool{}
+	for _, n := range sg.Nodes {
+		if Walked(n, p) {
+			walked[n.QID] = true
+		}
+	}
+	var out []Edge
+	for _, e := range sg.Edges {
+		if walked[e.From] || walked[e.To] {
+			out = append(out, e)
+		}
+	}
+	return out
 }

@@ -127,7 +127,9 @@ func runEntities(t *testing.T, b *bundle.KG, ref *reference, g kg.Graph, roots [
 func (r *reference) neighbourhood(root string, p kg.SubgraphParams) kg.Subgraph {
 	isHub := func(q string) bool { return p.HubDegree > 0 && r.degree[q] > p.HubDegree }
 	if p.Hops < 1 || !isHub(root) {
-		return r.subgraph(root, p)
+		sg := r.subgraph(root, p)
+		sg.Edges = kg.WalkedEdges(sg, p)
+		return sg
 	}
 	nbrs := make([]string, 0, len(r.nbrs[root]))
 	for v := range r.nbrs[root] {

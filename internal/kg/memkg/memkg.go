@@ -386,17 +386,17 @@ func (g *Graph) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 
 // Subgraphs implements kg.Graph with the rules documented on kg.SubgraphParams.
 func (g *Graph) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
-	return g.each(ctx, roots, func(i int32) kg.Subgraph { return g.subgraph(i, p) })
+	return g.each(ctx, roots, func(i int32) kg.Subgraph { return g.subgraph(i, p, false) })
 }
 
 // Neighbourhoods implements kg.NeighbourhoodReader: Subgraphs, with a hub
-// root's one-hop star (kg.Neighbourhoods).
+// root's one-hop star and the walked entities' edges only (kg.Neighbourhoods).
 func (g *Graph) Neighbourhoods(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
 	return g.each(ctx, roots, func(i int32) kg.Subgraph {
 		if p.Hops >= 1 && g.hub(i, p) {
 			return g.star(i, p)
 		}
-		return g.subgraph(i, p)
+		return g.subgraph(i, p, true)
 	})
 }
 

@@ -51,8 +51,10 @@ func (m *marks) hold(i int32, hop int) { m.stamp[i], m.hop[i] = m.epoch, uint8(h
 
 // subgraph is root's hop-limited neighbourhood (kg.Graph's Subgraphs rule):
 // breadth-first, each hop's new entities in QID order up to the node cap,
-// hubs held but never expanded, and every edge between held entities.
-func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
+// hubs held but never expanded, and every edge between held entities; with
+// walkedOnly (kg.Neighbourhoods), only the edges with an end at an expanded
+// entity (a non-hub short of the last hop).
+func (g *Graph) subgraph(root int32, p kg.SubgraphParams, walkedOnly bool) kg.Subgraph {
 	maxNodes := p.MaxNodes
 	if maxNodes <= 0 {
 		maxNodes = 1 << 30
@@ -100,12 +102,15 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 		sg.Nodes[k] = kg.Node{QID: e.QID, Label: e.Label, Hop: int(m.hop[v]), Hub: g.hub(v, p)}
 	}
 	// Each edge between held entities once: from its head's row, or from
-	// its tail's when the head is a hub (a hub's row is not read). Rows hold
-	// no repeated half-edge, and a loop is in its row twice (out and in):
-	// the out half counts.
+	// its tail's when the head's row is not read (a hub's, or with
+	// walkedOnly an entity not expanded). Rows hold no repeated half-edge,
+	// and a loop is in its row twice (out and in): the out half counts.
+	read := func(u int32) bool {
+		return !g.hub(u, p) && (!walkedOnly || int(m.hop[u]) < p.Hops)
+	}
 	var keys []edgeKey
 	for _, u := range order {
-		if g.hub(u, p) {
+		if !read(u) {
 			continue
 		}
 		for _, e := range g.row(u) {
@@ -115,7 +120,7 @@ func (g *Graph) subgraph(root int32, p kg.SubgraphParams) kg.Subgraph {
 			}
 			if out {
 				keys = append(keys, edgeKey{u, other, pid})
-			} else if g.hub(other, p) {
+			} else if !read(other) {
 				keys = append(keys, edgeKey{other, u, pid})
 			}
 		}

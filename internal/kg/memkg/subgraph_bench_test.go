@@ -40,7 +40,11 @@ func BenchmarkSubgraph(b *testing.B) {
 		for _, impl := range []struct {
 			name string
 			f    func(int32, kg.SubgraphParams) kg.Subgraph
-		}{{"walk", g.subgraph}, {"plain", g.refSubgraph}} {
+		}{
+			{"walk", func(r int32, p kg.SubgraphParams) kg.Subgraph { return g.subgraph(r, p, false) }},
+			{"walked-edges", func(r int32, p kg.SubgraphParams) kg.Subgraph { return g.subgraph(r, p, true) }},
+			{"plain", g.refSubgraph},
+		} {
 			b.Run(shape.name+"/"+impl.name, func(b *testing.B) {
 				for b.Loop() {
 					for _, r := range roots {

@@ -133,10 +133,17 @@ func TestSubgraphMatchesPlainRule(t *testing.T) {
 			{Hops: 2, MaxNodes: 5, HubDegree: 0},
 		} {
 			for root := int32(0); root < int32(len(g.ents)); root++ {
-				got, want := g.subgraph(root, p), g.refSubgraph(root, p)
+				got, want := g.subgraph(root, p, false), g.refSubgraph(root, p)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("seed %d, %+v, root %s: subgraph differs from the plain rule:\n got %d nodes %d edges (truncated %v)\nwant %d nodes %d edges (truncated %v)",
 						seed, p, g.ents[root].QID, len(got.Nodes), len(got.Edges), got.Truncated, len(want.Nodes), len(want.Edges), want.Truncated)
+				}
+				// The channel's neighbourhood: the same nodes, the walked
+				// nodes' edges.
+				walked := g.subgraph(root, p, true)
+				want.Edges = kg.WalkedEdges(want, p)
+				if !reflect.DeepEqual(walked, want) {
+					t.Fatalf("seed %d, %+v, root %s: walked-edge subgraph has %d edges, want %d", seed, p, g.ents[root].QID, len(walked.Edges), len(want.Edges))
 				}
 			}
 		}
@@ -151,7 +158,7 @@ func TestSubgraphMarksWrap(t *testing.T) {
 	m.epoch, m.hopEpoch = ^uint32(0)-1, ^uint32(0)-1
 	g.marks.Put(m)
 	for root := int32(0); root < 8; root++ {
-		if got, want := g.subgraph(root, p), g.refSubgraph(root, p); !reflect.DeepEqual(got, want) {
+		if got, want := g.subgraph(root, p, false), g.refSubgraph(root, p); !reflect.DeepEqual(got, want) {
 			t.Fatalf("root %s after the epochs wrapped: %d nodes, want %d", g.ents[root].QID, len(got.Nodes), len(want.Nodes))
 		}
 	}
