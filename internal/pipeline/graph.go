@@ -132,60 +132,58 @@ func (r request) graphRecall(ctx context.Context, qvec []float32, starts []pathr
 		ids[i], byID[p.Entity] = p.Entity, p
 	}
 	// An entity's document is the document whose ID is its QID (the
-	// convention of the entity-page corpora, codexm and codexm-film): the
-	// port's Documents fetches them on every backend.
-	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+	// convention of the entity-page corpora, codexm and codexm-film).
+	reached, err := r.reachedCosines(ctx, qvec, ids)
 	if err != nil {
 		return fail("graph_recall_unavailable", "fetching the entities' documents", err)
 	}
-	keep := filterOf(o.Filter)
-	kept := make([]retrieval.Document, 0, len(docs))
-	for _, d := range docs {
-		if keep(d) {
-			kept = append(kept, d)
-		}
-	}
-	pop, err := r.popularity(ctx, kept)
+	pop, err := r.popularity(ctx, reached)
 	if err != nil {
 		return graphChannel{}, err
 	}
-	qc := newCosiner(qvec)
 	fan := r.fanout(subs)
 	// Only the graph_recall_k best are kept: a document whose score cannot
 	// reach the k-th best so far, whatever its cosine, is passed over
-	// before its cosine is computed (documents come best path first, so
-	// most are). The bound is strict, so the kept ones are those of the full
-	// ranking.
+	// (documents come best path first, so most are). The bound is strict,
+	// so the kept ones are those of the full ranking.
 	floor := newScoreFloor(o.GraphRecallK)
 	reach := math.Abs(o.GraphWeight)*(1+1e-9) + 1e-12 // the most the cosine term adds
-	for _, d := range kept {
-		p := byID[d.ID]
+	unfetched := map[string]bool{}                    // hits that hold only their ID so far
+	for _, d := range reached {
+		p := byID[d.id]
 		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
 		if o.GraphRelations == "none" {
 			gp.Score = 0 // the ablation: the document's cosine alone ranks
 		}
-		gp.Popularity = pop[d.ID]
+		gp.Popularity = pop[d.id]
 		if fan != nil {
 			gp.Fanout = fan.of(p)
 		}
 		if floor.below(gp.Score + gp.Popularity + gp.Fanout + reach) {
 			continue
 		}
-		if len(d.Vector) > 0 {
-			gp.Score += o.GraphWeight * qc.cosine(d.Vector)
-		}
+		gp.Score += o.GraphWeight * d.cos()
 		gp.Score += gp.Popularity
 		if fan != nil {
 			gp.Score += gp.Fanout
 		}
 		floor.add(gp.Score)
-		ch.paths[d.ID] = gp
-		ch.hits = append(ch.hits, retrieval.Hit{Doc: d, Score: gp.Score})
+		ch.paths[d.id] = gp
+		doc := retrieval.Document{ID: d.id}
+		if d.doc != nil {
+			doc = *d.doc
+		} else {
+			unfetched[d.id] = true
+		}
+		ch.hits = append(ch.hits, retrieval.Hit{Doc: doc, Score: gp.Score})
 	}
-	if len(docs) == 0 && len(paths) > 0 {
+	if len(reached) == 0 && len(paths) > 0 && o.Filter.Empty() {
 		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
 	}
 	ch.hits = best(ch.hits, o.GraphRecallK)
+	if ch.hits, err = r.fetchKept(ctx, ch.hits, unfetched); err != nil {
+		return fail("graph_recall_unavailable", "fetching the entities' documents", err)
+	}
 	if len(ch.paths) > len(ch.hits) {
 		kept := make(map[string]GraphPath, len(ch.hits))
 		for _, h := range ch.hits {
@@ -274,18 +272,107 @@ func best(hits []retrieval.Hit, k int) []retrieval.Hit {
 	return out
 }
 
+// reachedDoc is a reached entity's document as the channel scores it: its
+// ID, and its cosine with enc(Q) or the fetched document to compute it from.
+type reachedDoc struct {
+	id    string
+	cosQD float64
+	doc   *retrieval.Document // nil when the index computed the cosine
+	qc    *cosiner
+}
+
+// cos is cos(enc(Q), enc(D)); 0 for a fetched document without a vector.
+func (d reachedDoc) cos() float64 {
+	if d.doc == nil {
+		return d.cosQD
+	}
+	if len(d.doc.Vector) == 0 {
+		return 0
+	}
+	return d.qc.cosine(d.doc.Vector)
+}
+
+// reachedCosines are the documents of ids that pass the request's filter, in
+// the order of ids. An index that computes cosines where the documents are
+// (retrieval.CosineReader: Weaviate) sends only their IDs and cosines, and
+// fetchKept fetches the few kept; another one's documents are fetched whole
+// here (memindex: no copy, no wire), their cosines computed as needed.
+func (r request) reachedCosines(ctx context.Context, qvec []float32, ids []string) ([]reachedDoc, error) {
+	if c, ok := r.p.cfg.Index.(retrieval.CosineReader); ok {
+		cos, err := c.Cosines(ctx, qvec, ids, r.opts.Filter)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]reachedDoc, 0, len(cos))
+		for _, id := range ids {
+			if v, ok := cos[id]; ok {
+				out = append(out, reachedDoc{id: id, cosQD: v})
+			}
+		}
+		return out, nil
+	}
+	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	keep := filterOf(r.opts.Filter)
+	qc := newCosiner(qvec)
+	out := make([]reachedDoc, 0, len(docs))
+	for i := range docs {
+		if keep(docs[i]) {
+			out = append(out, reachedDoc{id: docs[i].ID, doc: &docs[i], qc: &qc})
+		}
+	}
+	return out, nil
+}
+
+// fetchKept gives the kept hits that hold only their ID (unfetched: their
+// cosines came from the index) their documents, in one Documents call; a
+// document deleted since is dropped.
+func (r request) fetchKept(ctx context.Context, hits []retrieval.Hit, unfetched map[string]bool) ([]retrieval.Hit, error) {
+	var ids []string
+	for _, h := range hits {
+		if unfetched[h.Doc.ID] {
+			ids = append(ids, h.Doc.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return hits, nil
+	}
+	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]retrieval.Document, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if unfetched[h.Doc.ID] {
+			d, ok := byID[h.Doc.ID]
+			if !ok {
+				continue
+			}
+			h.Doc = d
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
 // popularity is graph_popularity x ln(1 + degree) of each document's
 // entity, by document ID; empty when the option is off. The degrees come in
 // one Entities call; when that fails the channel ranks without them and the
 // trace says so.
-func (r request) popularity(ctx context.Context, docs []retrieval.Document) (map[string]float64, error) {
+func (r request) popularity(ctx context.Context, docs []reachedDoc) (map[string]float64, error) {
 	w := r.opts.GraphPopularity
 	if w == 0 || len(docs) == 0 {
 		return nil, nil
 	}
 	ids := make([]string, len(docs))
 	for i, d := range docs {
-		ids[i] = d.ID
+		ids[i] = d.id
 	}
 	ents, err := r.p.cfg.Graph.Entities(ctx, ids)
 	if err != nil {

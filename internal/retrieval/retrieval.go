@@ -80,6 +80,17 @@ type Index interface {
 	Documents(ctx context.Context, ids []string) ([]Document, error)
 }
 
+// CosineReader is implemented by index backends that compute cos(v, D)
+// where the documents are stored (weaviate), so that a caller scoring many
+// known documents by their similarity to v fetches none of them: the graph
+// channel scores up to 2,000 reached documents and keeps 50, and fetching
+// them from Weaviate with their vectors was about 8 KB of JSON each.
+// Cosines returns cos(v, D) of every document among ids that passes f;
+// unknown ids are absent. It honours ctx and fails as Search does.
+type CosineReader interface {
+	Cosines(ctx context.Context, v []float32, ids []string, f Filter) (map[string]float64, error)
+}
+
 // Writer loads documents into an index. Put is idempotent: putting a document
 // with an existing ID replaces it.
 type Writer interface {

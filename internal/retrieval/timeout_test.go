@@ -39,3 +39,45 @@ func TestWithTimeout(t *testing.T) {
 		t.Errorf("Count = %d, %v", n, err)
 	}
 }
+
+// slowCosines computes cosines only after its context ends.
+type slowCosines struct{ slowIndex }
+
+func (slowCosines) Cosines(ctx context.Context, _ []float32, _ []string, _ retrieval.Filter) (map[string]float64, error) {
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+type writableCosines struct{ writableIndex }
+
+func (writableCosines) Cosines(context.Context, []float32, []string, retrieval.Filter) (map[string]float64, error) {
+	return map[string]float64{"d1": 0.5}, nil
+}
+
+// The timed index is a CosineReader exactly when the index is one, with or
+// without Put and Count, and limits Cosines as it limits Search.
+func TestWithTimeoutKeepsCosines(t *testing.T) {
+	for _, x := range []retrieval.Index{slowIndex{}, writableIndex{}} {
+		if _, ok := retrieval.WithTimeout(x, "weaviate", time.Second, nil).(retrieval.CosineReader); ok {
+			t.Errorf("%T became a CosineReader", x)
+		}
+	}
+	c, ok := retrieval.WithTimeout(slowCosines{}, "weaviate", 10*time.Millisecond, nil).(retrieval.CosineReader)
+	if !ok {
+		t.Fatal("a CosineReader lost Cosines")
+	}
+	if _, err := c.Cosines(context.Background(), nil, []string{"d1"}, retrieval.Filter{}); errs.CodeOf(err) != errs.Unavailable {
+		t.Errorf("slow Cosines: %v, want unavailable", err)
+	}
+	x := retrieval.WithTimeout(writableCosines{}, "weaviate", time.Second, nil)
+	if _, ok := x.(retrieval.Writer); !ok {
+		t.Error("a Writer and CosineReader lost Put and Count")
+	}
+	c, ok = x.(retrieval.CosineReader)
+	if !ok {
+		t.Fatal("a Writer and CosineReader lost Cosines")
+	}
+	if got, err := c.Cosines(context.Background(), nil, []string{"d1"}, retrieval.Filter{}); err != nil || got["d1"] != 0.5 {
+		t.Errorf("Cosines = %v, %v; want d1 0.5", got, err)
+	}
+}

@@ -213,6 +213,51 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		}
 	})
 
+	// The optional CosineReader: cos(v, D) of the known documents among
+	// ids that pass the filter, as from their stored vectors.
+	if c, ok := b.(retrieval.CosineReader); ok {
+		t.Run("Cosines", func(t *testing.T) {
+			v := unit(1, 1, 0.5, 0)
+			want := map[string]float64{}
+			for _, d := range Docs() {
+				var dot, nv float64
+				for i, x := range d.Vector {
+					dot += float64(x * v[i])
+					nv += float64(v[i] * v[i])
+				}
+				want[d.ID] = dot / math.Sqrt(nv) // d.Vector is a unit vector
+			}
+			for _, c2 := range []struct {
+				ids  []string
+				f    retrieval.Filter
+				keep []string
+			}{
+				{[]string{"d1", "nope", "d4", "d3", "d1"}, retrieval.Filter{}, []string{"d1", "d3", "d4"}},
+				{[]string{"d1", "d4", "d5", "d6"}, retrieval.Filter{AnyEntities: []string{"Q142"}}, []string{"d4", "d5"}},
+				{[]string{"d1", "d4", "d5"}, retrieval.Filter{IDs: []string{"d5", "d6", "d1"}}, []string{"d1", "d5"}},
+				{[]string{"d1"}, retrieval.Filter{IDs: []string{"d2"}}, nil},
+			} {
+				got, err := c.Cosines(ctx, v, c2.ids, c2.f)
+				if err != nil {
+					t.Fatalf("Cosines(%v, %+v): %v", c2.ids, c2.f, err)
+				}
+				if len(got) != len(c2.keep) {
+					t.Errorf("Cosines(%v, %+v) = %v, want the documents %v", c2.ids, c2.f, got, c2.keep)
+				}
+				for _, id := range c2.keep {
+					if g, ok := got[id]; !ok || math.Abs(g-want[id]) > 1e-5 {
+						t.Errorf("Cosines(%v, %+v)[%s] = %v (present %v), want %.6f", c2.ids, c2.f, id, g, ok, want[id])
+					}
+				}
+			}
+			cancelled, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, err := c.Cosines(cancelled, v, []string{"d1"}, retrieval.Filter{}); !errors.Is(err, context.Canceled) {
+				t.Errorf("Cosines with a cancelled context: %v, want context.Canceled", err)
+			}
+		})
+	}
+
 	t.Run("CancelledContext", func(t *testing.T) {
 		c, cancel := context.WithCancel(ctx)
 		cancel()

@@ -295,6 +295,66 @@ func (s *Store) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	return out, nil
 }
 
+var _ retrieval.CosineReader = (*Store)(nil)
+
+// Cosines implements retrieval.CosineReader: per 1,000 ids, one vector
+// search restricted to them (and to f) that asks for document ids and
+// distances only, so no text or vector crosses the wire. An allow list that
+// short is searched exactly (Weaviate's flat search below
+// flatSearchCutoff, 40,000), so every document of ids that passes f comes
+// back, with 1 - its cosine distance as Search's vector scores.
+func (s *Store) Cosines(ctx context.Context, v []float32, ids []string, f retrieval.Filter) (map[string]float64, error) {
+	if len(v) == 0 {
+		return nil, errs.Field("vector", "cosines need a vector")
+	}
+	if err := finite(v); err != nil {
+		return nil, errs.Field("vector", "%v", err)
+	}
+	out := map[string]float64{}
+	f, none := cleanFilter(f)
+	if none {
+		return out, ctx.Err()
+	}
+	allowed := map[string]bool{}
+	for _, id := range f.IDs {
+		allowed[id] = true
+	}
+	var want []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] && isPrintable(id) && (len(f.IDs) == 0 || allowed[id]) {
+			seen[id] = true
+			want = append(want, id)
+		}
+	}
+	gql := s.client.GraphQL()
+	const chunk = 1000
+	for start := 0; start < len(want); start += chunk {
+		part := want[start:min(start+chunk, len(want))]
+		get := gql.Get().WithClassName(s.cfg.Class).WithLimit(len(part)).
+			WithNearVector(gql.NearVectorArgBuilder().WithVector(v)).
+			WithWhere(where(retrieval.Filter{IDs: part, AnyEntities: f.AnyEntities})).
+			WithFields(graphql.Field{Name: propDocID}, graphql.Field{Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}})
+		if s.cfg.Tenant != "" {
+			get = get.WithTenant(s.cfg.Tenant)
+		}
+		objs, err := s.run(ctx, "cosines", get.Do)
+		if err != nil {
+			return nil, err
+		}
+		for _, o := range objs {
+			id, _ := o[propDocID].(string)
+			add, _ := o["_additional"].(map[string]any)
+			dist, ok := add["distance"].(float64)
+			if id == "" || !ok {
+				return nil, errs.E(errs.Internal, "weaviate cosines: unexpected result %v", o)
+			}
+			out[id] = 1 - dist
+		}
+	}
+	return out, ctx.Err()
+}
+
 // cleanFilter drops filter values that cannot be stored ids or QIDs
 // (unprintable characters, which Put refuses); none reports that a filter
 // was asked for and nothing of it is left, so nothing can match.
