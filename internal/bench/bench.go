@@ -70,6 +70,8 @@ func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
 			return err
 		}
 		fmt.Fprintf(stdout, "cache warm-up: %d subgraphs extracted and encoded in %s\n", n, time.Since(t).Round(time.Millisecond))
+	} else {
+		fmt.Fprintln(stdout, "cache: cold (no warm-up): subgraphs are extracted and encoded as the questions need them")
 	}
 	opts.N, opts.M, opts.P, opts.K = 100, 3, 20, 5
 	mc := opts
