@@ -257,17 +257,9 @@ func toDoc(o map[string]any) (retrieval.Document, map[string]any, error) {
 // order of ids; unknown ids are skipped.
 func (s *Store) Documents(ctx context.Context, ids []string) ([]retrieval.Document, error) {
 	byID := make(map[string]retrieval.Document, len(ids))
-	var want []string
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if !seen[id] && isPrintable(id) {
-			seen[id] = true
-			want = append(want, id)
-		}
-	}
-	const chunk = 1000
-	for start := 0; start < len(want); start += chunk {
-		part := want[start:min(start+chunk, len(want))]
+	want := storableIDs(ids, nil)
+	for start := 0; start < len(want); start += idChunk {
+		part := want[start:min(start+idChunk, len(want))]
 		get := s.client.GraphQL().Get().WithClassName(s.cfg.Class).WithLimit(len(part)).
 			WithWhere(where(retrieval.Filter{IDs: part})).
 			WithFields(docFields([]graphql.Field{{Name: "id"}, {Name: "vector"}})...)
@@ -295,6 +287,27 @@ func (s *Store) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	return out, nil
 }
 
+// idChunk is how many document ids one query lists (ContainsAny on docId).
+const idChunk = 1000
+
+// storableIDs are the distinct ids that a stored document can have
+// (printable), in order, and among allowed when it is not empty.
+func storableIDs(ids, allowed []string) []string {
+	in := make(map[string]bool, len(allowed))
+	for _, id := range allowed {
+		in[id] = true
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] && isPrintable(id) && (len(allowed) == 0 || in[id]) {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
 var _ retrieval.CosineReader = (*Store)(nil)
 
 // Cosines implements retrieval.CosineReader: per 1,000 ids, one vector
@@ -315,22 +328,10 @@ func (s *Store) Cosines(ctx context.Context, v []float32, ids []string, f retrie
 	if none {
 		return out, ctx.Err()
 	}
-	allowed := map[string]bool{}
-	for _, id := range f.IDs {
-		allowed[id] = true
-	}
-	var want []string
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if !seen[id] && isPrintable(id) && (len(f.IDs) == 0 || allowed[id]) {
-			seen[id] = true
-			want = append(want, id)
-		}
-	}
+	want := storableIDs(ids, f.IDs)
 	gql := s.client.GraphQL()
-	const chunk = 1000
-	for start := 0; start < len(want); start += chunk {
-		part := want[start:min(start+chunk, len(want))]
+	for start := 0; start < len(want); start += idChunk {
+		part := want[start:min(start+idChunk, len(want))]
 		get := gql.Get().WithClassName(s.cfg.Class).WithLimit(len(part)).
 			WithNearVector(gql.NearVectorArgBuilder().WithVector(v)).
 			WithWhere(where(retrieval.Filter{IDs: part, AnyEntities: f.AnyEntities})).
