@@ -93,7 +93,7 @@ func (a *appFlags) progressOut(w io.Writer) io.Writer {
 
 // inputs are the embedded backend's inputs and snapshots.
 func (a *appFlags) inputs(stderr io.Writer) state.Inputs {
-	return state.Inputs{Bundle: a.cfg.BundleDir(), Corpus: a.cfg.CorpusFile(), Dir: a.cfg.State, Log: a.progressOut(stderr)}
+	return state.Inputs{Bundle: a.cfg.BundleDir(), Corpus: a.cfg.CorpusFiles()[0], Extra: a.cfg.CorpusFiles()[1:], Dir: a.cfg.State, Log: a.progressOut(stderr)}
 }
 
 func (a *appFlags) neo4jConfig() neo4jkg.Config {

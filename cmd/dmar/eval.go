@@ -22,7 +22,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	ds, sys, corpus, err := f.Prepare(a.cfg.State, a.cfg.Corpus)
+	ds, sys, corpus, err := f.Prepare(a.cfg.State, a.cfg.Corpus, a.cfg.CorpusFile())
 	if err != nil {
 		return cliErr(err)
 	}

@@ -81,7 +81,22 @@ func (c *Config) BundleDir() string {
 	return c.Data
 }
 
-// CorpusFile is the corpus JSONL file: corpus, else data/corpus.jsonl.
+// CorpusFiles are the corpus JSONL files: corpus (one file, or several
+// separated by commas, searched as one corpus), else data/corpus.jsonl.
+func (c *Config) CorpusFiles() []string {
+	var out []string
+	for _, f := range strings.Split(c.CorpusFile(), ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return []string{c.CorpusFile()}
+	}
+	return out
+}
+
+// CorpusFile is the corpus setting as given: corpus, else data/corpus.jsonl.
 func (c *Config) CorpusFile() string {
 	if c.Corpus != "" {
 		return c.Corpus

@@ -49,3 +49,21 @@ func TestModelAliases(t *testing.T) {
 		t.Errorf("gnn %q, gate %q; want the alias, then the setting's own name first", c.Models.GNN, c.Models.Gate)
 	}
 }
+
+func TestCorpusFiles(t *testing.T) {
+	for _, c := range []struct {
+		data, corpus string
+		want         []string
+	}{
+		{"/d", "", []string{"/d/corpus.jsonl"}},
+		{"/d", "/x.jsonl", []string{"/x.jsonl"}},
+		{"/d", "/x.jsonl, /nq/corpus.jsonl", []string{"/x.jsonl", "/nq/corpus.jsonl"}},
+		{"/d", ",", []string{","}},
+	} {
+		c2 := config.Config{Data: c.data, Corpus: c.corpus}
+		got := c2.CorpusFiles()
+		if strings.Join(got, "|") != strings.Join(c.want, "|") {
+			t.Errorf("data %q corpus %q: %v, want %v", c.data, c.corpus, got, c.want)
+		}
+	}
+}

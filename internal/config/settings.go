@@ -25,7 +25,7 @@ func Settings(c *Config) []Setting {
 	return []Setting{
 		{"data", "DMAR_DATA", "data", false, "folder with a KG bundle (triples.tsv, entities.jsonl, relations.json) and corpus.jsonl", str(&c.Data)},
 		{"kg", "DMAR_KG", "kg", false, "KG bundle folder, when not data", str(&c.KG)},
-		{"corpus", "DMAR_CORPUS", "corpus", false, "corpus JSONL file, when not data/corpus.jsonl", str(&c.Corpus)},
+		{"corpus", "DMAR_CORPUS", "corpus", false, "corpus JSONL file, when not data/corpus.jsonl; several files separated by commas are searched as one corpus", str(&c.Corpus)},
 		{"state", "DMAR_STATE", "state", false, "folder for loaded graphs and indexes, keyed by input content", str(&c.State)},
 		{"graph", "DMAR_GRAPH", "graph", false, "graph backend: embedded, or neo4j://HOST:PORT", str(&c.Graph)},
 		{"index", "DMAR_INDEX", "index", false, "search backend: embedded, or weaviate://HOST:PORT/Class", str(&c.Index)},

@@ -34,6 +34,40 @@ func ReadFile(ctx context.Context, path string) ([]retrieval.Document, Stats, er
 	return Read(ctx, f, path)
 }
 
+// ReadFiles reads several JSONL corpus files as one corpus, in order: a
+// document whose id an earlier file already holds counts as a duplicate.
+func ReadFiles(ctx context.Context, paths []string) ([]retrieval.Document, Stats, error) {
+	if len(paths) == 0 {
+		return nil, Stats{}, fmt.Errorf("open corpus: no corpus file is configured")
+	}
+	var all Stats
+	var docs []retrieval.Document
+	seen := map[string]bool{}
+	for _, p := range paths {
+		ds, st, err := ReadFile(ctx, p)
+		if err != nil {
+			return nil, all, err
+		}
+		all.Read += st.Read
+		all.Bad += st.Bad
+		all.Duplicate += st.Duplicate
+		all.Problems = append(all.Problems, st.Problems...)
+		for _, d := range ds {
+			if seen[d.ID] {
+				all.Duplicate++
+				continue
+			}
+			seen[d.ID] = true
+			docs = append(docs, d)
+			all.Loaded++
+		}
+	}
+	if len(all.Problems) > 10 {
+		all.Problems = all.Problems[:10]
+	}
+	return docs, all, nil
+}
+
 // Read reads JSONL documents from r; name is used in messages.
 func Read(ctx context.Context, r io.Reader, name string) ([]retrieval.Document, Stats, error) {
 	var st Stats

@@ -27,7 +27,7 @@ type Flags struct {
 	seed                       uint64
 	reader                     config.Reader
 	skipMissing                bool
-	linking                    string
+	linking, half              string
 }
 
 // Register adds f's flags to fs; reader holds the generator's defaults
@@ -38,6 +38,7 @@ func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
 	fs.StringVar(&f.systems, "systems", strings.Join(SystemNames, ","), "comma-separated systems: "+strings.Join(SystemNames, ", "))
 	fs.StringVar(&f.Out, "out", "", "output folder for report.md, results.json, per_question.jsonl and plots")
 	fs.IntVar(&f.limit, "limit", 0, "evaluate only the first N questions")
+	fs.StringVar(&f.half, "half", "", "evaluate one half of the questions by a fixed rule (the first byte of sha256(id) even: tune, odd: report); empty: all. Settings are tuned on the tune half and reported on the other (docs/eval.md)")
 	fs.IntVar(&f.kmax, "k-max", 20, "documents retrieved per question (metrics at k = 1, 5, 10, 20 up to this)")
 	fs.Float64Var(&f.alpha, "hybrid-alpha", 0.5, "weight of the vector side of the hybrid baseline (Weaviate's alpha)")
 	fs.IntVar(&f.boot, "bootstrap", 1000, "bootstrap resamples for the confidence intervals")
@@ -52,11 +53,12 @@ func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
 }
 
 // Prepare checks f and opens its dataset and systems. corpus is the
-// configured corpus file: when it is "" and the benchmark brings its own
-// paragraphs, they are written under state (CorpusFor) and that file is
-// returned instead. Bad flags, an unreadable dataset and unknown systems
+// configured corpus setting and resolved the file(s) it stands for: when
+// corpus is "" and the benchmark brings its own paragraphs, they are written
+// under state (CorpusFor) and that file is returned instead; a benchmark
+// with passages to pool (nq-open) returns resolved with them added. Bad flags, an unreadable dataset and unknown systems
 // are errs.Invalid errors.
-func (f *Flags) Prepare(state, corpus string) (*Dataset, []System, string, error) {
+func (f *Flags) Prepare(state, corpus, resolved string) (*Dataset, []System, string, error) {
 	if f.Dataset == "" || f.Out == "" {
 		return nil, nil, "", errs.E(errs.Invalid, "eval: --dataset and --out are required")
 	}
@@ -66,12 +68,19 @@ func (f *Flags) Prepare(state, corpus string) (*Dataset, []System, string, error
 	if (f.reader.BaseURL == "") != (f.reader.Model == "") {
 		return nil, nil, "", errs.E(errs.Invalid, "eval: --reader-url and --reader-model go together")
 	}
-	ds, err := Open(f.Dataset, f.limit)
+	ds, err := Open(f.Dataset, 0)
 	if err != nil {
 		return nil, nil, "", errs.E(errs.Invalid, "eval: %s", err)
 	}
+	if err := ds.KeepHalf(f.half); err != nil {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: %s", err)
+	}
+	ds.Limit(f.limit)
 	if corpus, err = CorpusFor(ds, state, corpus); err != nil {
 		return nil, nil, "", err
+	}
+	if len(ds.ExtraCorpora) > 0 {
+		corpus = strings.Join(append([]string{resolved}, ds.ExtraCorpora...), ",")
 	}
 	base := pipeline.Defaults()
 	base.Seed = f.seed

@@ -19,7 +19,7 @@ func TestFlagsPrepare(t *testing.T) {
 		if err := fs.Parse(args); err != nil {
 			t.Fatal(err)
 		}
-		return f.Prepare(t.TempDir(), "")
+		return f.Prepare(t.TempDir(), "", "")
 	}
 	for _, args := range [][]string{
 		{"--out", "o"},

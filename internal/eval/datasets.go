@@ -15,7 +15,7 @@ import (
 )
 
 // Formats lists the dataset formats Open accepts.
-var Formats = []string{"kgqa", "jsonl", "hotpotqa", "hotpotqa-distractor", "musique"}
+var Formats = []string{"kgqa", "jsonl", "hotpotqa", "hotpotqa-distractor", "musique", "nq-open", "triviaqa", "fever"}
 
 // Open reads a dataset given as FORMAT:PATH. limit > 0 keeps the first limit
 // questions; a benchmark's corpus is always kept whole (the pooled setting
@@ -36,6 +36,12 @@ func Open(spec string, limit int) (*Dataset, error) {
 		ds, err = readHotpot(path, format == "hotpotqa-distractor")
 	case "musique":
 		ds, err = readMusique(path)
+	case "nq-open":
+		ds, err = readNQ(path)
+	case "triviaqa":
+		ds, err = readTriviaQA(path)
+	case "fever":
+		ds, err = readFEVER(path)
 	default:
 		return nil, fmt.Errorf("dataset %q: unknown format %q (want one of %v)", spec, format, Formats)
 	}

@@ -27,6 +27,12 @@ type Question struct {
 	// Topics are the gold topic entities (kgqa topic_qids), for the linking
 	// metrics; never shown to the systems.
 	Topics []string
+	// AnswerQIDs are the entities the answers name (TriviaQA), for the hub
+	// strata; never shown to the systems.
+	AnswerQIDs []string
+	// Evidence are a FEVER claim's gold evidence sets (any one set, whole,
+	// verifies the claim), for the strict score.
+	Evidence [][]Evidence
 }
 
 // Dataset is a benchmark read by an adapter.
@@ -39,6 +45,9 @@ type Dataset struct {
 	// Corpus holds the documents a benchmark brings with it (HotpotQA,
 	// MuSiQue); nil when the corpus is configured separately (kgqa, jsonl).
 	Corpus []retrieval.Document
+	// ExtraCorpora are corpus files searched together with the configured
+	// corpus (NQ-open's passages beside the entity pages).
+	ExtraCorpora []string
 	// Notes are facts about the adaptation a reader of the report needs.
 	Notes []string
 }

@@ -56,6 +56,9 @@ func Fingerprint(files []string, versions ...string) (string, error) {
 type Inputs struct {
 	Bundle string    // KG bundle folder
 	Corpus string    // corpus JSONL file
+	// Extra are more corpus files, searched together with Corpus as one
+	// corpus (a user's passages beside entity pages).
+	Extra []string
 	Dir    string    // the state folder
 	Log    io.Writer // load statistics and progress; nil for none
 }
@@ -127,7 +130,7 @@ func (in Inputs) report(head string, st bundle.Stats) {
 // graph (kgKey) and the encoder are unchanged, else linked with g, embedded
 // with enc and saved.
 func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scoring.Encoder) (*memindex.Index, error) {
-	key, err := Fingerprint([]string{in.Corpus}, kgKey, enc.Version())
+	key, err := Fingerprint(in.corpusFiles(), kgKey, enc.Version())
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w (set --data or --corpus)", err)
 	}
@@ -231,13 +234,16 @@ func checkEncoder(snap string, enc scoring.Encoder) error {
 	return nil
 }
 
+// corpusFiles are Corpus and Extra.
+func (in Inputs) corpusFiles() []string { return append([]string{in.Corpus}, in.Extra...) }
+
 // PrepareCorpus reads, links and embeds the corpus, with progress and counts.
 func (in Inputs) PrepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Encoder) ([]retrieval.Document, error) {
 	return in.prepareCorpus(ctx, g, enc, nil)
 }
 
 func (in Inputs) prepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Encoder, cache *docstore.Cache) ([]retrieval.Document, error) {
-	docs, st, err := corpus.ReadFile(ctx, in.Corpus)
+	docs, st, err := corpus.ReadFiles(ctx, in.corpusFiles())
 	if err != nil {
 		return nil, err
 	}
@@ -251,7 +257,7 @@ func (in Inputs) prepareCorpus(ctx context.Context, g kg.Graph, enc scoring.Enco
 	}
 	m.Done()
 	if log := in.Log; log != nil {
-		fmt.Fprintf(log, "load corpus: %s\n  read %d, loaded %d, duplicates %d, skipped as bad %d\n", in.Corpus, st.Read, st.Loaded, st.Duplicate, st.Bad)
+		fmt.Fprintf(log, "load corpus: %s\n  read %d, loaded %d, duplicates %d, skipped as bad %d\n", strings.Join(in.corpusFiles(), ", "), st.Read, st.Loaded, st.Duplicate, st.Bad)
 		for _, p := range st.Problems {
 			fmt.Fprintln(log, "  skipped:", p)
 		}
