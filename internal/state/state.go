@@ -54,13 +54,13 @@ func Fingerprint(files []string, versions ...string) (string, error) {
 
 // Inputs are the embedded backend's inputs and where their snapshots live.
 type Inputs struct {
-	Bundle string    // KG bundle folder
-	Corpus string    // corpus JSONL file
+	Bundle string // KG bundle folder
+	Corpus string // corpus JSONL file
 	// Extra are more corpus files, searched together with Corpus as one
 	// corpus (a user's passages beside entity pages).
 	Extra []string
-	Dir    string    // the state folder
-	Log    io.Writer // load statistics and progress; nil for none
+	Dir   string    // the state folder
+	Log   io.Writer // load statistics and progress; nil for none
 }
 
 // KGFiles are the files of the bundle that the graph's fingerprint covers:
