@@ -58,7 +58,7 @@ type Options struct {
 	Filter             retrieval.Filter `json:"filter"`
 	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
 
-	// The graph channel (beyond the paper; graph.go): off by default.
+	// The graph channel (beyond the paper; kgchannel.go): off by default.
 	GraphRecall    int     `json:"graph_recall"`    // hops walked from Q's entities: 0 (off), 1 or 2
 	GraphRecallK   int     `json:"graph_recall_k"`  // documents the channel adds to each search's candidates
 	GraphWeight    float64 `json:"graph_weight"`    // weight of cos(enc(Q), enc(D)) in the graph score
@@ -72,18 +72,18 @@ type Options struct {
 	// (Config.RelPrior) added to each step's cosine in path relevance; 0: off.
 	PathPrior float64 `json:"path_prior,omitempty"`
 	// GraphPopularity is the weight of ln(1 + degree) of a reached entity in
-	// its document's graph score (graph.go): among the entities a relation
+	// its document's graph score (kgscore.go): among the entities a relation
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
 	// GraphFanout is the weight of the mean over a path's steps of ln(n), n
 	// the entities the step's relation reaches from its node in that
-	// direction, subtracted from its document's graph score (graphfan.go): a
+	// direction, subtracted from its document's graph score (kgfanout.go): a
 	// relation with many objects names each of them less specifically. 0: off.
 	GraphFanout float64 `json:"graph_fanout,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
-	// its linked mentions, graphquery.go: what Q asks about them, not who
+	// its linked mentions, kgquery.go: what Q asks about them, not who
 	// they are).
 	GraphRelationQuery string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: with the graph channel on, a request whose

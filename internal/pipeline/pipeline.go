@@ -1,7 +1,8 @@
 // Package pipeline runs DMAR (docs/method.md) in four phases:
 //
 //  1. recall: BM25 (or hybrid) recall of n candidates for the query Q
-//     (recall.go);
+//     (recall.go), joined by the channels' candidates (channel.go: the KG's
+//     graph channel, kg*.go, beyond the paper);
 //  2. dual-path scoring of the candidates against Q, semantic and structural
 //     (the Shapley value of Q's entity subgraphs in each document's game),
 //     and selection of the m best as anchors (score.go, structural.go);
@@ -194,7 +195,7 @@ func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evl
 	if err != nil {
 		return nil, err
 	}
-	second, err := r.secondStage(ctx, rec.qvec, ref)
+	second, err := r.secondStage(ctx, rec, ref)
 	if err != nil {
 		return nil, err
 	}

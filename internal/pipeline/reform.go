@@ -71,7 +71,7 @@ func (r request) reformInput(ctx context.Context, g grounded, anchors []Doc, phi
 	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
 	if r.opts.ReformRank == "question" && len(bridge) > 0 {
 		var err error
-		if in.Bridges, in.Relations, err = r.questionTerms(ctx, g.qvec, g.st.qsubs, bridge, bridgeLabel); err != nil {
+		if in.Bridges, in.Relations, err = r.questionTerms(ctx, g.relvec, g.st.qsubs, bridge, bridgeLabel); err != nil {
 			return in, err
 		}
 	} else {
