@@ -14,6 +14,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -56,7 +57,7 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	defer m.Close()
 	req, err := server.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
 	if err != nil {
-		return err
+		return pipeline.RemovedOption(err)
 	}
 	res, err := p.Retrieve(ctx, req.Query, req.Options)
 	if err != nil {

@@ -29,9 +29,9 @@ func reformVariant(name string, paper, questionAware pipeline.Options) (pipeline
 	kind, caps, _ := strings.Cut(rest, "-")
 	switch kind {
 	case "qreform":
-		o.ReformRank = "question"
+		o.Experiments.ReformRank = "question"
 	case "sreform":
-		o.ReformRank = "shapley"
+		o.Experiments.ReformRank = "shapley"
 	default:
 		return o, "", false
 	}
@@ -45,12 +45,12 @@ func reformVariant(name string, paper, questionAware pipeline.Options) (pipeline
 				return o, "", false
 			}
 			if t[0] == 'b' {
-				o.ReformBridges = v
+				o.Experiments.ReformBridges = v
 			} else {
-				o.ReformRelations = v
+				o.Experiments.ReformRelations = v
 			}
 		}
 	}
-	b, r := o.EffectiveReformCaps()
-	return o, fmt.Sprintf("built-in reformulation ranked by %s relevance, at most %d bridge entities and %d relations added to Q", map[string]string{"question": "question", "shapley": "Shapley"}[o.ReformRank], b, r), true
+	b, r := o.Experiments.ReformCaps()
+	return o, fmt.Sprintf("built-in reformulation ranked by %s relevance, at most %d bridge entities and %d relations added to Q", map[string]string{"question": "question", "shapley": "Shapley"}[o.Experiments.ReformRank], b, r), true
 }

@@ -15,9 +15,11 @@ type System struct {
 	// graph channel alone) or dmar (the pipeline).
 	Kind  string  `json:"kind"`
 	Alpha float64 `json:"alpha,omitempty"` // hybrid: weight of the vector side
-	// Options are the pipeline options (dmar systems).
-	Options *pipeline.Options `json:"options,omitempty"`
-	Ablates string            `json:"ablates,omitempty"` // what the ablation changes, for the report
+	// Options are the pipeline options (dmar systems), and Experiments those
+	// of them no request can set (pipeline.Experiments), for the record.
+	Options     *pipeline.Options     `json:"options,omitempty"`
+	Experiments *pipeline.Experiments `json:"experiments,omitempty"`
+	Ablates     string                `json:"ablates,omitempty"` // what the ablation changes, for the report
 }
 
 // Baseline reports whether s is one of the baselines DMAR is compared against.
@@ -53,13 +55,13 @@ func pathVariant(name string, o pipeline.Options) (pipeline.Options, bool) {
 		if k == "dmar-graph-path" {
 			o = withGraph(o)
 		}
-		o.Utility = "path"
+		o.Experiments.Utility = "path"
 		if rest != "" {
 			c, err := strconv.ParseFloat(rest[2:], 64)
 			if err != nil {
 				return o, false
 			}
-			o.PathWeight = c
+			o.Experiments.PathWeight = c
 		}
 		return o, true
 	}
@@ -111,7 +113,7 @@ func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Op
 			case len(t) > 1 && t[0] == 'r':
 				o.GraphRoots, err = strconv.Atoi(t[1:])
 			case len(t) > 1 && t[0] == 'p':
-				o.PathPrior, err = strconv.ParseFloat(t[1:], 64)
+				o.Experiments.PathPrior, err = strconv.ParseFloat(t[1:], 64)
 			default:
 				return "", o, false
 			}
@@ -205,7 +207,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			}
 			if po, ok := pathVariant(n, paper); ok {
 				o = po
-				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.EffectivePathWeight(), o.GraphRecall)
+				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.Experiments.EffectivePathWeight(), o.GraphRecall)
 				break
 			}
 			kind, vo, ok := graphVariant(n, paper)
@@ -223,6 +225,9 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 				return nil, fmt.Errorf("system %s: %w", n, err)
 			}
 			s.Options = &o
+			if e := o.Experiments; e != (pipeline.Experiments{}) {
+				s.Experiments = &e
+			}
 		}
 		out = append(out, s)
 	}

@@ -45,11 +45,10 @@ type GraphPath struct {
 	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
 	// of Score that says how well known the entity is.
 	Popularity float64 `json:"popularity,omitempty"`
-	// Fanout is -graph_fanout x the mean ln(n) of the path's steps, n the
-	// entities a step's relation reaches from its node (kgfanout.go), the
-	// part of Score that keeps a relation with many objects from flooding
-	// the ranking.
-	Fanout float64 `json:"fanout,omitempty"`
+	// Fanout is -Experiments.GraphFanout x the mean ln(n) of the path's
+	// steps, n the entities a step's relation reaches from its node
+	// (kgfanout.go): an eval variant's, not on the wire.
+	Fanout float64 `json:"-"`
 }
 
 // graphChannel is the channel's output for one request: its candidates, best

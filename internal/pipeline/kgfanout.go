@@ -24,10 +24,10 @@ type fanoutScorer struct {
 
 // fanout is the request's normaliser over the walked subgraphs.
 func (r request) fanout(subs map[string]kg.Subgraph) *fanoutScorer {
-	if r.opts.GraphFanout == 0 {
+	if r.opts.Experiments.GraphFanout == 0 {
 		return nil
 	}
-	return &fanoutScorer{w: r.opts.GraphFanout, count: pathrel.NewFanout(subs)}
+	return &fanoutScorer{w: r.opts.Experiments.GraphFanout, count: pathrel.NewFanout(subs)}
 }
 
 // of is the (non-positive) part of p's graph score from its fan-out.

@@ -212,7 +212,7 @@ func (r request) relationQuery(ctx context.Context, relvec []float32, mentions [
 // path relevance is the cosine alone, and the response says so). A model
 // failure fails the request, as any model failure does.
 func (r request) stepPrior(ctx context.Context, relvec []float32) (map[pathrel.StepKey]float64, error) {
-	if r.opts.PathPrior == 0 {
+	if r.opts.Experiments.PathPrior == 0 {
 		return nil, nil
 	}
 	if r.p.cfg.RelPrior == nil {
@@ -229,7 +229,7 @@ func (r request) stepPrior(ctx context.Context, relvec []float32) (map[pathrel.S
 		return nil, fmt.Errorf("relation prior: %w", err)
 	}
 	for k, v := range pr {
-		pr[k] = r.opts.PathPrior * v
+		pr[k] = r.opts.Experiments.PathPrior * v
 	}
 	return pr, nil
 }

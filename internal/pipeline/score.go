@@ -85,7 +85,7 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 		r.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
 	}
 	r.trace.timed("subgraphs", t)
-	if g.st.on && r.opts.Utility == "path" {
+	if g.st.on && r.opts.Experiments.Utility == "path" {
 		rel, err := r.pathRelevance(ctx, rec.relvec, g.st.qsubs)
 		if err != nil {
 			return g, err
@@ -212,7 +212,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda, r.opts.EffectivePathWeight())
+	b := newGameBuilder(st, r.opts.Lambda, r.opts.Experiments.EffectivePathWeight())
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):
