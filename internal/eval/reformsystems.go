@@ -8,7 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline"
 )
 
-// ReformSystemNames are the reformulation systems (issue 12 part 5), run
+// ReformSystemNames are the question-ranked reformulation systems, run
 // only when named: dmar and dmar-paper with the bridges and relations added
 // to Q ranked by question relevance (-qreform) or by the Shapley values
 // (-sreform, the method's ranking), each with optional caps -bN (bridges)

@@ -5,16 +5,14 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
-// The graph channel's fan-out normaliser (graph_fanout; off by default):
-// a path's graph score loses graph_fanout x the mean over its steps of
-// ln(n), n the entities the step's relation reaches from its node in that
-// direction (pathrel.Fanout). On kgqa train most of the channel's one-hop
-// misses are a gold entity ranked below others: either other objects of the
-// same relation (an equal loss for all of them: their order is kept) or the
-// objects of a confusable relation that reaches many ("country of" from
-// Israel: its cities) above the one object of the right one ("continent":
-// Asia). Two-hop paths lose theirs too: with one-hop paths alone normalised,
-// the two-hop ones rose over them. docs/method.md.
+// The graph channel's fan-out normaliser (Experiments.GraphFanout, an eval
+// variant): a path's graph score loses GraphFanout x the mean over its
+// steps of ln(n), n the entities the step's relation reaches from its node
+// in that direction (pathrel.Fanout), so that a confusable relation that
+// reaches many ("country of" from Israel: its cities) does not outrank the
+// one object of the right one ("continent": Asia), while the objects of one
+// relation keep their order (an equal loss). Two-hop paths lose theirs too,
+// or they would rise over the one-hop ones. docs/method.md.
 
 // fanoutScorer is the normaliser of one request, nil when it is off.
 type fanoutScorer struct {

@@ -109,18 +109,18 @@ func Defaults() Options {
 // penalty and intermediate bonus), hybrid stage 1, graph_popularity, the
 // masked relation query (graph_relation_query);
 // graph_weight was chosen
-// on dev. The learned relation prior (path_prior) is left off: it
-// helped on train but not on dev (docs/method.md).
+// on dev; the figures are in docs/method.md. The learned relation prior is
+// left out (an experiment, Experiments.PathPrior): it helped on train but not
+// on dev.
 func (o Options) QuestionAware() Options {
 	o.Method = MethodDMAR
 	o.Linking = "context"
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	o.StructureNeedsChannel = true
-	o.GraphPopularity = 0.01    // kgqa train: dmar R@5 .682 -> .691, nDCG@10 .586 -> .590 (0.02: .693, .585)
-	o.Stage2Vector = "question" // kgqa train: R@5 .691 either way; saves encoding the long Q'
-	o.Stage1 = "hybrid"         // its top hit is Q's subject more often than BM25's (kgqa train 473 vs 450 of 550): a better graph_roots root
-	// kgqa train: dmar R@5 .700 -> .730 (+.030 [+.016, +.044]), nDCG@10 .592 -> .622, AR@5 .744 -> .764
-	o.GraphRelationQuery = "masked"
+	o.GraphPopularity = 0.01        // questions ask after the better known of a relation's objects
+	o.Stage2Vector = "question"     // the same rankings, without encoding the long Q'
+	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
+	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
 	return o
 }
 

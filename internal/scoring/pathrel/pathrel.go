@@ -27,8 +27,8 @@ import (
 // reached many ways ("what language is <film> in": English through most of
 // its cast), a wrong one mostly once.
 //
-// Both were chosen on kgqa train (walk R@5 .650 with one hop; two hops
-// .651 with the former 0.1 and no bonus, .672 with these); docs/method.md.
+// Both were chosen on kgqa train (docs/method.md, "Two hops, with evidence
+// counted").
 const (
 	TwoHopPenalty = 0.25
 	ViaBonus      = 0.07
