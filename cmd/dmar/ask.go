@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"flag"
-	"fmt"
 	"io"
-	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -20,15 +17,13 @@ func init() {
 
 func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	a.register(fs)
+	fs := a.flags("ask", stderr)
 	asJSON, serverURL, opts := requestFlags(fs, "/v1/answer")
 	timeout := fs.Duration("timeout", 2*time.Minute, "time limit of the retrieval and the answer together")
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	reqJSON, err := requestBody(strings.Join(fs.Args(), " "), *opts)
+	reqJSON, err := requestBody(fs, *opts)
 	if err != nil {
 		return err
 	}
@@ -45,49 +40,25 @@ func runAsk(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return api.WriteJSON(stdout, res)
 	}
-	return writeAnswer(stdout, res)
+	return api.WriteAnswer(stdout, res)
 }
 
 func askLocal(ctx context.Context, a *appFlags, reqJSON []byte, stderr io.Writer, quiet bool) (*api.AnswerResponse, error) {
-	ans := a.answerer()
+	ans := backends.Answerer(a.cfg.Chat)
 	if err := ans.Check(); err != nil {
 		return nil, err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	a.cfg.Quiet = a.cfg.Quiet || quiet
-	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
+	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
 	if err != nil {
 		return nil, err
 	}
-	defer m.Close()
+	defer set.Close()
 	req, err := server.DecodeAnswer(strings.NewReader(string(reqJSON)), p.Defaults())
 	if err != nil {
 		return nil, err
 	}
 	return server.AnswerQuery(ctx, p, ans, a.cfg.Chat.Model, req, nil)
-}
-
-// writeAnswer prints the answer, then each cited document's title.
-func writeAnswer(w io.Writer, res *api.AnswerResponse) error {
-	titles := map[string]string{}
-	if res.Retrieval != nil {
-		for _, d := range res.Retrieval.Results {
-			titles[d.ID] = d.Title
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", res.Answer)
-	for _, id := range res.Citations {
-		fmt.Fprintf(&b, "  [%s] %s\n", id, titles[id])
-	}
-	if len(res.DroppedCitations) > 0 {
-		fmt.Fprintf(&b, "  (dropped citations of documents the model was not shown: %s)\n", strings.Join(res.DroppedCitations, ", "))
-	}
-	fmt.Fprintf(&b, "(%s; retrieval %.0f ms, answer %.0f ms)\n", res.Model, res.TimingsMS["retrieve"], res.TimingsMS["generate"])
-	_, err := io.WriteString(w, b.String())
-	return err
 }

@@ -43,11 +43,11 @@ func batchedKeepsResults(t *testing.T, encoder string) {
 		if err := a.parse(fs, []string{"--data", film, "--quiet", "--encoder", encoder, "--gnn", "../../models/gnn/gnn.onnx", "--gate", ""}); err != nil {
 			t.Fatal(err)
 		}
-		p, m, _, err := a.pipelineFor(ctx, io.Discard, log, nil)
+		p, set, err := a.pipelineFor(ctx, io.Discard, log, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { m.Close() })
+		t.Cleanup(set.Close)
 		return p
 	}
 	batched, plain := open(true), open(false)

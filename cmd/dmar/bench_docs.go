@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/docstore/docbench"
 	"github.com/dmar-kg/dmar/internal/state"
@@ -30,7 +31,7 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	log := newLogger(stderr, "warn")
-	m, err := a.openModels(log)
+	m, err := backends.OpenModels(a.cfg, log)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/bench"
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
@@ -16,25 +17,18 @@ import (
 //	dmar bench embed --data ../shared/data/codexm --limit 512 --encoders all-MiniLM-L6-v2,e5-small-v2-int8
 func runBenchEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
+	var f bench.EmbedFlags
 	fs := a.flags("bench embed", stderr)
-	names := fs.String("encoders", "", "comma-separated registry encoders, the first also measured on the chunked baseline (default: the configured encoder)")
-	limit := fs.Int("limit", 0, "embed only the first N corpus documents (0: all)")
-	rounds := fs.Int("rounds", 1, "alternate the first encoder's baseline and corpus runs this many times")
+	f.Register(fs)
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Sprintf("bench embed: unexpected arguments %q", fs.Args())}
 	}
-	if *limit < 0 || *rounds < 1 {
-		return usageError{fmt.Sprintf("bench embed: --limit %d and --rounds %d: want >= 0 and >= 1", *limit, *rounds)}
-	}
-	encs := []string{a.cfg.Models.Encoder}
-	if *names != "" {
-		var err error
-		if encs, err = bench.ParseEncoders(*names); err != nil {
-			return usageError{"--encoders: " + err.Error()}
-		}
+	encs, err := f.EncoderNames(a.cfg.Models.Encoder)
+	if err != nil {
+		return cliErr(err)
 	}
 	for _, n := range encs {
 		if _, err := onnx.LookupEncoder(n); err != nil {
@@ -46,14 +40,14 @@ func runBenchEmbed(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if *limit > 0 && *limit < len(docs) {
-		docs = docs[:*limit]
+	if f.Limit > 0 && f.Limit < len(docs) {
+		docs = docs[:f.Limit]
 	}
 	texts := make([]string, len(docs))
 	for i, d := range docs {
 		texts[i] = corpus.EncodeText(d)
 	}
-	rt, err := onnx.Open(ortConfig(a.cfg.ORT))
+	rt, err := onnx.Open(backends.ORT(a.cfg.ORT))
 	if err != nil {
 		return err
 	}
@@ -68,6 +62,6 @@ func runBenchEmbed(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return enc.Truncated(m.DocTokens).Passage(), func() { _ = enc.Close() }, nil
 	}
 	src := fmt.Sprintf("%s at --doc-tokens %d, batches of %d, %d threads", path, mc.DocTokens, mc.EncoderBatch, rt.Config().Threads())
-	_, err = bench.Embed{Texts: texts, Source: src, Encoders: encs, Open: open, Rounds: *rounds}.Run(ctx, stdout, stderr)
+	_, err = bench.Embed{Texts: texts, Source: src, Encoders: encs, Open: open, Rounds: f.Rounds}.Run(ctx, stdout, stderr)
 	return err
 }

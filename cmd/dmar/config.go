@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/config"
 	"io"
 	"log/slog"
 	"os"
-	"strings"
 )
 
 func init() {
@@ -36,16 +33,14 @@ func runConfigHashKey(ctx context.Context, args []string, stdout, stderr io.Writ
 	if len(args) > 0 {
 		return usageError{"config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
 	}
-	line, err := bufio.NewReader(os.Stdin).ReadString('\n')
-	if err != nil && !errors.Is(err, io.EOF) {
+	h, err := config.HashKey(os.Stdin)
+	if errors.Is(err, config.ErrShortKey) {
+		return usageError{"config hash-key: " + err.Error()}
+	}
+	if err != nil {
 		return err
 	}
-	key := strings.TrimRight(line, "\r\n")
-	if len(key) < 16 {
-		return usageError{"config hash-key: the key is shorter than 16 characters"}
-	}
-	sum := sha256.Sum256([]byte(key))
-	fmt.Fprintln(stdout, hex.EncodeToString(sum[:]))
+	fmt.Fprintln(stdout, h)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 )
@@ -22,7 +23,7 @@ func runEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var f onnx.EmbedFlags
 	fs := newFlagSet("embed", stderr)
-	f.Register(fs, ortConfig(c.ORT), c.Models.Encoder, c.Models.EncoderFolder(), c.Models.EncoderBatch)
+	f.Register(fs, backends.ORT(c.ORT), c.Models.Encoder, c.Models.EncoderFolder(), c.Models.EncoderBatch)
 	if err := fs.Parse(args); err != nil {
 		return flagErr(err)
 	}

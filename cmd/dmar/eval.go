@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"log/slog"
 	"os"
 
 	"github.com/dmar-kg/dmar/internal/config"
@@ -27,11 +26,11 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cliErr(err)
 	}
 	a.cfg.Corpus = corpus
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
+	log := warnLogger(stderr)
+	p, set, err := a.pipelineFor(ctx, stderr, log, nil)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
-	return f.Execute(ctx, eval.Setup{Pipeline: p, Models: m.InUse(), Config: a.cfg, Args: args}, ds, sys, stdout, stderr)
+	defer set.Close()
+	return f.Execute(ctx, eval.Setup{Pipeline: p, Models: set.Models.InUse(), Config: a.cfg, Args: args}, ds, sys, stdout, stderr)
 }

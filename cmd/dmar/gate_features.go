@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"log/slog"
 
 	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -70,11 +69,11 @@ func runFeatures(ctx context.Context, name string, args []string, stderr io.Writ
 		return cliErr(err)
 	}
 	a.cfg.Corpus = corpus
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	p, m, _, err := a.pipelineFor(ctx, stderr, log, nil)
+	log := warnLogger(stderr)
+	p, set, err := a.pipelineFor(ctx, stderr, log, nil)
 	if err != nil {
 		return err
 	}
-	defer m.Close()
+	defer set.Close()
 	return export(p, ds, f.Out)
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -41,16 +41,16 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if !a.cfg.GraphBackend().Embedded() {
 		l.Progress = a.progressOut(stderr)
-		return neo4jkg.Load(ctx, a.neo4jConfig(), a.cfg.BundleDir(), l, stdout, stderr)
+		return neo4jkg.Load(ctx, backends.Neo4j(a.cfg), a.cfg.BundleDir(), l, stdout, stderr)
 	}
 	if l.AfterImport || l.Wipe || l.Checkpoint != "" {
 		return usageError{"load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)"}
 	}
-	g, _, err := a.openGraph(ctx, stdout)
+	g, _, err := backends.OpenGraph(ctx, a.cfg, stdout)
 	if err != nil {
 		return err
 	}
-	if s, ok := g.graph.(interface{ Stats() (int, int, int) }); ok {
+	if s, ok := g.Graph.(interface{ Stats() (int, int, int) }); ok {
 		e, t, r := s.Stats()
 		fmt.Fprintf(stdout, "graph ready: %d entities, %d triples, %d relations (state %s)\n", e, t, r, a.cfg.State)
 	}
@@ -102,7 +102,7 @@ func runLoadNeo4j(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		a.cfg.Neo4j.User = old.User
 	}
 	l.Progress = a.progressOut(stderr)
-	return neo4jkg.Load(ctx, a.neo4jConfig(), a.cfg.BundleDir(), l, stdout, stderr)
+	return neo4jkg.Load(ctx, backends.Neo4j(a.cfg), a.cfg.BundleDir(), l, stdout, stderr)
 }
 
 // cliErr makes an errs.Invalid error or a bad sink target a usageError
@@ -120,17 +120,17 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	m, err := a.openModels(log)
+	log := warnLogger(stderr)
+	m, err := backends.OpenModels(a.cfg, log)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	g, _, err := a.openGraph(ctx, stderr)
+	g, _, err := backends.OpenGraph(ctx, a.cfg, stderr)
 	if err != nil {
 		return err
 	}
-	x, _, err := a.openIndex(ctx, g, m.DocEncoder, stderr, true)
+	x, _, err := backends.OpenIndex(ctx, a.cfg, g, m.DocEncoder, stderr, true)
 	if err != nil {
 		return err
 	}

@@ -41,8 +41,6 @@ type RetrieveRequest struct {
 	FixedAlpha   *float64 `json:"fixed_alpha,omitempty"`
 	Structure    *string  `json:"structure,omitempty"` // gnn | ged | off
 	Linking      *string  `json:"linking,omitempty"`   // exact | context
-	Utility      *string  `json:"utility,omitempty"`   // paper | path
-	PathWeight   *float64 `json:"path_weight,omitempty"`
 
 	SnippetChars       *int    `json:"snippet_chars,omitempty"`
 	MaxAnchorSubgraphs *int    `json:"max_anchor_subgraphs,omitempty"`
@@ -55,19 +53,12 @@ type RetrieveRequest struct {
 	GraphBoost     *float64 `json:"graph_boost,omitempty"`
 	GraphRelations *string  `json:"graph_relations,omitempty"` // plain | directed | none
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
-	PathPrior      *float64 `json:"path_prior,omitempty"`
 	// GraphPopularity weighs ln(1 + degree) of a reached entity in its graph score.
 	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
-	// GraphFanout weighs the mean ln(fan-out) of a path's relations, taken from its graph score.
-	GraphFanout *float64 `json:"graph_fanout,omitempty"`
 	// GraphRelationQuery: question (Q) | masked (Q without its linked mentions), what relation cosines read.
 	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
 	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
-
-	ReformRank      *string `json:"reform_rank,omitempty"` // shapley | question
-	ReformBridges   *int    `json:"reform_bridges,omitempty"`
-	ReformRelations *int    `json:"reform_relations,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the options of a RetrieveRequest.
@@ -103,9 +94,7 @@ type Options struct {
 	Gate         string  `json:"gate"`
 	FixedAlpha   float64 `json:"fixed_alpha"`
 	Structure    string  `json:"structure"`
-	Linking      string  `json:"linking,omitempty"`     // absent: exact
-	Utility      string  `json:"utility,omitempty"`     // absent: paper
-	PathWeight   float64 `json:"path_weight,omitempty"` // absent: 0.75
+	Linking      string  `json:"linking,omitempty"` // absent: exact
 
 	SnippetChars       int    `json:"snippet_chars"`
 	MaxAnchorSubgraphs int    `json:"max_anchor_subgraphs"`
@@ -118,15 +107,9 @@ type Options struct {
 	GraphBoost            float64 `json:"graph_boost"`
 	GraphRelations        string  `json:"graph_relations"`
 	GraphRoots            int     `json:"graph_roots,omitempty"`
-	PathPrior             float64 `json:"path_prior,omitempty"`
 	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
-	GraphFanout           float64 `json:"graph_fanout,omitempty"`
 	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
-
-	ReformRank      string `json:"reform_rank,omitempty"`      // absent: shapley
-	ReformBridges   int    `json:"reform_bridges,omitempty"`   // absent: the ranking's default
-	ReformRelations int    `json:"reform_relations,omitempty"` // absent: the ranking's default
 }
 
 // Filter restricts the documents a retrieval may return.
@@ -212,9 +195,6 @@ type GraphPath struct {
 	Score     float64     `json:"score"`
 	// Popularity is the part of Score from the entity's degree (graph_popularity).
 	Popularity float64 `json:"popularity,omitempty"`
-	// Fanout is the (non-positive) part of Score from the fan-out of the
-	// path's relations (graph_fanout).
-	Fanout float64 `json:"fanout,omitempty"`
 }
 
 // GraphStep is one edge of a GraphPath, walked From -> To.

@@ -38,7 +38,7 @@ func Settings(c *Config) []Setting {
 		{"models.encoder_batch", "DMAR_ENCODER_BATCH", "", false, "texts per sentence encoder call", integer(&c.Models.EncoderBatch)},
 		{"models.gnn", "DMAR_GNN", "gnn", false, "Siamese GNN ONNX model; empty: the GED heuristic (older name: env DMAR_GNN_MODEL)", str(&c.Models.GNN)},
 		{"models.gate", "DMAR_GATE", "gate", false, "gate ONNX model; empty: fixed weights (older name: env DMAR_GATE_MODEL)", str(&c.Models.Gate)},
-		{"models.relprior", "DMAR_RELPRIOR", "relprior", false, "question -> relation prior ONNX model (option path_prior); empty: off", str(&c.Models.RelPrior)},
+		{"models.relprior", "DMAR_RELPRIOR", "relprior", false, "question -> relation prior ONNX model, read by dmar eval's path-prior variants (systems ...-pX); empty: off", str(&c.Models.RelPrior)},
 		{"models.evgate", "DMAR_EVGATE", "evgate", false, "evidence-aware gate ONNX model (option gate=evidence); empty: off", str(&c.Models.EvidenceGate)},
 		{"models.doc_tokens", "DMAR_DOC_TOKENS", "doc-tokens", false, "documents are embedded from their first N word pieces at load time (at most 256)", integer(&c.Models.DocTokens)},
 		{"ort.lib", "DMAR_ORT_LIB", "ort-lib", false, "ONNX Runtime library", str(&c.ORT.Lib)},

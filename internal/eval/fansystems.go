@@ -42,21 +42,21 @@ func rankingVariant(name string, questionAware pipeline.Options) (kind string, o
 			o.GraphWeight = w
 			parts = append(parts, fmt.Sprintf("graph_weight %.3g", w))
 		case strings.HasPrefix(t, "util"):
-			o.Utility = "path"
+			o.Experiments.Utility = "path"
 			if t != "util" {
 				c, err := strconv.ParseFloat(t[4:], 64)
 				if err != nil {
 					return "", o, "", false
 				}
-				o.PathWeight = c
+				o.Experiments.PathWeight = c
 			}
-			parts = append(parts, fmt.Sprintf("the question-conditioned utility (utility path, path_weight %.3g)", o.EffectivePathWeight()))
+			parts = append(parts, fmt.Sprintf("the question-conditioned utility (utility path, path_weight %.3g)", o.Experiments.EffectivePathWeight()))
 		case strings.HasPrefix(t, "fan"):
 			w, err := strconv.ParseFloat(t[3:], 64)
 			if err != nil {
 				return "", o, "", false
 			}
-			o.GraphFanout = w
+			o.Experiments.GraphFanout = w
 			parts = append(parts, fmt.Sprintf("graph_fanout %.3g (a path loses that x the mean ln(entities its relations reach))", w))
 		default:
 			return "", o, "", false

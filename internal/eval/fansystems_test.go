@@ -17,16 +17,16 @@ func TestRankingVariants(t *testing.T) {
 		kind string
 		mod  func(*pipeline.Options)
 	}{
-		"dmar-fan0.04":         {"dmar", func(o *pipeline.Options) { o.GraphFanout = 0.04 }},
-		"kg-walk-fan0.03":      {"kg-walk", func(o *pipeline.Options) { o.GraphFanout = 0.03 }},
+		"dmar-fan0.04":         {"dmar", func(o *pipeline.Options) { o.Experiments.GraphFanout = 0.04 }},
+		"kg-walk-fan0.03":      {"kg-walk", func(o *pipeline.Options) { o.Experiments.GraphFanout = 0.03 }},
 		"dmar-mask":            {"dmar", func(o *pipeline.Options) { o.GraphRelationQuery = "masked" }},
-		"kg-walk-mask-fan0.02": {"kg-walk", func(o *pipeline.Options) { o.GraphRelationQuery, o.GraphFanout = "masked", 0.02 }},
+		"kg-walk-mask-fan0.02": {"kg-walk", func(o *pipeline.Options) { o.GraphRelationQuery, o.Experiments.GraphFanout = "masked", 0.02 }},
 		"dmar-mask-dir-fan0.03": {"dmar", func(o *pipeline.Options) {
-			o.GraphRelationQuery, o.GraphRelations, o.GraphFanout = "masked", "directed", 0.03
+			o.GraphRelationQuery, o.GraphRelations, o.Experiments.GraphFanout = "masked", "directed", 0.03
 		}},
 		"kg-walk-mask-w0.4": {"kg-walk", func(o *pipeline.Options) { o.GraphRelationQuery, o.GraphWeight = "masked", 0.4 }},
-		"dmar-util":         {"dmar", func(o *pipeline.Options) { o.Utility = "path" }},
-		"dmar-util0.25":     {"dmar", func(o *pipeline.Options) { o.Utility, o.PathWeight = "path", 0.25 }},
+		"dmar-util":         {"dmar", func(o *pipeline.Options) { o.Experiments.Utility = "path" }},
+		"dmar-util0.25":     {"dmar", func(o *pipeline.Options) { o.Experiments.Utility, o.Experiments.PathWeight = "path", 0.25 }},
 	} {
 		ss, err := Systems([]string{name}, pipeline.Defaults(), 20, 0.5)
 		if err != nil {

@@ -47,29 +47,7 @@ func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out str
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cands, _, err := p.Candidates(ctx, q.Question, opts)
-		if err == nil && len(cands) == 0 {
-			err = fmt.Errorf("no candidates")
-		}
-		var docsVec [][]float32
-		if err == nil {
-			ids := make([]string, len(cands))
-			for i, c := range cands {
-				ids[i] = c.ID
-			}
-			docs, derr := p.Index().Documents(ctx, ids)
-			if derr == nil && len(docs) != len(ids) {
-				derr = fmt.Errorf("%d vectors for %d candidates", len(docs), len(ids))
-			}
-			err = derr
-			for _, d := range docs {
-				docsVec = append(docsVec, d.Vector)
-			}
-		}
-		var qv [][]float32
-		if err == nil {
-			qv, err = p.Encoder().Encode(ctx, []string{q.Question})
-		}
+		cands, docsVec, qv, err := gateCandidates(ctx, p, q.Question, opts)
 		meter.Add(1)
 		if err != nil {
 			skipped++
@@ -77,11 +55,8 @@ func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out str
 			continue
 		}
 		qi := int32(len(ngold))
-		qvec = append(qvec, qv[0]...)
-		gold := map[string]bool{}
-		for _, g := range q.Gold {
-			gold[g] = true
-		}
+		qvec = append(qvec, qv...)
+		gold := set(q.Gold)
 		ngold = append(ngold, int32(len(gold)))
 		for i, c := range cands {
 			label := int32(0)
@@ -100,22 +75,65 @@ func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out str
 		return fmt.Errorf("gate features: no question could be scored (%d skipped)", skipped)
 	}
 	dim := len(qvec) / nq
-	for _, f := range []struct {
-		name  string
-		data  any
-		shape []int
-	}{
+	if err := writeArrays(out, []array{
 		{"qvec.npy", qvec, []int{nq, dim}},
 		{"dvec.npy", dvec, []int{r, dim}},
 		{"feat.npy", feat, []int{r, 4}},
 		{"rows.npy", rows, []int{r, 2}},
 		{"ngold.npy", ngold, []int{nq}},
-	} {
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "gate features: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
+	return nil
+}
+
+// gateCandidates are question's stage-1 candidates scored, their stored
+// vectors and enc(question).
+func gateCandidates(ctx context.Context, p CandidateSource, question string, opts pipeline.Options) ([]pipeline.Doc, [][]float32, []float32, error) {
+	cands, _, err := p.Candidates(ctx, question, opts)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(cands) == 0 {
+		return nil, nil, nil, fmt.Errorf("no candidates")
+	}
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = c.ID
+	}
+	docs, err := p.Index().Documents(ctx, ids)
+	if err == nil && len(docs) != len(ids) {
+		err = fmt.Errorf("%d vectors for %d candidates", len(docs), len(ids))
+	}
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	docsVec := make([][]float32, 0, len(docs))
+	for _, d := range docs {
+		docsVec = append(docsVec, d.Vector)
+	}
+	qv, err := p.Encoder().Encode(ctx, []string{question})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return cands, docsVec, qv[0], nil
+}
+
+// array is one .npy file to write: its name, data and shape.
+type array struct {
+	name  string
+	data  any
+	shape []int
+}
+
+// writeArrays writes each array under out.
+func writeArrays(out string, arrays []array) error {
+	for _, f := range arrays {
 		if err := npy.Write(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "gate features: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
 	return nil
 }
 
@@ -164,10 +182,7 @@ func GateEvidence(ctx context.Context, p EvidenceSource, qs []Question, opts pip
 			continue
 		}
 		qi := int32(len(ngold))
-		gold := map[string]bool{}
-		for _, g := range q.Gold {
-			gold[g] = true
-		}
+		gold := set(q.Gold)
 		ngold = append(ngold, int32(len(gold)))
 		for _, e := range ev {
 			label := int32(0)
@@ -184,19 +199,13 @@ func GateEvidence(ctx context.Context, p EvidenceSource, qs []Question, opts pip
 	if nq == 0 {
 		return fmt.Errorf("gate evidence: no question could be run (%d skipped)", skipped)
 	}
-	for _, f := range []struct {
-		name  string
-		data  any
-		shape []int
-	}{
+	if err := writeArrays(out, []array{
 		{"feat.npy", feat, []int{r, nf}},
 		{"offset.npy", offset, []int{r}},
 		{"rows.npy", rows, []int{r, 3}},
 		{"ngold.npy", ngold, []int{nq}},
-	} {
-		if err := npy.Write(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
-			return err
-		}
+	}); err != nil {
+		return err
 	}
 	names, err := json.Marshal(scoring.EvidenceFeatures)
 	if err != nil {

@@ -58,6 +58,30 @@ type graphCandidate struct {
 	P2     [][5]int `json:"p2,omitempty"`
 }
 
+// relIndex numbers the relations the questions' paths take, in the order
+// they are met.
+type relIndex struct {
+	rels []graphRel
+	idx  map[graphRel]int
+}
+
+type graphRel struct {
+	PID   string `json:"pid"`
+	Label string `json:"label"`
+}
+
+// of is e's relation's number.
+func (x *relIndex) of(e kg.Edge) int {
+	k := graphRel{e.PID, e.Label}
+	i, ok := x.idx[k]
+	if !ok {
+		i = len(x.rels)
+		x.idx[k] = i
+		x.rels = append(x.rels, k)
+	}
+	return i
+}
+
 // GraphFeatures links every question of a labelled dataset as opts does,
 // walks the graph channel's subgraphs hops deep and writes, for training and
 // probing the question-conditioned path scorer, under out:
@@ -72,62 +96,69 @@ func GraphFeatures(ctx context.Context, p GraphSource, qs []Question, opts pipel
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	f, err := os.Create(filepath.Join(out, "questions.jsonl"))
+	rels := &relIndex{idx: map[graphRel]int{}}
+	n, err := writeGraphQuestions(ctx, p, qs, opts, hops, rels, out, stderr)
 	if err != nil {
 		return err
+	}
+	if err := npy.Write(filepath.Join(out, "qvec.npy"), n.qvec, n.written, p.Encoder().Dim()); err != nil {
+		return err
+	}
+	if err := writeRelations(ctx, p, rels.rels, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "graph features: %d questions written, %d skipped, %d with a gold entity reached in %d hop(s), %d relations -> %s\n", n.written, n.skipped, n.reached, hops, len(rels.rels), out)
+	return nil
+}
+
+// graphQuestions counts the questions written, skipped and with a gold
+// entity reached, and holds the written ones' enc(Q).
+type graphQuestions struct {
+	written, skipped, reached int
+	qvec                      []float32
+}
+
+// writeGraphQuestions writes questions.jsonl under out.
+func writeGraphQuestions(ctx context.Context, p GraphSource, qs []Question, opts pipeline.Options, hops int, rels *relIndex, out string, stderr io.Writer) (graphQuestions, error) {
+	var n graphQuestions
+	f, err := os.Create(filepath.Join(out, "questions.jsonl"))
+	if err != nil {
+		return n, err
 	}
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
-	type rel struct {
-		PID   string `json:"pid"`
-		Label string `json:"label"`
-	}
-	var rels []rel
-	relIdx := map[rel]int{}
-	relOf := func(e kg.Edge) int {
-		k := rel{e.PID, e.Label}
-		i, ok := relIdx[k]
-		if !ok {
-			i = len(rels)
-			relIdx[k] = i
-			rels = append(rels, k)
-		}
-		return i
-	}
-	var qvec []float32
-	skipped, reached, written := 0, 0, 0
 	meter := progress.New(stderr, "graph features", "questions", len(qs))
 	for _, q := range qs {
 		meter.Add(1)
 		if err := ctx.Err(); err != nil {
-			return err
+			return n, err
 		}
-		row, qv, err := graphFeatureRow(ctx, p, q, opts, hops, relOf)
+		row, qv, err := graphFeatureRow(ctx, p, q, opts, hops, rels.of)
 		if err != nil {
-			skipped++
+			n.skipped++
 			fmt.Fprintf(stderr, "graph features: skipped %s: %v\n", q.ID, err)
 			continue
 		}
-		gold := map[string]bool{}
-		for _, g := range q.Gold {
-			gold[g] = true
-		}
+		gold := set(q.Gold)
 		for _, c := range row.Cands {
 			if gold[c.Entity] {
-				reached++
+				n.reached++
 				break
 			}
 		}
 		if err := enc.Encode(row); err != nil {
-			return err
+			return n, err
 		}
-		qvec = append(qvec, qv...)
-		written++
+		n.qvec = append(n.qvec, qv...)
+		n.written++
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
+	return n, w.Flush()
+}
+
+// writeRelations writes rels.json and the relation texts' vectors,
+// relvec.npy, under out.
+func writeRelations(ctx context.Context, p GraphSource, rels []graphRel, out string) error {
 	texts := make([]string, 0, 2*len(rels))
 	for _, r := range rels {
 		texts = append(texts, pathrel.Text(r.Label, r.PID, false), pathrel.Text(r.Label, r.PID, true))
@@ -142,7 +173,6 @@ func GraphFeatures(ctx context.Context, p GraphSource, qs []Question, opts pipel
 			relvec = append(relvec, v...)
 		}
 	}
-	dim := p.Encoder().Dim()
 	b, err := json.Marshal(rels)
 	if err != nil {
 		return err
@@ -150,16 +180,12 @@ func GraphFeatures(ctx context.Context, p GraphSource, qs []Question, opts pipel
 	if err := os.WriteFile(filepath.Join(out, "rels.json"), b, 0o644); err != nil {
 		return err
 	}
-	if err := npy.Write(filepath.Join(out, "qvec.npy"), qvec, written, dim); err != nil {
-		return err
-	}
-	if err := npy.Write(filepath.Join(out, "relvec.npy"), relvec, len(texts), dim); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "graph features: %d questions written, %d skipped, %d with a gold entity reached in %d hop(s), %d relations -> %s\n", written, skipped, reached, hops, len(rels), out)
-	return nil
+	return npy.Write(filepath.Join(out, "relvec.npy"), relvec, len(texts), p.Encoder().Dim())
 }
 
+// graphFeatureRow is one question's line: its linked roots, and every
+// entity one or two hops from them with its paths and its document's
+// cosine with enc(Q), which it also returns.
 func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeline.Options, hops int, relOf func(kg.Edge) int) (graphFeatureQuestion, []float32, error) {
 	row := graphFeatureQuestion{ID: q.ID, Question: q.Question, Gold: q.Gold, Roots: []graphRoot{}, Cands: []graphCandidate{}}
 	vs, err := p.Encoder().Encode(ctx, []string{q.Question})
@@ -190,6 +216,34 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 	if err != nil {
 		return row, nil, err
 	}
+	cands := graphCandidates(roots, rootIdx, subs, hops, relOf)
+	ids := make([]string, 0, len(cands))
+	for e := range cands {
+		ids = append(ids, e)
+	}
+	sort.Strings(ids)
+	docs, err := p.Index().Documents(ctx, ids)
+	if err != nil {
+		return row, nil, err
+	}
+	for _, d := range docs {
+		if c, ok := cands[d.ID]; ok {
+			c.HasDoc = true
+			if len(d.Vector) == len(qv) {
+				c.DocCos = pathrel.Cosine(qv, d.Vector)
+			}
+		}
+	}
+	for _, e := range ids {
+		row.Cands = append(row.Cands, *cands[e])
+	}
+	return row, qv, nil
+}
+
+// graphCandidates are the entities one hop, and with hops >= 2 two hops,
+// from roots in their subgraphs (never through a hub, never a root), with
+// their paths.
+func graphCandidates(roots []string, rootIdx map[string]int, subs map[string]kg.Subgraph, hops int, relOf func(kg.Edge) int) map[string]*graphCandidate {
 	cands := map[string]*graphCandidate{}
 	cand := func(e string, hub bool) *graphCandidate {
 		c, ok := cands[e]
@@ -245,25 +299,5 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 			}
 		}
 	}
-	ids := make([]string, 0, len(cands))
-	for e := range cands {
-		ids = append(ids, e)
-	}
-	sort.Strings(ids)
-	docs, err := p.Index().Documents(ctx, ids)
-	if err != nil {
-		return row, nil, err
-	}
-	for _, d := range docs {
-		if c, ok := cands[d.ID]; ok {
-			c.HasDoc = true
-			if len(d.Vector) == len(qv) {
-				c.DocCos = pathrel.Cosine(qv, d.Vector)
-			}
-		}
-	}
-	for _, e := range ids {
-		row.Cands = append(row.Cands, *cands[e])
-	}
-	return row, qv, nil
+	return cands
 }

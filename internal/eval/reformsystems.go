@@ -8,7 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline"
 )
 
-// ReformSystemNames are the reformulation systems (issue 12 part 5), run
+// ReformSystemNames are the question-ranked reformulation systems, run
 // only when named: dmar and dmar-paper with the bridges and relations added
 // to Q ranked by question relevance (-qreform) or by the Shapley values
 // (-sreform, the method's ranking), each with optional caps -bN (bridges)
@@ -29,9 +29,9 @@ func reformVariant(name string, paper, questionAware pipeline.Options) (pipeline
 	kind, caps, _ := strings.Cut(rest, "-")
 	switch kind {
 	case "qreform":
-		o.ReformRank = "question"
+		o.Experiments.ReformRank = "question"
 	case "sreform":
-		o.ReformRank = "shapley"
+		o.Experiments.ReformRank = "shapley"
 	default:
 		return o, "", false
 	}
@@ -45,12 +45,12 @@ func reformVariant(name string, paper, questionAware pipeline.Options) (pipeline
 				return o, "", false
 			}
 			if t[0] == 'b' {
-				o.ReformBridges = v
+				o.Experiments.ReformBridges = v
 			} else {
-				o.ReformRelations = v
+				o.Experiments.ReformRelations = v
 			}
 		}
 	}
-	b, r := o.EffectiveReformCaps()
-	return o, fmt.Sprintf("built-in reformulation ranked by %s relevance, at most %d bridge entities and %d relations added to Q", map[string]string{"question": "question", "shapley": "Shapley"}[o.ReformRank], b, r), true
+	b, r := o.Experiments.ReformCaps()
+	return o, fmt.Sprintf("built-in reformulation ranked by %s relevance, at most %d bridge entities and %d relations added to Q", map[string]string{"question": "question", "shapley": "Shapley"}[o.Experiments.ReformRank], b, r), true
 }

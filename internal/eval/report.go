@@ -123,6 +123,19 @@ func num(v float64, ok bool) string {
 
 // Markdown writes the report: tables first, then notes.
 func Markdown(w io.Writer, s *Summary, plots []string) {
+	writeHeader(w, s)
+	writeQuality(w, s)
+	writeDiffs(w, s)
+	writeStrata(w, s)
+	writeLatency(w, s)
+	writeLinking(w, s)
+	writeEntSpread(w, s)
+	writeFallbacks(w, s)
+	writeNotes(w, s, plots)
+}
+
+// writeHeader names the data, the backends and the models.
+func writeHeader(w io.Writer, s *Summary) {
 	d := s.Dataset
 	fmt.Fprintf(w, "# dmar eval: %s (%s)\n\n", d.Path, d.Format)
 	fmt.Fprintf(w, "%d questions, %s setting, corpus %s", d.Questions, d.Setting, d.Corpus)
@@ -136,14 +149,19 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 	if d.MissingGold > 0 {
 		fmt.Fprintf(w, "**Warning:** %d gold document ids are not in the index; no system can retrieve them.\n\n", d.MissingGold)
 	}
+}
 
-	hm := headline(s)
+// writeQuality is the table of every system's mean of the headline metrics.
+func writeQuality(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "## Retrieval quality (mean over questions)\n\n")
-	table(w, s, hm, func(sys string, m string) string {
+	table(w, s, headline(s), func(sys string, m string) string {
 		v, ok := s.Means[sys][m]
 		return num(v, ok)
 	})
+}
 
+// writeDiffs is the table of every system against the best baseline.
+func writeDiffs(w io.Writer, s *Summary) {
 	dm := diffMetrics(s)
 	fmt.Fprintf(w, "\n## Difference against the best baseline (paired bootstrap, %s, %d resamples, seed %d)\n\n", s.Bootstrap.Confidence, s.Bootstrap.Resamples, s.Bootstrap.Seed)
 	fmt.Fprintf(w, "Best baseline per metric: ")
@@ -166,41 +184,49 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 		}
 		return fmt.Sprintf("%+.3f [%+.3f, %+.3f]%s", ci.Diff, ci.Lo, ci.Hi, star)
 	})
+}
 
-	if len(s.Strata) > 0 {
-		keys := make([]string, 0, len(s.Strata))
-		for k := range s.Strata {
-			keys = append(keys, k)
+// writeStrata is one table per stratum key, its values as columns.
+func writeStrata(w io.Writer, s *Summary) {
+	if len(s.Strata) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(s.Strata))
+	for k := range s.Strata {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	sm := strataMetrics(s)
+	fmt.Fprintf(w, "\n## By stratum (%s)\n", strings.Join(sm, " / "))
+	for _, k := range keys {
+		vals := make([]string, 0, len(s.Strata[k]))
+		for v := range s.Strata[k] {
+			vals = append(vals, v)
 		}
-		sort.Strings(keys)
-		sm := strataMetrics(s)
-		fmt.Fprintf(w, "\n## By stratum (%s)\n", strings.Join(sm, " / "))
-		for _, k := range keys {
-			vals := make([]string, 0, len(s.Strata[k]))
-			for v := range s.Strata[k] {
-				vals = append(vals, v)
-			}
-			sort.Strings(vals)
-			fmt.Fprintf(w, "\n### %s\n\n| system |", k)
+		sort.Strings(vals)
+		fmt.Fprintf(w, "\n### %s\n\n| system |", k)
+		for _, v := range vals {
+			fmt.Fprintf(w, " %s (n=%d) |", v, s.Strata[k][v].N)
+		}
+		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(vals)))
+		for _, sys := range s.Systems {
+			fmt.Fprintf(w, "| %s |", sys.Name)
 			for _, v := range vals {
-				fmt.Fprintf(w, " %s (n=%d) |", v, s.Strata[k][v].N)
-			}
-			fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(vals)))
-			for _, sys := range s.Systems {
-				fmt.Fprintf(w, "| %s |", sys.Name)
-				for _, v := range vals {
-					var cells []string
-					for _, m := range sm {
-						x, ok := s.Strata[k][v].Means[sys.Name][m]
-						cells = append(cells, num(x, ok))
-					}
-					fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
+				var cells []string
+				for _, m := range sm {
+					x, ok := s.Strata[k][v].Means[sys.Name][m]
+					cells = append(cells, num(x, ok))
 				}
-				fmt.Fprintln(w)
+				fmt.Fprintf(w, " %s |", strings.Join(cells, " / "))
 			}
+			fmt.Fprintln(w)
 		}
 	}
+}
 
+// writeLatency is the table of each system's latency, then of the DMAR
+// systems' stages.
+func writeLatency(w io.Writer, s *Summary) {
 	fmt.Fprintf(w, "\n## Latency per question (ms; searches run one at a time on a shared machine)\n\n| system | p50 | p95 | mean |\n|---|---|---|---|\n")
 	for _, sys := range s.Systems {
 		l, ok := s.Latency[sys.Name]
@@ -210,32 +236,35 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f |\n", sys.Name, l.P50, l.P95, l.Mean)
 	}
 	stages := stageNames(s)
-	if len(stages) > 0 {
-		fmt.Fprintf(w, "\nDMAR stages, p50 / p95 ms:\n\n| system |")
-		for _, st := range stages {
-			fmt.Fprintf(w, " %s |", st)
+	if len(stages) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nDMAR stages, p50 / p95 ms:\n\n| system |")
+	for _, st := range stages {
+		fmt.Fprintf(w, " %s |", st)
+	}
+	fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(stages)))
+	for _, sys := range s.Systems {
+		if s.Stages[sys.Name] == nil {
+			continue
 		}
-		fmt.Fprintf(w, "\n|---|%s\n", strings.Repeat("---|", len(stages)))
-		for _, sys := range s.Systems {
-			if s.Stages[sys.Name] == nil {
+		fmt.Fprintf(w, "| %s |", sys.Name)
+		for _, st := range stages {
+			l, ok := s.Stages[sys.Name][st]
+			if !ok {
+				fmt.Fprintf(w, " – |")
 				continue
 			}
-			fmt.Fprintf(w, "| %s |", sys.Name)
-			for _, st := range stages {
-				l, ok := s.Stages[sys.Name][st]
-				if !ok {
-					fmt.Fprintf(w, " – |")
-					continue
-				}
-				fmt.Fprintf(w, " %.1f / %.1f |", l.P50, l.P95)
-			}
-			fmt.Fprintln(w)
+			fmt.Fprintf(w, " %.1f / %.1f |", l.P50, l.P95)
 		}
+		fmt.Fprintln(w)
 	}
+}
 
-	writeLinking(w, s)
-	writeEntSpread(w, s)
-	fmt.Fprintf(w, "\n## Fallbacks and errors (questions out of %d)\n\n| system | what it changes | fallbacks | errors |\n|---|---|---|---|\n", d.Questions)
+// writeFallbacks is the table of what each system changes, and the
+// fallbacks and errors it met.
+func writeFallbacks(w io.Writer, s *Summary) {
+	fmt.Fprintf(w, "\n## Fallbacks and errors (questions out of %d)\n\n| system | what it changes | fallbacks | errors |\n|---|---|---|---|\n", s.Dataset.Questions)
 	for _, sys := range s.Systems {
 		var fb []string
 		names := make([]string, 0, len(s.Fallbacks[sys.Name]))
@@ -246,26 +275,35 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 		for _, n := range names {
 			fb = append(fb, fmt.Sprintf("%s %d", n, s.Fallbacks[sys.Name][n]))
 		}
-		what := sys.Ablates
-		switch {
-		case sys.Kind == "hybrid":
-			what = fmt.Sprintf("hybrid search, alpha %.2f, relativeScore fusion", sys.Alpha)
-		case sys.Kind == "bm25":
-			what = "BM25 search"
-		case sys.Kind == "dense":
-			what = "sentence encoder + vector search"
-		case sys.Name == "dmar":
-			o := sys.Options
-			what = fmt.Sprintf("full DMAR: n=%d m=%d p=%d k=%d, stage1 %s, stage2 %s, reformulator %s, gate %s, structure %s, shapley %s", o.N, o.M, o.P, o.K, o.Stage1, o.Stage2, o.Reformulator, o.Gate, o.Structure, o.Shapley)
-		}
-		fmt.Fprintf(w, "| %s | %s | %s | %d |\n", sys.Name, what, strings.Join(fb, ", "), s.Errors[sys.Name])
+		fmt.Fprintf(w, "| %s | %s | %s | %d |\n", sys.Name, systemChange(sys), strings.Join(fb, ", "), s.Errors[sys.Name])
 	}
+}
+
+// systemChange is what a system changes, for the fallbacks table.
+func systemChange(sys System) string {
+	switch {
+	case sys.Kind == "hybrid":
+		return fmt.Sprintf("hybrid search, alpha %.2f, relativeScore fusion", sys.Alpha)
+	case sys.Kind == "bm25":
+		return "BM25 search"
+	case sys.Kind == "dense":
+		return "sentence encoder + vector search"
+	case sys.Name == "dmar":
+		o := sys.Options
+		return fmt.Sprintf("full DMAR: n=%d m=%d p=%d k=%d, stage1 %s, stage2 %s, reformulator %s, gate %s, structure %s, shapley %s", o.N, o.M, o.P, o.K, o.Stage1, o.Stage2, o.Reformulator, o.Gate, o.Structure, o.Shapley)
+	}
+	return sys.Ablates
+}
+
+// writeNotes lists the plots, the data set's notes and the reader.
+func writeNotes(w io.Writer, s *Summary, plots []string) {
 	if len(plots) > 0 {
 		fmt.Fprintf(w, "\n## Plots\n\n")
 		for _, p := range plots {
 			fmt.Fprintf(w, "- [%s](%s): %s\n", p, p, plotCaption[p])
 		}
 	}
+	d := s.Dataset
 	if len(d.Notes) > 0 || s.Generator == "" {
 		fmt.Fprintf(w, "\n## Notes\n\n")
 		for _, n := range d.Notes {

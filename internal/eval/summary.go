@@ -124,9 +124,7 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 		RecallCurve: map[string][]float64{}, Reformulators: map[string]map[string]int{},
 		Bootstrap: BootstrapInfo{Resamples: resamples, Seed: seed, Confidence: "95% percentile interval, paired over questions"},
 	}
-	qIndex := map[string]int{}
-	for i, q := range ds.Questions {
-		qIndex[q.ID] = i
+	for _, q := range ds.Questions {
 		if len(q.Gold) > 1 {
 			s.Dataset.MultiGold++
 		}
@@ -140,84 +138,104 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 		}
 	}
 	s.Metrics = metricOrder(names)
-	// vec[system][metric] = per-question values in dataset order, NaN if absent.
 	vec := map[string]map[string][]float64{}
 	for _, sys := range systems {
-		rs := bySys[sys.Name]
-		vec[sys.Name] = map[string][]float64{}
-		for _, m := range s.Metrics {
-			v := make([]float64, len(ds.Questions))
-			for i := range v {
-				v[i] = math.NaN()
-			}
-			for _, r := range rs {
-				if x, ok := r.Metrics[m]; ok {
-					v[qIndex[r.ID]] = x
-				}
-			}
-			vec[sys.Name][m] = v
-		}
-		s.Means[sys.Name], s.Counts[sys.Name] = map[string]float64{}, map[string]int{}
-		for _, m := range s.Metrics {
-			mean, n := nanMean(vec[sys.Name][m], nil)
-			if n > 0 {
-				s.Means[sys.Name][m], s.Counts[sys.Name][m] = mean, n
-			}
-		}
-		// Latency, stages, fallbacks, errors, the recall curve.
-		var lat []float64
-		stages := map[string][]float64{}
-		fb := map[string]int{}
-		curve := make([]float64, kmax)
-		nGold := 0
-		for _, r := range rs {
-			if r.Error != "" {
-				s.Errors[sys.Name]++
-			}
-			lat = append(lat, r.LatencyMS)
-			for st, ms := range r.TimingsMS {
-				stages[st] = append(stages[st], ms)
-			}
-			seen := map[string]bool{}
-			for _, f := range r.Fallbacks {
-				if !seen[f] {
-					seen[f] = true
-					fb[f]++
-				}
-			}
-			if r.Reformulator != "" {
-				if s.Reformulators[sys.Name] == nil {
-					s.Reformulators[sys.Name] = map[string]int{}
-				}
-				s.Reformulators[sys.Name][r.Reformulator]++
-			}
-			if len(r.Gold) > 0 {
-				nGold++
-				for k := 1; k <= kmax; k++ {
-					curve[k-1] += RecallAt(r.RankedIDs, r.Gold, k)
-				}
-			}
-		}
-		if len(lat) > 0 {
-			s.Latency[sys.Name] = latencyOf(lat)
-		}
-		if len(stages) > 0 {
-			s.Stages[sys.Name] = map[string]Latency{}
-			for st, xs := range stages {
-				s.Stages[sys.Name][st] = latencyOf(xs)
-			}
-		}
-		s.Fallbacks[sys.Name] = fb
-		if nGold > 0 {
-			for k := range curve {
-				curve[k] /= float64(nGold)
-			}
-			s.RecallCurve[sys.Name] = curve
-		}
+		vec[sys.Name] = s.addMeans(ds, sys.Name, bySys[sys.Name])
+		s.addRuns(sys.Name, bySys[sys.Name], kmax)
 	}
 	s.Linking = summarizeLinking(ds, systems, recs)
 	s.EntSpread = summarizeEntSpread(systems, recs)
-	// The best baseline per metric, and every other system against it.
+	s.compareToBest(systems, vec, resamples, seed)
+	s.addStrata(ds, systems, vec)
+	return s
+}
+
+// addMeans sets system's mean and count of every metric, and returns its
+// per-question values of each: in dataset order, NaN where absent.
+func (s *Summary) addMeans(ds *Dataset, system string, rs []Record) map[string][]float64 {
+	qIndex := make(map[string]int, len(ds.Questions))
+	for i, q := range ds.Questions {
+		qIndex[q.ID] = i
+	}
+	vec := map[string][]float64{}
+	for _, m := range s.Metrics {
+		v := make([]float64, len(ds.Questions))
+		for i := range v {
+			v[i] = math.NaN()
+		}
+		for _, r := range rs {
+			if x, ok := r.Metrics[m]; ok {
+				v[qIndex[r.ID]] = x
+			}
+		}
+		vec[m] = v
+	}
+	s.Means[system], s.Counts[system] = map[string]float64{}, map[string]int{}
+	for _, m := range s.Metrics {
+		if mean, n := nanMean(vec[m], nil); n > 0 {
+			s.Means[system][m], s.Counts[system][m] = mean, n
+		}
+	}
+	return vec
+}
+
+// addRuns sets system's latency, stage latencies, fallbacks, errors,
+// reformulators and recall curve.
+func (s *Summary) addRuns(system string, rs []Record, kmax int) {
+	var lat []float64
+	stages := map[string][]float64{}
+	fb := map[string]int{}
+	curve := make([]float64, kmax)
+	nGold := 0
+	for _, r := range rs {
+		if r.Error != "" {
+			s.Errors[system]++
+		}
+		lat = append(lat, r.LatencyMS)
+		for st, ms := range r.TimingsMS {
+			stages[st] = append(stages[st], ms)
+		}
+		seen := map[string]bool{}
+		for _, f := range r.Fallbacks {
+			if !seen[f] {
+				seen[f] = true
+				fb[f]++
+			}
+		}
+		if r.Reformulator != "" {
+			if s.Reformulators[system] == nil {
+				s.Reformulators[system] = map[string]int{}
+			}
+			s.Reformulators[system][r.Reformulator]++
+		}
+		if len(r.Gold) > 0 {
+			nGold++
+			for k := 1; k <= kmax; k++ {
+				curve[k-1] += RecallAt(r.RankedIDs, r.Gold, k)
+			}
+		}
+	}
+	if len(lat) > 0 {
+		s.Latency[system] = latencyOf(lat)
+	}
+	if len(stages) > 0 {
+		s.Stages[system] = map[string]Latency{}
+		for st, xs := range stages {
+			s.Stages[system][st] = latencyOf(xs)
+		}
+	}
+	s.Fallbacks[system] = fb
+	if nGold > 0 {
+		for k := range curve {
+			curve[k] /= float64(nGold)
+		}
+		s.RecallCurve[system] = curve
+	}
+}
+
+// compareToBest finds the best baseline per metric and sets every other
+// system's paired bootstrap difference against it.
+func (s *Summary) compareToBest(systems []System, vec map[string]map[string][]float64, resamples int, seed uint64) {
 	for _, m := range s.Metrics {
 		best, bestV := "", math.Inf(-1)
 		for _, sys := range systems {
@@ -245,7 +263,10 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 			}
 		}
 	}
-	// Strata.
+}
+
+// addStrata sets the means of every system over each stratum's questions.
+func (s *Summary) addStrata(ds *Dataset, systems []System, vec map[string]map[string][]float64) {
 	keys := map[string]map[string][]bool{}
 	for i, q := range ds.Questions {
 		for k, v := range q.Strata {
@@ -278,7 +299,6 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 			s.Strata[k][v] = st
 		}
 	}
-	return s
 }
 
 // nanMean is the mean of the non-NaN values (where mask is nil or true).

@@ -15,9 +15,11 @@ type System struct {
 	// graph channel alone) or dmar (the pipeline).
 	Kind  string  `json:"kind"`
 	Alpha float64 `json:"alpha,omitempty"` // hybrid: weight of the vector side
-	// Options are the pipeline options (dmar systems).
-	Options *pipeline.Options `json:"options,omitempty"`
-	Ablates string            `json:"ablates,omitempty"` // what the ablation changes, for the report
+	// Options are the pipeline options (dmar systems), and Experiments those
+	// of them no request can set (pipeline.Experiments), for the record.
+	Options     *pipeline.Options     `json:"options,omitempty"`
+	Experiments *pipeline.Experiments `json:"experiments,omitempty"`
+	Ablates     string                `json:"ablates,omitempty"` // what the ablation changes, for the report
 }
 
 // Baseline reports whether s is one of the baselines DMAR is compared against.
@@ -53,13 +55,13 @@ func pathVariant(name string, o pipeline.Options) (pipeline.Options, bool) {
 		if k == "dmar-graph-path" {
 			o = withGraph(o)
 		}
-		o.Utility = "path"
+		o.Experiments.Utility = "path"
 		if rest != "" {
 			c, err := strconv.ParseFloat(rest[2:], 64)
 			if err != nil {
 				return o, false
 			}
-			o.PathWeight = c
+			o.Experiments.PathWeight = c
 		}
 		return o, true
 	}
@@ -111,7 +113,7 @@ func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Op
 			case len(t) > 1 && t[0] == 'r':
 				o.GraphRoots, err = strconv.Atoi(t[1:])
 			case len(t) > 1 && t[0] == 'p':
-				o.PathPrior, err = strconv.ParseFloat(t[1:], 64)
+				o.Experiments.PathPrior, err = strconv.ParseFloat(t[1:], 64)
 			default:
 				return "", o, false
 			}
@@ -187,33 +189,11 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "dmar-mc50":
 			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 		default:
-			if ro, what, ok := reformVariant(n, paper, base); ok {
-				o, s.Ablates = ro, what
-				break
+			kind, vo, what, err := variant(n, paper, base)
+			if err != nil {
+				return nil, err
 			}
-			if so, what, ok := stage2VectorVariant(n, base); ok {
-				o, s.Ablates = so, what
-				break
-			}
-			if kind, po, what, ok := popVariant(n, base); ok {
-				s.Kind, o, s.Ablates = kind, po, what
-				break
-			}
-			if kind, ro, what, ok := rankingVariant(n, base); ok {
-				s.Kind, o, s.Ablates = kind, ro, what
-				break
-			}
-			if po, ok := pathVariant(n, paper); ok {
-				o = po
-				s.Ablates = fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", o.EffectivePathWeight(), o.GraphRecall)
-				break
-			}
-			kind, vo, ok := graphVariant(n, paper)
-			if !ok {
-				return nil, fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, fanX, dir, util, utilC (dmar-mask-fan0.04), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
-			}
-			s.Kind, o = kind, vo
-			s.Ablates = fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
+			s.Kind, o, s.Ablates = kind, vo, what
 		}
 		if linking != "" && n != "dmar-no-link-filter" {
 			o.Linking = linking
@@ -223,6 +203,9 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 				return nil, fmt.Errorf("system %s: %w", n, err)
 			}
 			s.Options = &o
+			if e := o.Experiments; e != (pipeline.Experiments{}) {
+				s.Experiments = &e
+			}
 		}
 		out = append(out, s)
 	}
@@ -230,4 +213,30 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		return nil, fmt.Errorf("no systems given (known: %s)", strings.Join(SystemNames, ", "))
 	}
 	return out, nil
+}
+
+// variant is a variant system named n (beyond the default systems): its
+// kind, options and what it changes. paper and questionAware are the
+// options dmar-paper's and dmar's variants start from.
+func variant(n string, paper, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, err error) {
+	if ro, what, ok := reformVariant(n, paper, questionAware); ok {
+		return "dmar", ro, what, nil
+	}
+	if so, what, ok := stage2VectorVariant(n, questionAware); ok {
+		return "dmar", so, what, nil
+	}
+	if kind, po, what, ok := popVariant(n, questionAware); ok {
+		return kind, po, what, nil
+	}
+	if kind, ro, what, ok := rankingVariant(n, questionAware); ok {
+		return kind, ro, what, nil
+	}
+	if po, ok := pathVariant(n, paper); ok {
+		return "dmar", po, fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", po.Experiments.EffectivePathWeight(), po.GraphRecall), nil
+	}
+	kind, vo, ok := graphVariant(n, paper)
+	if !ok {
+		return "", o, "", fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, fanX, dir, util, utilC (dmar-mask-fan0.04), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
+	}
+	return kind, vo, fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", vo.GraphRecall, vo.GraphRecallK, vo.GraphWeight, vo.GraphBoost, vo.GraphRelations), nil
 }

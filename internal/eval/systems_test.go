@@ -74,19 +74,19 @@ func TestPathSystems(t *testing.T) {
 	for _, s := range ss {
 		by[s.Name] = s
 	}
-	if o := by["dmar"].Options; o.Utility != "" {
-		t.Errorf("dmar's utility %q, want the paper's", o.Utility)
+	if o := by["dmar"].Options; o.Experiments.Utility != "" {
+		t.Errorf("dmar's utility %q, want the paper's", o.Experiments.Utility)
 	}
-	if o := by["dmar-path"].Options; o.Utility != "path" || o.GraphRecall != 0 || o.EffectivePathWeight() != pipeline.DefaultPathWeight {
+	if o := by["dmar-path"].Options; o.Experiments.Utility != "path" || o.GraphRecall != 0 || o.Experiments.EffectivePathWeight() != pipeline.DefaultPathWeight {
 		t.Errorf("dmar-path: %+v", o)
 	}
-	if o := by["dmar-graph-path"].Options; o.Utility != "path" || o.GraphRecall != graphHops || o.GraphBoost != graphBoost {
+	if o := by["dmar-graph-path"].Options; o.Experiments.Utility != "path" || o.GraphRecall != graphHops || o.GraphBoost != graphBoost {
 		t.Errorf("dmar-graph-path: %+v", o)
 	}
-	if o := by["dmar-path-c0.3"].Options; o.PathWeight != 0.3 || o.GraphRecall != 0 {
+	if o := by["dmar-path-c0.3"].Options; o.Experiments.PathWeight != 0.3 || o.GraphRecall != 0 {
 		t.Errorf("dmar-path-c0.3: %+v", o)
 	}
-	if o := by["dmar-graph-path-c0.7"].Options; o.PathWeight != 0.7 || o.GraphRecall != graphHops {
+	if o := by["dmar-graph-path-c0.7"].Options; o.Experiments.PathWeight != 0.7 || o.GraphRecall != graphHops {
 		t.Errorf("dmar-graph-path-c0.7: %+v", o)
 	}
 	for _, bad := range []string{"dmar-path-c2", "dmar-path-x", "dmar-path-c"} {
@@ -104,10 +104,10 @@ func TestReformSystems(t *testing.T) {
 	paper := pipeline.Defaults()
 	paper.K, paper.P = 20, 20
 	want := []pipeline.Options{paper.QuestionAware(), paper, paper.QuestionAware(), paper}
-	want[0].ReformRank = "question"
-	want[1].ReformRank, want[1].ReformBridges, want[1].ReformRelations = "question", 1, 2
-	want[2].ReformRank, want[2].ReformBridges = "shapley", 3
-	want[3].ReformRank = "shapley"
+	want[0].Experiments.ReformRank = "question"
+	want[1].Experiments.ReformRank, want[1].Experiments.ReformBridges, want[1].Experiments.ReformRelations = "question", 1, 2
+	want[2].Experiments.ReformRank, want[2].Experiments.ReformBridges = "shapley", 3
+	want[3].Experiments.ReformRank = "shapley"
 	for i, s := range ss {
 		if s.Kind != "dmar" || !reflect.DeepEqual(*s.Options, want[i]) {
 			t.Errorf("%s: %+v, want %+v", s.Name, s.Options, want[i])

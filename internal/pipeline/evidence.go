@@ -30,7 +30,7 @@ func linkConfidence(ms []kg.Mention) map[string]float64 {
 
 // evidence is each hit's scoring.Evidence; sem, ent and their z-scores are
 // scoreHits'.
-func (r request) evidence(st structure, hits []retrieval.Hit, sem, ent, zs, ze []float64) []scoring.Evidence {
+func (r request) evidence(st structure, hits []retrieval.Hit, ch channels, sem, ent, zs, ze []float64) []scoring.Evidence {
 	q := scoring.Evidence{Linked: len(st.qsubs), LinkConfMin: 1}
 	var confSum float64
 	hubs := 0
@@ -69,10 +69,8 @@ func (r request) evidence(st structure, hits []retrieval.Hit, sem, ent, zs, ze [
 				e.DocHub = true
 			}
 		}
-		if r.graph != nil {
-			if gp, ok := r.graph.paths[h.Doc.ID]; ok {
-				e.Reached, e.PathRelevance = true, gp.Relevance
-			}
+		if gp, ok := ch.kg.paths[h.Doc.ID]; ok {
+			e.Reached, e.PathRelevance = true, gp.Relevance
 		}
 		out[i] = e
 	}
@@ -116,16 +114,12 @@ type evidenceLog struct{ rows []EvidenceRow }
 
 // record keeps the rows of a stage whose structural path is on (the gate
 // is asked only then).
-func (r request) record(stage string, docs []Doc, ev []scoring.Evidence) {
+func (r request) record(stage string, docs []Doc, ch channels, ev []scoring.Evidence) {
 	if r.evlog == nil || ev == nil {
 		return
 	}
 	for i, d := range docs {
-		var off float64
-		if gp, ok := r.graph.paths[d.ID]; ok {
-			off = r.opts.GraphBoost * gp.Score
-		}
-		r.evlog.rows = append(r.evlog.rows, EvidenceRow{Stage: stage, ID: d.ID, Evidence: ev[i], Offset: off})
+		r.evlog.rows = append(r.evlog.rows, EvidenceRow{Stage: stage, ID: d.ID, Evidence: ev[i], Offset: r.offset(ch, d.ID)})
 	}
 }
 

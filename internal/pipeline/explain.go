@@ -27,7 +27,7 @@ func (r request) result(g grounded) *Result {
 // recorded in the graph.
 func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref reformulated, fin reranked) (*Result, error) {
 	res := r.result(sc.grounded)
-	ix, err := r.namePaths(ctx, sc.qvec, fin.st.qsubs, res.QueryEntities, fin.docs, anchors)
+	ix, err := r.namePaths(ctx, sc.relvec, sc.channels.kg, fin.st.qsubs, res.QueryEntities, fin.docs, anchors)
 	if err != nil {
 		return nil, err
 	}

@@ -161,7 +161,7 @@ func TestGraphOptionsValidated(t *testing.T) {
 		{func(o *pipeline.Options) { o.GraphBoost = -1 }, "graph_boost"},
 		{func(o *pipeline.Options) { o.GraphRoots = 11 }, "graph_roots"},
 		{func(o *pipeline.Options) { o.GraphRoots = -1 }, "graph_roots"},
-		{func(o *pipeline.Options) { o.PathPrior = 5.5 }, "path_prior"},
+		{func(o *pipeline.Options) { o.Experiments.PathPrior = 5.5 }, "path_prior"},
 		{func(o *pipeline.Options) { o.GraphRelations = "both" }, "graph_relations"},
 	} {
 		o := p.Defaults()
@@ -240,7 +240,7 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 	for pid := range pids {
 		p := newPipeline(t, func(c *pipeline.Config) { c.RelPrior = onePrior{pid} })
 		o := p.Defaults()
-		o.GraphRecall, o.GraphRecallK, o.PathPrior = 1, 3, 5
+		o.GraphRecall, o.GraphRecallK, o.Experiments.PathPrior = 1, 3, 5
 		r, err := p.GraphWalk(context.Background(), nolan, o)
 		if err != nil {
 			t.Fatal(err)
@@ -253,7 +253,7 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 		}
 	}
 	o = base.Defaults()
-	o.GraphRecall, o.PathPrior = 1, 1
+	o.GraphRecall, o.Experiments.PathPrior = 1, 1
 	r, err := base.GraphWalk(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)

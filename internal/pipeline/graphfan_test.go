@@ -19,7 +19,7 @@ func TestGraphFanout(t *testing.T) {
 	o.GraphRecall, o.K, o.P = 2, 20, 20
 	before := graphScores(t, walk(t, p, o), func(gp *pipeline.GraphPath) float64 { return gp.Fanout })
 	const w = 0.2
-	o.GraphFanout = w
+	o.Experiments.GraphFanout = w
 	fan := walk(t, p, o)
 	roots := map[string]bool{}
 	for _, d := range fan.Results {
@@ -54,7 +54,7 @@ func TestGraphFanout(t *testing.T) {
 	if penalised == 0 || compared == 0 {
 		t.Fatalf("%d results penalised, %d compared: the test shows nothing", penalised, compared)
 	}
-	o.GraphFanout = 1.5
+	o.Experiments.GraphFanout = 1.5
 	if _, err := p.GraphWalk(ctx, nolan, o); err == nil {
 		t.Fatal("graph_fanout 1.5 was accepted")
 	}

@@ -14,8 +14,9 @@ import (
 // threshold are dropped, the most confident one kept (kg.ResolveConfident).
 // A graph that cannot list candidates links exactly, and the response says so.
 
-// linkWith links Q by the request's linking mode; qvec is enc(Q).
-func (r request) linkWith(ctx context.Context, qvec []float32) ([]kg.Mention, error) {
+// linkWith links Q by the request's linking mode; qvec is enc(Q), early
+// the candidates read before Q was encoded, or nil.
+func (r request) linkWith(ctx context.Context, qvec []float32, early *earlyLink) ([]kg.Mention, error) {
 	if r.opts.Linking != "context" {
 		return r.p.cfg.Graph.Link(ctx, r.query)
 	}
@@ -24,7 +25,7 @@ func (r request) linkWith(ctx context.Context, qvec []float32) ([]kg.Mention, er
 		r.trace.fallback("linking_exact", "the graph backend cannot list link candidates: linked exactly")
 		return r.p.cfg.Graph.Link(ctx, r.query)
 	}
-	toks, spans, read := r.early.candidates()
+	toks, spans, read := early.candidates()
 	if !read {
 		var err error
 		if toks, spans, err = cl.LinkCandidates(ctx, r.query); err != nil {
@@ -37,7 +38,7 @@ func (r request) linkWith(ctx context.Context, qvec []float32) ([]kg.Mention, er
 // LinkQuery links query as a retrieval with opts does; qvec is enc(query)
 // (needed by linking=context).
 func (p *Pipeline) LinkQuery(ctx context.Context, query string, qvec []float32, opts Options) ([]kg.Mention, error) {
-	return p.newRequest(query, opts).linkWith(ctx, qvec)
+	return p.newRequest(query, opts).linkWith(ctx, qvec, nil)
 }
 
 // entityContext is the cosine between qvec and the document vector of each

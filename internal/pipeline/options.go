@@ -45,20 +45,13 @@ type Options struct {
 	// Linking is exact (the method's; "" means exact) or context: derived
 	// forms, a confidence per mention and a filter (linkfilter.go; opt-in).
 	Linking string `json:"linking,omitempty"`
-	// Utility is the structural game's F: paper ("" means paper), or path,
-	// which adds path_weight x the question relevance of the best KG path
-	// from a coalition's roots to D's entities (structural.go; opt-in).
-	Utility string `json:"utility,omitempty"`
-	// PathWeight is c in F = (1-c)*paper + c*rel (utility path); 0 means
-	// unset: DefaultPathWeight.
-	PathWeight float64 `json:"path_weight,omitempty"`
 
 	SnippetChars       int              `json:"snippet_chars"`
 	MaxAnchorSubgraphs int              `json:"max_anchor_subgraphs"` // document subgraphs shown per anchor
 	Filter             retrieval.Filter `json:"filter"`
 	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
 
-	// The graph channel (beyond the paper; graph.go): off by default.
+	// The graph channel (beyond the paper; kgchannel.go): off by default.
 	GraphRecall    int     `json:"graph_recall"`    // hops walked from Q's entities: 0 (off), 1 or 2
 	GraphRecallK   int     `json:"graph_recall_k"`  // documents the channel adds to each search's candidates
 	GraphWeight    float64 `json:"graph_weight"`    // weight of cos(enc(Q), enc(D)) in the graph score
@@ -68,22 +61,14 @@ type Options struct {
 	// document whose ID is a QID is that entity's page) join Q's linked
 	// entities as the channel's roots; 0 (off) walks from the linked ones only.
 	GraphRoots int `json:"graph_roots,omitempty"`
-	// PathPrior is the weight of the learned question -> relation prior
-	// (Config.RelPrior) added to each step's cosine in path relevance; 0: off.
-	PathPrior float64 `json:"path_prior,omitempty"`
 	// GraphPopularity is the weight of ln(1 + degree) of a reached entity in
-	// its document's graph score (graph.go): among the entities a relation
+	// its document's graph score (kgscore.go): among the entities a relation
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
-	// GraphFanout is the weight of the mean over a path's steps of ln(n), n
-	// the entities the step's relation reaches from its node in that
-	// direction, subtracted from its document's graph score (graphfan.go): a
-	// relation with many objects names each of them less specifically. 0: off.
-	GraphFanout float64 `json:"graph_fanout,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
-	// its linked mentions, graphquery.go: what Q asks about them, not who
+	// its linked mentions, kgquery.go: what Q asks about them, not who
 	// they are).
 	GraphRelationQuery string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: with the graph channel on, a request whose
@@ -92,17 +77,9 @@ type Options struct {
 	// no question-aware evidence behind it (docs/method.md).
 	StructureNeedsChannel bool `json:"structure_needs_channel,omitempty"`
 
-	// ReformRank ranks the bridge entities and relations the built-in
-	// reformulator adds to Q: shapley ("" means shapley: by the anchors'
-	// Shapley values, question-blind) or question (by the question relevance
-	// of the KG path from a query entity to the bridge, and of each relation;
-	// reform.go; opt-in).
-	ReformRank string `json:"reform_rank,omitempty"`
-	// ReformBridges and ReformRelations cap the bridge entities and the
-	// relations added to Q; 0 means the ranking's default
-	// (EffectiveReformCaps).
-	ReformBridges   int `json:"reform_bridges,omitempty"`
-	ReformRelations int `json:"reform_relations,omitempty"`
+	// Experiments are ideas tried and left out of the method: dmar eval's
+	// variant systems set them, no request can (RemovedOptions).
+	Experiments Experiments `json:"-"`
 }
 
 // Defaults are the method's (docs/method.md): n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
@@ -132,18 +109,18 @@ func Defaults() Options {
 // penalty and intermediate bonus), hybrid stage 1, graph_popularity, the
 // masked relation query (graph_relation_query);
 // graph_weight was chosen
-// on dev. The learned relation prior (path_prior) is left off: it
-// helped on train but not on dev (docs/method.md).
+// on dev; the figures are in docs/method.md. The learned relation prior is
+// left out (an experiment, Experiments.PathPrior): it helped on train but not
+// on dev.
 func (o Options) QuestionAware() Options {
 	o.Method = MethodDMAR
 	o.Linking = "context"
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	o.StructureNeedsChannel = true
-	o.GraphPopularity = 0.01    // kgqa train: dmar R@5 .682 -> .691, nDCG@10 .586 -> .590 (0.02: .693, .585)
-	o.Stage2Vector = "question" // kgqa train: R@5 .691 either way; saves encoding the long Q'
-	o.Stage1 = "hybrid"         // its top hit is Q's subject more often than BM25's (kgqa train 473 vs 450 of 550): a better graph_roots root
-	// kgqa train: dmar R@5 .700 -> .730 (+.030 [+.016, +.044]), nDCG@10 .592 -> .622, AR@5 .744 -> .764
-	o.GraphRelationQuery = "masked"
+	o.GraphPopularity = 0.01        // questions ask after the better known of a relation's objects
+	o.Stage2Vector = "question"     // the same rankings, without encoding the long Q'
+	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
+	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
 	return o
 }
 
@@ -188,47 +165,6 @@ func (o Options) Paper() Options {
 	return o
 }
 
-// The reformulator's default caps on the bridge entities and relations it
-// adds to Q: the method's for reform_rank shapley, and shorter ones for
-// reform_rank question, chosen on kgqa train (docs/method.md), so that Q'
-// stays close to Q and the second search is not diluted.
-const (
-	DefaultShapleyBridges    = 8
-	DefaultShapleyRelations  = 4
-	DefaultQuestionBridges   = 3
-	DefaultQuestionRelations = 1
-)
-
-// EffectiveReformCaps are the caps on the bridges and relations added to Q
-// the request runs with: reform_bridges and reform_relations, or their
-// ranking's defaults where unset (0).
-func (o Options) EffectiveReformCaps() (bridges, relations int) {
-	bridges, relations = DefaultShapleyBridges, DefaultShapleyRelations
-	if o.ReformRank == "question" {
-		bridges, relations = DefaultQuestionBridges, DefaultQuestionRelations
-	}
-	if o.ReformBridges > 0 {
-		bridges = o.ReformBridges
-	}
-	if o.ReformRelations > 0 {
-		relations = o.ReformRelations
-	}
-	return bridges, relations
-}
-
-// DefaultPathWeight is path_weight's default (it matters with utility path
-// only): what an unset (0) path_weight means.
-const DefaultPathWeight = 0.75
-
-// EffectivePathWeight is the weight of the path-relevance term the request
-// runs with: path_weight, or DefaultPathWeight when it is unset (0).
-func (o Options) EffectivePathWeight() float64 {
-	if o.PathWeight == 0 {
-		return DefaultPathWeight
-	}
-	return o.PathWeight
-}
-
 // SubgraphParams are the options' subgraph parameters.
 func (o Options) SubgraphParams() kg.SubgraphParams {
 	return kg.SubgraphParams{Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree}
@@ -266,40 +202,8 @@ func ValidateSubgraph(p kg.SubgraphParams) error {
 // Validate checks every option against its range and names the first wrong
 // field (the API's 400/422 message).
 func (o Options) Validate() error {
-	intIn := func(name string, v, lo, hi int) error {
-		if v < lo || v > hi {
-			return errs.Field(name, "must be between %d and %d, got %d", lo, hi, v)
-		}
-		return nil
-	}
-	unit := func(name string, v float64) error {
-		if !(v >= 0 && v <= 1) {
-			return errs.Field(name, "must be between 0 and 1, got %v", v)
-		}
-		return nil
-	}
-	within := func(name string, v, lo, hi float64) error {
-		if !(v >= lo && v <= hi) {
-			return errs.Field(name, "must be between %v and %v, got %v", lo, hi, v)
-		}
-		return nil
-	}
-	oneOf := func(name, v string, allowed ...string) error {
-		for _, a := range allowed {
-			if v == a {
-				return nil
-			}
-		}
-		return errs.Field(name, "must be one of %v, got %q", allowed, errs.Clip(v, errs.MaxEcho))
-	}
-	optional := func(name, v string, allowed ...string) error { // "" is unset
-		if v == "" {
-			return nil
-		}
-		return oneOf(name, v, allowed...)
-	}
 	for _, err := range []error{
-		optional("method", o.Method, Methods...),
+		optionalOneOf("method", o.Method, Methods...),
 		intIn("n", o.N, 1, 1000),
 		intIn("m", o.M, 1, 20),
 		intIn("p", o.P, 1, 200),
@@ -319,8 +223,6 @@ func (o Options) Validate() error {
 		unit("fixed_alpha", o.FixedAlpha),
 		oneOf("structure", o.Structure, "gnn", "ged", "off"),
 		oneOf("linking", o.Linking, "", "exact", "context"),
-		oneOf("utility", o.Utility, "", "paper", "path"),
-		unit("path_weight", o.PathWeight),
 		intIn("snippet_chars", o.SnippetChars, 50, 5000),
 		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
 		intIn("graph_recall", o.GraphRecall, 0, 2),
@@ -329,13 +231,9 @@ func (o Options) Validate() error {
 		within("graph_boost", o.GraphBoost, 0, 100),
 		oneOf("graph_relations", o.GraphRelations, "plain", "directed", "none"),
 		intIn("graph_roots", o.GraphRoots, 0, 10),
-		within("path_prior", o.PathPrior, 0, 5),
 		within("graph_popularity", o.GraphPopularity, 0, 1),
-		within("graph_fanout", o.GraphFanout, 0, 1),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
-		oneOf("reform_rank", o.ReformRank, "", "shapley", "question"),
-		intIn("reform_bridges", o.ReformBridges, 0, 50),
-		intIn("reform_relations", o.ReformRelations, 0, 20),
+		o.Experiments.validate(),
 	} {
 		if err != nil {
 			return err
@@ -348,4 +246,44 @@ func (o Options) Validate() error {
 		return &errs.Error{Code: errs.Unprocessable, Field: "k", Message: "k: the results (k) cannot outnumber the stage-2 candidates (p)"}
 	}
 	return nil
+}
+
+// The range checks of Validate: each names the field it refuses.
+
+func intIn(name string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return errs.Field(name, "must be between %d and %d, got %d", lo, hi, v)
+	}
+	return nil
+}
+
+func unit(name string, v float64) error {
+	if !(v >= 0 && v <= 1) {
+		return errs.Field(name, "must be between 0 and 1, got %v", v)
+	}
+	return nil
+}
+
+func within(name string, v, lo, hi float64) error {
+	if !(v >= lo && v <= hi) {
+		return errs.Field(name, "must be between %v and %v, got %v", lo, hi, v)
+	}
+	return nil
+}
+
+func oneOf(name, v string, allowed ...string) error {
+	for _, a := range allowed {
+		if v == a {
+			return nil
+		}
+	}
+	return errs.Field(name, "must be one of %v, got %q", allowed, errs.Clip(v, errs.MaxEcho))
+}
+
+// optionalOneOf is oneOf where "" (unset) is allowed too.
+func optionalOneOf(name, v string, allowed ...string) error {
+	if v == "" {
+		return nil
+	}
+	return oneOf(name, v, allowed...)
 }

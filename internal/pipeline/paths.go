@@ -55,12 +55,12 @@ type pathIndex struct {
 // namePaths indexes the paths from the query entities to the entities of
 // docs that the request holds: pathrel.Reach over each G_Q subgraph (its
 // hops, at most 2), and the paths the graph channel already walked (each
-// entity's best over the channel's roots). linked are Q's linked entities:
-// any other root is a top stage-1 document's entity. Explanations never
-// fail a retrieval: if the relation texts cannot be encoded, the documents
-// name no path and the response says why; only the context's errors are
-// returned.
-func (r request) namePaths(ctx context.Context, qvec []float32, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
+// entity's best over the channel's roots). relvec is Q under the relation
+// encoder; linked are Q's linked entities: any other root is a top stage-1
+// document's entity. Explanations never fail a retrieval: if the relation
+// texts cannot be encoded, the documents name no path and the response says
+// why; only the context's errors are returned.
+func (r request) namePaths(ctx context.Context, relvec []float32, ch graphChannel, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
 	defer r.trace.timed("explain_paths", time.Now())
 	targets := map[string]bool{}
 	for _, ds := range docs {
@@ -71,7 +71,8 @@ func (r request) namePaths(ctx context.Context, qvec []float32, qsubs []*entry, 
 			}
 		}
 	}
-	ix, err := r.indexPaths(ctx, qvec, qsubs, linked, targets)
+	ix := pathIndex{best: map[string]map[string]pathrel.Path{}, kind: map[string]string{}, labels: map[string]string{}}
+	sgs, err := r.indexPaths(ctx, &ix, relvec, ch, qsubs, targets)
 	if err != nil {
 		if ctx.Err() != nil {
 			return pathIndex{}, ctx.Err()
@@ -79,56 +80,69 @@ func (r request) namePaths(ctx context.Context, qvec []float32, qsubs []*entry, 
 		r.trace.fallback("path_explanations_unavailable", "the results name no KG path: "+err.Error())
 		return pathIndex{}, nil
 	}
+	ix.labelNodes(ch, linked, sgs)
 	return ix, nil
 }
 
-func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry, linked []QueryEntity, targets map[string]bool) (pathIndex, error) {
-	ix := pathIndex{best: map[string]map[string]pathrel.Path{}, kind: map[string]string{}, labels: map[string]string{}}
-	offer := func(p pathrel.Path) {
-		if !targets[p.Entity] {
-			return
-		}
-		q := p.Root()
-		m, ok := ix.best[q]
-		if !ok {
-			m = map[string]pathrel.Path{}
-			ix.best[q] = m
-			ix.roots = append(ix.roots, q)
-		}
-		if b, ok := m[p.Entity]; !ok || better(p, b) {
-			m[p.Entity] = p
-		}
-	}
-	var sgs []kg.Subgraph // where the labels of the paths' nodes are
+// indexPaths puts in ix the best path from each root to each of targets:
+// G_Q's roots first, then the graph channel's. It returns the subgraphs
+// the paths were read from, where their nodes' labels are.
+func (r request) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32, ch graphChannel, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
+	var sgs []kg.Subgraph
 	if len(qsubs) > 0 {
-		prior, err := r.stepPrior(ctx, qvec)
+		prior, err := r.stepPrior(ctx, relvec)
 		if err != nil {
-			return ix, err
+			return nil, err
 		}
 		rels := r.p.relations(r.opts.GraphRelations == "directed")
 		for _, q := range qsubs {
 			root := q.sg.Root
-			paths, err := rels.Reach(ctx, r.graph.relationVector(r.relVec(qvec)), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
+			paths, err := rels.Reach(ctx, ch.relationVector(relvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
 			if err != nil {
-				return ix, err
+				return nil, err
 			}
 			for _, p := range paths {
-				offer(p)
+				ix.offer(p, targets)
 			}
 			sgs = append(sgs, q.sg)
 		}
 	}
+	for _, p := range ch.reached {
+		ix.offer(p, targets)
+	}
+	for _, q := range ch.roots {
+		sgs = append(sgs, ch.subs[q.QID])
+	}
+	return sgs, nil
+}
+
+// offer keeps p when it ends at one of targets and beats the path its root
+// holds to that entity.
+func (ix *pathIndex) offer(p pathrel.Path, targets map[string]bool) {
+	if !targets[p.Entity] {
+		return
+	}
+	q := p.Root()
+	m, ok := ix.best[q]
+	if !ok {
+		m = map[string]pathrel.Path{}
+		ix.best[q] = m
+		ix.roots = append(ix.roots, q)
+	}
+	if b, ok := m[p.Entity]; !ok || better(p, b) {
+		m[p.Entity] = p
+	}
+}
+
+// labelNodes sets the kind of every root (a query entity, or a top stage-1
+// document's) and the labels of the paths' nodes, from the linked entities
+// first, then from the subgraphs sgs.
+func (ix *pathIndex) labelNodes(ch graphChannel, linked []QueryEntity, sgs []kg.Subgraph) {
 	isLinked := map[string]bool{}
-	if ch := r.graph; ch != nil {
-		for _, p := range ch.reached {
-			offer(p)
-		}
-		for _, q := range ch.roots {
-			sgs = append(sgs, ch.subs[q.QID])
-			// with structure off, the channel links Q itself: its mentioned
-			// roots are query entities that G_Q and phi lack
-			isLinked[q.QID] = isLinked[q.QID] || q.Mentioned
-		}
+	for _, q := range ch.roots {
+		// with structure off, the channel links Q itself: its mentioned
+		// roots are query entities that G_Q and phi lack
+		isLinked[q.QID] = isLinked[q.QID] || q.Mentioned
 	}
 	for _, e := range linked {
 		isLinked[e.QID] = true
@@ -156,7 +170,6 @@ func (r request) indexPaths(ctx context.Context, qvec []float32, qsubs []*entry,
 			}
 		}
 	}
-	return ix, nil
 }
 
 // better orders paths as pathrel.Reach does: higher relevance, then the

@@ -1,7 +1,8 @@
 // Package pipeline runs DMAR (docs/method.md) in four phases:
 //
 //  1. recall: BM25 (or hybrid) recall of n candidates for the query Q
-//     (recall.go);
+//     (recall.go), joined by the channels' candidates (channel.go: the KG's
+//     graph channel, kg*.go, beyond the paper);
 //  2. dual-path scoring of the candidates against Q, semantic and structural
 //     (the Shapley value of Q's entity subgraphs in each document's game),
 //     and selection of the m best as anchors (score.go, structural.go);
@@ -55,8 +56,7 @@ type Config struct {
 	// Encoder. Path relevance's constants (pathrel.TwoHopPenalty, ViaBonus)
 	// are cosines of one model, all-MiniLM-L6-v2: a retrieval encoder that
 	// is better at documents is not better at matching a question to
-	// "place of birth" (bge-small-en-v1.5-int8 walks kgqa train at R@5 .701
-	// against .727), so the two are configured apart (docs/encoders.md).
+	// "place of birth", so the two are configured apart (docs/encoders.md).
 	RelationEncoder scoring.Encoder
 	GNN             scoring.GraphEncoder // nil: structure "gnn" falls back to "ged"
 	Gate            scoring.Gate         // learned gate; nil: the fixed gate
@@ -84,10 +84,9 @@ type Config struct {
 	MaxShapleyEvaluations int64
 }
 
-// DefaultMaxShapleyEvaluations is about 4 CPU-seconds of game evaluations on
-// the 2-core development machine: far above any default request (a Monte
-// Carlo request with 5 query entities and T=50 needs 60,000), far below a
-// hostile one (122 entities and T=10,000 needed 293 million, 55 s).
+// DefaultMaxShapleyEvaluations is a few CPU-seconds of game evaluations:
+// far above any default request, far below a hostile one
+// (docs/operations.md, Security, "Time and cost of a request").
 const DefaultMaxShapleyEvaluations = 20_000_000
 
 // Pipeline is safe for concurrent use.
@@ -194,7 +193,7 @@ func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evl
 	if err != nil {
 		return nil, err
 	}
-	second, err := r.secondStage(ctx, rec.qvec, ref)
+	second, err := r.secondStage(ctx, rec, ref)
 	if err != nil {
 		return nil, err
 	}

@@ -9,70 +9,77 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
-// recalled is phase 1's output: Q encoded and linked, and its n candidates.
+// recalled is phase 1's output: Q encoded and linked, its n candidates
+// and what the channels added to them.
 type recalled struct {
 	qvec     []float32
+	relvec   []float32 // Q under the relation encoder (qvec without one of its own)
 	mentions []kg.Mention
-	hits     []retrieval.Hit // the stage-1 candidates, in search order
+	hits     []retrieval.Hit // the stage-1 candidates, in search order, then the channels'
+	channels channels
 	// structOn says the structural path survived linking: it is off when the
 	// request turns it off or the graph cannot link.
 	structOn bool
 	sim      func(q, d *entry) float64 // the structural similarity in use
 }
 
-// recall is phase 1: BM25 (or hybrid) recall of n candidates for Q. Q is
-// encoded and linked on the way: the semantic score needs enc(Q), the
-// structural path Q's entities.
+// recall is phase 1: BM25 (or hybrid) recall of n candidates for Q, joined
+// by the channels' (channel.go). Q is encoded and linked on the way: the
+// semantic score needs enc(Q), the structural path Q's entities.
 func (r request) recall(ctx context.Context) (recalled, error) {
 	var rec recalled
 	t := time.Now()
-	var err error
-	if rec.qvec, r.early, err = r.encodeQuestion(ctx); err != nil {
+	q, err := r.encodeQuestion(ctx)
+	if err != nil {
 		return rec, err
 	}
+	rec.qvec, rec.relvec = q.vec, q.relvec
 	r.trace.timed("encode", t)
 
 	t = time.Now()
-	rec.mentions, rec.structOn, err = r.linkQuery(ctx, rec.qvec)
+	rec.mentions, rec.structOn, err = r.linkQuery(ctx, q)
 	if err != nil {
 		return rec, err
 	}
 	r.trace.timed("link", t)
 	rec.sim = r.similarity(rec.structOn)
-	if o := r.opts; o.Structure != "off" {
-		if r.relq = r.early.relationQuery(r.query, rec.mentions); r.relq == nil {
-			r.relq = r.prefetchRelationQuery(ctx, rec.qvec, rec.mentions)
-		}
-	}
+	relq := r.prefetchRelationQuery(ctx, q, rec.mentions)
 
 	t = time.Now()
-	o := r.opts
-	q1 := r.stage1Query(rec.qvec, o.N)
+	q1 := r.stage1Query(rec.qvec, r.opts.N)
 	q1.WithVectors = true
 	rec.hits, err = r.p.cfg.Index.Search(ctx, q1)
 	if err != nil {
 		return rec, fmt.Errorf("stage 1 search: %w", err)
 	}
 	r.trace.timed("recall", t)
+	return r.withChannels(ctx, rec, relq)
+}
 
-	if o.GraphRecall > 0 {
-		ms := rec.mentions
-		if o.Structure == "off" {
-			if ms, err = r.p.cfg.Graph.Link(ctx, r.query); err != nil && ctx.Err() != nil {
-				return rec, ctx.Err()
-			}
+// withChannels runs the channels after the stage-1 search and adds their
+// documents to its candidates. With structure_needs_channel, a request
+// whose graph channel reached nothing loses its structural path.
+func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch) (recalled, error) {
+	o := r.opts
+	if o.GraphRecall == 0 {
+		return rec, nil
+	}
+	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq}
+	if o.Structure == "off" {
+		var err error
+		if in.mentions, err = r.p.cfg.Graph.Link(ctx, r.query); err != nil && ctx.Err() != nil {
+			return rec, ctx.Err()
 		}
-		r.mentions = ms
-		ch, err := r.graphRecall(ctx, rec.qvec, channelRoots(kg.QIDs(ms), rec.hits, o.GraphRoots))
-		if err != nil {
-			return rec, err
-		}
-		*r.graph = ch
-		rec.hits = mergeHits(rec.hits, ch.hits)
-		if o.StructureNeedsChannel && len(ch.hits) == 0 && rec.structOn {
-			rec.structOn = false
-			r.trace.fallback("no_graph_evidence", "the graph channel reached no document: the question-blind structural score is off (alpha=1, beta=0)")
-		}
+	}
+	ch, err := r.runChannels(ctx, in)
+	if err != nil {
+		return rec, err
+	}
+	rec.channels = ch
+	rec.hits = mergeHits(rec.hits, ch.hits())
+	if o.StructureNeedsChannel && len(ch.kg.hits) == 0 && rec.structOn {
+		rec.structOn = false
+		r.trace.fallback("no_graph_evidence", "the graph channel reached no document: the question-blind structural score is off (alpha=1, beta=0)")
 	}
 	return rec, nil
 }
@@ -90,12 +97,12 @@ func (r request) stage1Query(qvec []float32, limit int) retrieval.Query {
 // linkQuery links Q unless the request turned the structural path off. A
 // graph failure turns the path off instead of failing the request; it
 // reports whether the path is still on.
-func (r request) linkQuery(ctx context.Context, qvec []float32) ([]kg.Mention, bool, error) {
+func (r request) linkQuery(ctx context.Context, q question) ([]kg.Mention, bool, error) {
 	if r.opts.Structure == "off" {
 		r.trace.fallback("structure_off", "the request turned the structural path off (semantic only)")
 		return nil, false, nil
 	}
-	ms, err := r.linkWith(ctx, qvec)
+	ms, err := r.linkWith(ctx, q.vec, q.early)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()

@@ -69,9 +69,9 @@ func (r request) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[
 func (r request) reformInput(ctx context.Context, g grounded, anchors []Doc, phis map[string]anchorPhi) (reformulate.Input, error) {
 	in := reformulate.Input{Query: r.query}
 	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
-	if r.opts.ReformRank == "question" && len(bridge) > 0 {
+	if r.opts.Experiments.ReformRank == "question" && len(bridge) > 0 {
 		var err error
-		if in.Bridges, in.Relations, err = r.questionTerms(ctx, g.qvec, g.st.qsubs, bridge, bridgeLabel); err != nil {
+		if in.Bridges, in.Relations, err = r.questionTerms(ctx, g.relvec, g.st.qsubs, bridge, bridgeLabel); err != nil {
 			return in, err
 		}
 	} else {
@@ -277,7 +277,7 @@ func (r request) runReformulator(ctx context.Context, in reformulate.Input) (str
 		}
 		r.trace.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
 	}
-	maxB, maxR := r.opts.EffectiveReformCaps()
+	maxB, maxR := r.opts.Experiments.ReformCaps()
 	q, _ := reformulate.Builtin{MaxBridges: maxB, MaxRelations: maxR}.Reformulate(ctx, in)
 	return q, "builtin"
 }

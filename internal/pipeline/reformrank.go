@@ -24,8 +24,8 @@ import (
 // and the relations on their best paths by question relevance. A bridge
 // without a path from a query entity (a node reached only through a hub) is
 // dropped.
-func (r request) questionTerms(ctx context.Context, qvec []float32, qsubs []*entry, phiOf map[string]float64, labels map[string]string) (bridges, relations []reformulate.Term, err error) {
-	best, err := r.bestPaths(ctx, qvec, qsubs)
+func (r request) questionTerms(ctx context.Context, relvec []float32, qsubs []*entry, phiOf map[string]float64, labels map[string]string) (bridges, relations []reformulate.Term, err error) {
+	best, err := r.bestPaths(ctx, relvec, qsubs)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,8 +69,8 @@ func (r request) questionTerms(ctx context.Context, qvec []float32, qsubs []*ent
 // bestPaths is, for every entity of G_Q but the query entities, its most
 // question-relevant path from a query entity inside that entity's subgraph
 // (1 hop, or 2 when hops >= 2; the request's relation texts and prior).
-func (r request) bestPaths(ctx context.Context, qvec []float32, qsubs []*entry) (map[string]pathrel.Path, error) {
-	prior, err := r.stepPrior(ctx, qvec)
+func (r request) bestPaths(ctx context.Context, relvec []float32, qsubs []*entry) (map[string]pathrel.Path, error) {
+	prior, err := r.stepPrior(ctx, relvec)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +79,7 @@ func (r request) bestPaths(ctx context.Context, qvec []float32, qsubs []*entry) 
 	for i, q := range qsubs {
 		roots[i], subs[q.sg.Root] = q.sg.Root, q.sg
 	}
-	paths, err := r.p.relations(r.opts.GraphRelations == "directed").Reach(ctx, r.relVec(qvec), pathrel.Mentioned(roots...), subs, min(r.opts.Hops, 2), prior)
+	paths, err := r.p.relations(r.opts.GraphRelations == "directed").Reach(ctx, relvec, pathrel.Mentioned(roots...), subs, min(r.opts.Hops, 2), prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

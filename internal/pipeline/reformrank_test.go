@@ -25,8 +25,8 @@ func TestReformRankShapleyIsTheDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := p.Defaults()
-	o.ReformRank = "shapley"
-	o.ReformBridges, o.ReformRelations = pipeline.DefaultShapleyBridges, pipeline.DefaultShapleyRelations
+	o.Experiments.ReformRank = "shapley"
+	o.Experiments.ReformBridges, o.Experiments.ReformRelations = pipeline.DefaultShapleyBridges, pipeline.DefaultShapleyRelations
 	b, err := p.Retrieve(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +47,7 @@ func TestReformRankQuestion(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := p.Defaults()
-	o.ReformRank, o.ReformBridges, o.ReformRelations = "question", 1, 1
+	o.Experiments.ReformRank, o.Experiments.ReformBridges, o.Experiments.ReformRelations = "question", 1, 1
 	res, err := p.Retrieve(ctx, bornQ, o)
 	if err != nil {
 		t.Fatal(err)
@@ -132,9 +132,9 @@ func TestReformOptionsValidated(t *testing.T) {
 		field string
 		mod   func(*pipeline.Options)
 	}{
-		{"reform_rank", func(o *pipeline.Options) { o.ReformRank = "utility" }},
-		{"reform_bridges", func(o *pipeline.Options) { o.ReformBridges = 51 }},
-		{"reform_relations", func(o *pipeline.Options) { o.ReformRelations = -1 }},
+		{"reform_rank", func(o *pipeline.Options) { o.Experiments.ReformRank = "utility" }},
+		{"reform_bridges", func(o *pipeline.Options) { o.Experiments.ReformBridges = 51 }},
+		{"reform_relations", func(o *pipeline.Options) { o.Experiments.ReformRelations = -1 }},
 	} {
 		o := p.Defaults()
 		c.mod(&o)
@@ -144,11 +144,11 @@ func TestReformOptionsValidated(t *testing.T) {
 		}
 	}
 	o := p.Defaults()
-	if b, r := o.EffectiveReformCaps(); b != 8 || r != 4 {
+	if b, r := o.Experiments.ReformCaps(); b != 8 || r != 4 {
 		t.Errorf("shapley caps %d/%d, want the method's 8/4", b, r)
 	}
-	o.ReformRank, o.ReformRelations = "question", 3
-	if b, r := o.EffectiveReformCaps(); b != pipeline.DefaultQuestionBridges || r != 3 {
+	o.Experiments.ReformRank, o.Experiments.ReformRelations = "question", 3
+	if b, r := o.Experiments.ReformCaps(); b != pipeline.DefaultQuestionBridges || r != 3 {
 		t.Errorf("question caps %d/%d", b, r)
 	}
 }

@@ -1,36 +1,21 @@
 package pipeline
 
-import (
-	"time"
-
-	"github.com/dmar-kg/dmar/internal/kg"
-)
+import "time"
 
 // request is what every phase of one retrieval reads: the pipeline, the
-// validated options and the query. Its fields are set once; the only thing
-// phases write through it is the trace, an append-only log.
+// validated options and the query. Its fields are set once; the only things
+// phases write through it are the trace and the evidence log, append-only
+// logs. What one phase hands the next is in its return value.
 type request struct {
 	p     *Pipeline
 	opts  Options
 	query string
 	trace *trace
-	graph *graphChannel // the graph channel's candidates, set in phase 1
-	evlog *evidenceLog  // collects the scored candidates' evidence; nil: not collected
-	// mentions are Q's linked mentions the graph channel walks from, for its
-	// relation query (graph_relation_query; graphquery.go)
-	mentions []kg.Mention
-	// relq is the relation query being encoded ahead (graphquery.go), or nil.
-	relq *relationPrefetch
-	// early are Q's link candidates and masked question, read before Q was
-	// encoded (graphquery.go), or nil.
-	early *earlyLink
-	// relQ holds Q under a relation encoder of its own (graphquery.go);
-	// shared by the request's copies, set once when Q is encoded.
-	relQ *relQuestion
+	evlog *evidenceLog // collects the scored candidates' evidence; nil: not collected
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}, graph: &graphChannel{}, relQ: &relQuestion{}}
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings

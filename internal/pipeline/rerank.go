@@ -25,7 +25,7 @@ func (r request) rerank(ctx context.Context, sc scored, anchors []Doc, second []
 	if err != nil {
 		return reranked{}, err
 	}
-	final, _, err := r.scoreHits(ctx, st, sc.qvec, second, "second")
+	final, _, err := r.scoreHits(ctx, st, sc.qvec, second, sc.channels, "second")
 	if err != nil {
 		return reranked{}, err
 	}

@@ -52,7 +52,7 @@ type Breakdown struct {
 	InFirst     bool    `json:"in_first_stage,omitempty"` // also among the stage-1 candidates
 	Anchor      bool    `json:"anchor,omitempty"`         // also an anchor
 	// Source is "kg" when the graph channel reached the document, and Graph
-	// the path that did (graph_recall on; graph.go).
+	// the path that did (graph_recall on; kgchannel.go).
 	Source string     `json:"source,omitempty"`
 	Graph  *GraphPath `json:"graph,omitempty"`
 	// Paths are the best few KG paths from a query entity to one of the

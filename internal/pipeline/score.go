@@ -85,8 +85,8 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 		r.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
 	}
 	r.trace.timed("subgraphs", t)
-	if g.st.on && r.opts.Utility == "path" {
-		rel, err := r.pathRelevance(ctx, rec.qvec, g.st.qsubs)
+	if g.st.on && r.opts.Experiments.Utility == "path" {
+		rel, err := r.pathRelevance(ctx, rec.relvec, g.st.qsubs)
 		if err != nil {
 			return g, err
 		}
@@ -128,7 +128,7 @@ func (r request) score(ctx context.Context, rec recalled) (scored, error) {
 		return scored{}, err
 	}
 	start := time.Now()
-	docs, games, err := r.scoreHits(ctx, g.st, g.qvec, g.hits, "first")
+	docs, games, err := r.scoreHits(ctx, g.st, g.qvec, g.hits, g.channels, "first")
 	if err != nil {
 		return scored{}, err
 	}
@@ -145,8 +145,9 @@ func (r request) anchors(sc scored) []Doc {
 // scoreHits is the dual-path evaluation of hits against the original query
 // (both phases 2 and 4): the semantic score cos(enc(Q), enc(D)) and the
 // structural ent(D), the mean Shapley value of G_Q's subgraphs in D's game,
-// z-normalised over hits and fused with the gate's weights.
-func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hits []retrieval.Hit, stage string) ([]Doc, []*scoring.Game, error) {
+// z-normalised over hits and fused with the gate's weights, plus the
+// channels' scores of the documents they reached.
+func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hits []retrieval.Hit, ch channels, stage string) ([]Doc, []*scoring.Game, error) {
 	n := len(hits)
 	sem, dvecs := r.semantic(qvec, hits, stage)
 	ent, games := make([]float64, n), make([]*scoring.Game, n)
@@ -163,7 +164,7 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
 	var ev []scoring.Evidence
 	if st.on && (r.opts.Gate == "evidence" || r.evlog != nil) {
-		ev = r.evidence(st, hits, sem, ent, zs, ze)
+		ev = r.evidence(st, hits, ch, sem, ent, zs, ze)
 	}
 	weights, err := r.weights(ctx, st.on, qvec, dvecs, ev)
 	if err != nil {
@@ -181,8 +182,8 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 			},
 		}
 	}
-	r.withGraph(out)
-	r.record(stage, out, ev)
+	r.fuse(out, ch)
+	r.record(stage, out, ch, ev)
 	return out, games, nil
 }
 
@@ -211,7 +212,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda, r.opts.EffectivePathWeight())
+	b := newGameBuilder(st, r.opts.Lambda, r.opts.Experiments.EffectivePathWeight())
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):

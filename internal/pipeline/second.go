@@ -10,12 +10,12 @@ import (
 
 // secondStage is phase 3's second half: p candidates for Q' (vector or
 // hybrid search) over the whole corpus, not only the stage-1 candidates, so
-// that evidence BM25 missed can surface.
-func (r request) secondStage(ctx context.Context, qvec []float32, ref reformulated) ([]retrieval.Hit, error) {
+// that evidence BM25 missed can surface; the channels' documents join them.
+func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated) ([]retrieval.Hit, error) {
 	t := time.Now()
 	o := r.opts
 	q2 := retrieval.Query{Mode: retrieval.Vector, Limit: o.P, Filter: o.Filter, WithVectors: true, Text: ref.query}
-	q2vec := qvec
+	q2vec := rec.qvec
 	if ref.query != r.query && o.Stage2Vector != "question" {
 		v, err := r.p.cfg.Encoder.Encode(ctx, []string{ref.query})
 		if err != nil {
@@ -32,5 +32,5 @@ func (r request) secondStage(ctx context.Context, qvec []float32, ref reformulat
 		return nil, fmt.Errorf("stage 2 search: %w", err)
 	}
 	r.trace.timed("second_stage", t)
-	return mergeHits(hits, r.graph.hits), nil
+	return mergeHits(hits, rec.channels.hits()), nil
 }

@@ -111,17 +111,17 @@ func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scor
 // a path from its root to each of its entities (1 hop, or 2 when hops >= 2,
 // inside the subgraph; pathrel.Reach with the request's relation texts). An
 // encoder failure fails the request, as any encoder failure does.
-func (r request) pathRelevance(ctx context.Context, qvec []float32, qsubs []*entry) ([]map[string]float64, error) {
+func (r request) pathRelevance(ctx context.Context, relvec []float32, qsubs []*entry) ([]map[string]float64, error) {
 	defer r.trace.timed("path_relevance", time.Now())
 	rels := r.p.relations(r.opts.GraphRelations == "directed")
 	hops := min(r.opts.Hops, 2)
 	out := make([]map[string]float64, len(qsubs))
-	prior, err := r.stepPrior(ctx, qvec)
+	prior, err := r.stepPrior(ctx, relvec)
 	if err != nil {
 		return nil, err
 	}
 	for j, q := range qsubs {
-		paths, err := rels.Reach(ctx, r.relVec(qvec), pathrel.Mentioned(q.sg.Root), map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
+		paths, err := rels.Reach(ctx, relvec, pathrel.Mentioned(q.sg.Root), map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

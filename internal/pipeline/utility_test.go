@@ -17,11 +17,11 @@ func TestUtilityPaperIsTheDefault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if u := p.Defaults().Utility; u != "" {
+	if u := p.Defaults().Experiments.Utility; u != "" {
 		t.Fatalf("utility defaults to %q, want the paper's", u)
 	}
 	o := p.Defaults()
-	o.Utility, o.PathWeight = "paper", 0.9
+	o.Experiments.Utility, o.Experiments.PathWeight = "paper", 0.9
 	b, err := p.Retrieve(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestUtilityPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := p.Defaults()
-	o.Utility, o.PathWeight = "path", 1
+	o.Experiments.Utility, o.Experiments.PathWeight = "path", 1
 	path, res, err := p.Candidates(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)
@@ -91,9 +91,9 @@ func TestUtilityOptionsValidated(t *testing.T) {
 		mod   func(*pipeline.Options)
 		field string
 	}{
-		{func(o *pipeline.Options) { o.Utility = "question" }, "utility"},
-		{func(o *pipeline.Options) { o.PathWeight = 1.5 }, "path_weight"},
-		{func(o *pipeline.Options) { o.PathWeight = -0.1 }, "path_weight"},
+		{func(o *pipeline.Options) { o.Experiments.Utility = "question" }, "utility"},
+		{func(o *pipeline.Options) { o.Experiments.PathWeight = 1.5 }, "path_weight"},
+		{func(o *pipeline.Options) { o.Experiments.PathWeight = -0.1 }, "path_weight"},
 	} {
 		o := p.Defaults()
 		c.mod(&o)

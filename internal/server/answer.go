@@ -27,7 +27,7 @@ type AnswerInput struct {
 func DecodeAnswer(r io.Reader, defaults pipeline.Options) (AnswerInput, error) {
 	req := AnswerInput{RetrieveInput: RetrieveInput{Options: defaults}}
 	if err := decodeWithMethod(r, &req, &req.Options); err != nil {
-		return req, err
+		return req, pipeline.RemovedOption(err)
 	}
 	return req, checkText("query", req.Query)
 }

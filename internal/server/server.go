@@ -168,7 +168,7 @@ func (s *Server) retrieve(c *gin.Context) {
 	p := s.cfg.Pipeline
 	req, err := DecodeRetrieve(c.Request.Body, p.Defaults())
 	if err != nil {
-		s.fail(c, err)
+		s.fail(c, pipeline.RemovedOption(err))
 		return
 	}
 	res, err := p.Retrieve(c.Request.Context(), req.Query, req.Options)

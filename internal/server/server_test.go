@@ -15,6 +15,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -129,24 +130,35 @@ func TestRetrieve(t *testing.T) {
 	}
 }
 
-// utility and path_weight travel on the wire; a paper-utility response
-// does not show them.
-func TestRetrieveUtility(t *testing.T) {
+// An option that was removed is refused with a 400 that names it and says
+// it was removed, on both routes that take options; the response's options
+// never show one.
+func TestRemovedOptions(t *testing.T) {
 	h := router(t)
 	w := do(t, h, "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?"}`)
-	if w.Code != 200 || strings.Contains(w.Body.String(), `"utility"`) || strings.Contains(w.Body.String(), `"path_weight"`) {
-		t.Fatalf("default: status %d, utility or path_weight shown", w.Code)
-	}
-	w = do(t, h, "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "utility": "path", "path_weight": 0.3}`)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
-	var res api.RetrieveResponse
-	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Options.Utility != "path" || res.Options.PathWeight != 0.3 {
-		t.Errorf("options %+v", res.Options)
+	for name := range pipeline.RemovedOptions {
+		if strings.Contains(w.Body.String(), `"`+name+`"`) {
+			t.Errorf("the response's options show %s", name)
+		}
+		body := `{"query": "Which films did Christopher Nolan direct?", "` + name + `": 1}`
+		w := do(t, h, "POST", "/v1/retrieve", body)
+		if w.Code != 400 {
+			t.Fatalf("%s: status %d, want 400: %s", name, w.Code, w.Body)
+		}
+		var e api.ErrorBody
+		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Error.Field != name || !strings.Contains(e.Error.Message, name+": was removed") {
+			t.Errorf("%s: error %+v, want one naming it as removed", name, e.Error)
+		}
+		_, err := server.DecodeAnswer(strings.NewReader(body), pipeline.Defaults())
+		if e, ok := errs.As(err); !ok || e.Field != name || !strings.Contains(e.Message, "was removed") {
+			t.Errorf("%s: answer request: %v, want it named as removed", name, err)
+		}
 	}
 }
 
@@ -170,8 +182,6 @@ func TestErrors(t *testing.T) {
 		{"k over p", "POST", "/v1/retrieve", `{"query": "x", "k": 30, "p": 20}`, 422, "k", "k"},
 		{"out of range", "POST", "/v1/retrieve", `{"query": "x", "lambda": 2}`, 400, "lambda", "between 0 and 1"},
 		{"bad enum", "POST", "/v1/retrieve", `{"query": "x", "stage2": "bm25"}`, 400, "stage2", "one of"},
-		{"bad utility", "POST", "/v1/retrieve", `{"query": "x", "utility": "question"}`, 400, "utility", "one of"},
-		{"bad path weight", "POST", "/v1/retrieve", `{"query": "x", "utility": "path", "path_weight": 1.5}`, 400, "path_weight", "between 0 and 1"},
 		{"body too large", "POST", "/v1/retrieve", `{"query": "` + strings.Repeat("y", 70000) + `"}`, 413, "", "body"},
 		{"empty link", "POST", "/v1/link", `{"text": "  "}`, 400, "text", "empty"},
 		{"bad qid", "GET", "/v1/entities/Nolan/subgraph", ``, 400, "qid", "item id"},

@@ -55,8 +55,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		Utility: o.Utility, PathWeight: o.PathWeight, GraphRoots: o.GraphRoots, PathPrior: o.PathPrior, GraphPopularity: o.GraphPopularity, GraphFanout: o.GraphFanout, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
-		ReformRank: o.ReformRank, ReformBridges: o.ReformBridges, ReformRelations: o.ReformRelations,
+		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
 	}
 }
 
@@ -73,7 +72,7 @@ func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
 	if g == nil {
 		return nil
 	}
-	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Fanout: g.Fanout, Steps: convert(g.Steps, toGraphStep)}
+	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Steps: convert(g.Steps, toGraphStep)}
 }
 
 func toNamedPath(p pipeline.NamedPath) api.NamedPath {

@@ -227,156 +227,18 @@ func Load(ctx context.Context, sink kg.Sink, o Options) (st Stats, err error) {
 	}
 	l := &loader{o: o, repo: repo, ctx: ctx, st: &st, prog: progress.New(o.Progress, "load sparql", "rows", 0)}
 	defer l.prog.Done()
-
-	in := map[string]bool{}
-	var frontier []string
-	for _, q := range o.Seeds {
-		if !in[q] {
-			in[q] = true
-			frontier = append(frontier, q)
-		}
-	}
-	type edge = kg.Triple
-	var edges []edge
-	seen := map[edge]bool{}
-	addEdge := func(s map[string]rdf.Term) (edge, bool) {
-		h, ok1 := id(s["s"], entityNS, kg.ValidQID)
-		p, ok2 := id(s["p"], directNS, kg.ValidPID)
-		t, ok3 := id(s["o"], entityNS, kg.ValidQID)
-		if !ok1 || !ok2 || !ok3 {
-			st.bad("row %v is not item wdt:P item", s)
-			return edge{}, false
-		}
-		e := edge{Head: h, PID: p, Tail: t}
-		if seen[e] {
-			st.Filtered++
-			return e, false
-		}
-		seen[e] = true
-		edges = append(edges, e)
-		return e, true
-	}
-	for h := 1; h <= o.Hops && len(frontier) > 0; h++ {
-		nextSet := map[string]bool{}
-		grow := func(q string) {
-			if !in[q] {
-				nextSet[q] = true
-			}
-		}
-		if err := l.query("out-edges", frontier, func(s map[string]rdf.Term) {
-			if e, ok := addEdge(s); ok {
-				grow(e.Tail)
-			}
-		}); err != nil {
-			return st, err
-		}
-		if err := l.query("in-edges", frontier, func(s map[string]rdf.Term) {
-			if e, ok := addEdge(s); ok {
-				grow(e.Head)
-			}
-		}); err != nil {
-			return st, err
-		}
-		frontier = sortedKeys(nextSet)
-		for _, q := range frontier {
-			in[q] = true
-		}
-	}
-	// Close the subgraph: statements from the last level.
-	if err := l.query("out-edges", frontier, func(s map[string]rdf.Term) { addEdge(s) }); err != nil {
-		return st, err
-	}
-	var triples []kg.Triple
-	pids := map[string]bool{}
-	for _, e := range edges {
-		if in[e.Head] && in[e.Tail] {
-			triples = append(triples, e)
-			pids[e.PID] = true
-			st.Loaded++
-		} else {
-			st.Filtered++
-		}
-	}
-
-	nodes := sortedKeys(in)
-	ents := make(map[string]*kg.Entity, len(nodes))
-	for _, q := range nodes {
-		ents[q] = &kg.Entity{QID: q}
-	}
-	rels := map[string]*kg.Relation{}
-	for p := range pids {
-		rels[p] = &kg.Relation{PID: p}
-	}
-	ids := append(append([]string{}, nodes...), sortedKeys(pids)...)
-	err = l.query("labels", ids, func(s map[string]rdf.Term) {
-		x, ok := id(s["s"], entityNS, func(v string) bool { return kg.ValidQID(v) || kg.ValidPID(v) })
-		kind, text := term(s["kind"]), strings.TrimSpace(term(s["text"]))
-		if !ok || text == "" {
-			st.bad("row %v has no item/property or text", s)
-			return
-		}
-		if r := rels[x]; r != nil {
-			switch {
-			case kind == "label" && r.Label == "":
-				r.Label = text
-			case kind == "description" && r.Description == "":
-				r.Description = text
-			default:
-				st.Filtered++
-				return
-			}
-			st.Loaded++
-			return
-		}
-		e := ents[x]
-		if e == nil {
-			st.Filtered++
-			return
-		}
-		switch {
-		case kind == "label" && e.Label == "":
-			e.Label = text
-		case kind == "description" && e.Description == "":
-			e.Description = text
-		case kind == "alias" && !contains(e.Aliases, text):
-			e.Aliases = append(e.Aliases, text)
-		default:
-			st.Filtered++
-			return
-		}
-		st.Loaded++
-	})
+	n, err := l.walk()
 	if err != nil {
 		return st, err
 	}
-
-	relList := make([]kg.Relation, 0, len(rels))
-	for _, p := range sortedKeys(pids) {
-		relList = append(relList, *rels[p])
+	triples, pids := n.closed(&st)
+	nodes := sortedKeys(n.in)
+	d, err := l.describe(nodes, pids)
+	if err != nil {
+		return st, err
 	}
-	if err := sink.WriteRelations(ctx, relList); err != nil {
-		return st, fmt.Errorf("sparql: write relations: %w", err)
-	}
-	entList := make([]kg.Entity, 0, len(nodes))
-	for _, q := range nodes {
-		e := ents[q]
-		if e.Label == "" {
-			e.Label = q
-		}
-		n := len(e.Aliases)
-		e.Aliases = dedupe(e.Label, e.Aliases)
-		st.Loaded -= n - len(e.Aliases) // an alias equal to the label
-		st.Filtered += n - len(e.Aliases)
-		entList = append(entList, *e)
-	}
-	if err := sink.WriteEntities(ctx, entList); err != nil {
-		return st, fmt.Errorf("sparql: write entities: %w", err)
-	}
-	if err := sink.WriteTriples(ctx, triples); err != nil {
-		return st, fmt.Errorf("sparql: write triples: %w", err)
-	}
-	st.Entities, st.Triples, st.Relations = len(entList), len(triples), len(relList)
-	return st, nil
+	err = d.write(ctx, sink, &st, nodes, triples)
+	return st, err
 }
 
 func contains(xs []string, x string) bool {

@@ -27,8 +27,8 @@ import (
 // reached many ways ("what language is <film> in": English through most of
 // its cast), a wrong one mostly once.
 //
-// Both were chosen on kgqa train (walk R@5 .650 with one hop; two hops
-// .651 with the former 0.1 and no bonus, .672 with these); docs/method.md.
+// Both were chosen on kgqa train (docs/method.md, "Two hops, with evidence
+// counted").
 const (
 	TwoHopPenalty = 0.25
 	ViaBonus      = 0.07
@@ -234,118 +234,147 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	if hops < 1 {
 		return nil, nil
 	}
-	isRoot, mentioned := map[string]bool{}, map[string]bool{}
+	w := &walker{prior: prior, directed: r.Directed, isRoot: map[string]bool{}, mentioned: map[string]bool{},
+		best: map[string]int{}, seenVia: map[via]bool{}, vias: map[string]int{}}
 	roots := make([]string, len(starts))
 	for i, q := range starts {
 		roots[i] = q.QID
-		isRoot[q.QID] = true
-		mentioned[q.QID] = mentioned[q.QID] || q.Mentioned
+		w.isRoot[q.QID] = true
+		w.mentioned[q.QID] = w.mentioned[q.QID] || q.Mentioned
 	}
-	rel, err := r.relevances(ctx, qvec, roots, subs)
-	if err != nil {
+	var err error
+	if w.rel, err = r.relevances(ctx, qvec, roots, subs); err != nil {
 		return nil, err
 	}
-	// An edge list follows the subgraph's edge order (head, then property),
-	// so consecutive steps often walk one relation: the last one's relevance
-	// is kept.
-	var lastPID, lastLabel string
-	var lastBack, haveLast bool
-	var lastRV float64
-	step := func(e kg.Edge, from string) Step {
-		back := e.To == from && e.From != from
-		to := e.To
-		if back {
-			to = e.From
-		}
-		if !haveLast || e.PID != lastPID || e.Label != lastLabel || back != lastBack {
-			lastPID, lastLabel, lastBack, haveLast = e.PID, e.Label, back, true
-			lastRV = rel[relKey{pid: e.PID, label: e.Label, backward: back && r.Directed}] + prior[StepKey{PID: e.PID, Backward: back}]
-		}
-		return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: lastRV}
-	}
-	// The best path to each entity so far, as its steps: a path's slice is
-	// built only for the winners, and a tie compares the paths' texts
-	// piecewise.
-	type cand struct {
-		s1, s2   Step
-		two      bool // s2 is set
-		relevant float64
-	}
-	// path is c as a Path, its steps cut from *steps (one allocation for
-	// every path; each slice capped so that nothing appends into another's).
-	path := func(c *cand, steps *[]Step) Path {
-		lo := len(*steps)
-		*steps = append(*steps, c.s1)
-		entity := c.s1.To
-		if c.two {
-			*steps, entity = append(*steps, c.s2), c.s2.To
-		}
-		return Path{Entity: entity, Steps: (*steps)[lo:len(*steps):len(*steps)], Relevance: c.relevant}
-	}
-	// parts are the pieces of the path's String, in order.
-	parts := func(c *cand, buf *[11]string) []string {
-		out := appendStep(append(buf[:0], c.s1.From), c.s1)
-		if c.two {
-			out = appendStep(out, c.s2)
-		}
-		return out
-	}
-	var bufA, bufB [11]string
-	before := func(a, b *cand) bool { return comparePieces(parts(a, &bufA), parts(b, &bufB)) < 0 }
-	var cands []cand
-	best := map[string]int{}
-	offer := func(entity string, c *cand) {
-		if mentioned[entity] || entity == c.s1.From {
-			return
-		}
-		i, ok := best[entity]
-		if !ok {
-			best[entity] = len(cands)
-			cands = append(cands, *c)
-			return
-		}
-		if b := &cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && before(c, b)) {
-			*b = *c
-		}
-	}
-	// vias counts the distinct intermediates of each two-hop entity.
-	type via struct{ entity, through string }
-	seenVia := map[via]bool{}
-	vias := map[string]int{}
 	for _, q := range roots {
 		sg, ok := subs[q]
 		if !ok {
 			continue
 		}
-		adjQ, nbrs := neighbours(sg, q, hops >= 2)
-		for _, i1 := range adjQ {
-			s1 := step(sg.Edges[i1], q)
-			offer(s1.To, &cand{s1: s1, relevant: s1.Relevance})
-			n, ok := nbrs[s1.To]
-			if hops < 2 || !ok || n.hub || isRoot[s1.To] {
-				continue
-			}
-			for _, i2 := range n.edges {
-				s2 := step(sg.Edges[i2], s1.To)
-				if s2.To == q {
-					continue
-				}
-				if v := (via{s2.To, s1.To}); !seenVia[v] {
-					seenVia[v] = true
-					vias[s2.To]++
-				}
-				offer(s2.To, &cand{s1: s1, s2: s2, two: true, relevant: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
-			}
-		}
+		w.walk(sg, q, hops)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]Path, 0, len(best))
-	steps := make([]Step, 0, 2*len(cands))
-	for i := range cands {
-		p := path(&cands[i], &steps)
-		if n := vias[p.Entity]; len(p.Steps) == 2 && n > 1 {
+	return w.paths(), nil
+}
+
+// walker is one Reach call: the relevance of every relation met, and the
+// best path to each entity so far, as its steps (a path's slice is built
+// only for the winners, and a tie compares the paths' texts piecewise).
+type walker struct {
+	rel               map[relKey]float64
+	prior             map[StepKey]float64
+	directed          bool
+	isRoot, mentioned map[string]bool
+	// the last step's relation and relevance: an edge list follows the
+	// subgraph's edge order (head, then property), so consecutive steps
+	// often walk one relation
+	last       relKey
+	haveLast   bool
+	lastRV     float64
+	cands      []cand
+	best       map[string]int // entity -> index in cands
+	seenVia    map[via]bool
+	vias       map[string]int // the distinct intermediates of each two-hop entity
+	bufA, bufB [11]string
+}
+
+// cand is a candidate best path: one or two steps.
+type cand struct {
+	s1, s2   Step
+	two      bool // s2 is set
+	relevant float64
+}
+
+// via is a two-hop entity and an intermediate it is reached through.
+type via struct{ entity, through string }
+
+// walk offers every path from root q in sg: one hop, and with hops >= 2
+// two, never through a hub or a root, never back to q.
+func (w *walker) walk(sg kg.Subgraph, q string, hops int) {
+	adjQ, nbrs := neighbours(sg, q, hops >= 2)
+	for _, i1 := range adjQ {
+		s1 := w.step(sg.Edges[i1], q)
+		w.offer(s1.To, &cand{s1: s1, relevant: s1.Relevance})
+		n, ok := nbrs[s1.To]
+		if hops < 2 || !ok || n.hub || w.isRoot[s1.To] {
+			continue
+		}
+		for _, i2 := range n.edges {
+			s2 := w.step(sg.Edges[i2], s1.To)
+			if s2.To == q {
+				continue
+			}
+			if v := (via{s2.To, s1.To}); !w.seenVia[v] {
+				w.seenVia[v] = true
+				w.vias[s2.To]++
+			}
+			w.offer(s2.To, &cand{s1: s1, s2: s2, two: true, relevant: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
+		}
+	}
+}
+
+// step is edge e walked from from, with its relation's relevance.
+func (w *walker) step(e kg.Edge, from string) Step {
+	back := e.To == from && e.From != from
+	to := e.To
+	if back {
+		to = e.From
+	}
+	if k := (relKey{pid: e.PID, label: e.Label, backward: back}); !w.haveLast || k != w.last {
+		w.last, w.haveLast = k, true
+		w.lastRV = w.rel[relKey{pid: e.PID, label: e.Label, backward: back && w.directed}] + w.prior[StepKey{PID: e.PID, Backward: back}]
+	}
+	return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: w.lastRV}
+}
+
+// offer keeps c as entity's best path when it beats the one held.
+func (w *walker) offer(entity string, c *cand) {
+	if w.mentioned[entity] || entity == c.s1.From {
+		return
+	}
+	i, ok := w.best[entity]
+	if !ok {
+		w.best[entity] = len(w.cands)
+		w.cands = append(w.cands, *c)
+		return
+	}
+	if b := &w.cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && w.before(c, b)) {
+		*b = *c
+	}
+}
+
+// before orders two equally relevant paths by their texts.
+func (w *walker) before(a, b *cand) bool {
+	return comparePieces(a.parts(&w.bufA), b.parts(&w.bufB)) < 0
+}
+
+// parts are the pieces of the path's String, in order.
+func (c *cand) parts(buf *[11]string) []string {
+	out := appendStep(append(buf[:0], c.s1.From), c.s1)
+	if c.two {
+		out = appendStep(out, c.s2)
+	}
+	return out
+}
+
+// paths are the best paths, with the intermediates' bonus, best first.
+// Their steps are cut from one slice (each capped so that nothing appends
+// into another's).
+func (w *walker) paths() []Path {
+	out := make([]Path, 0, len(w.best))
+	steps := make([]Step, 0, 2*len(w.cands))
+	for i := range w.cands {
+		c := &w.cands[i]
+		lo := len(steps)
+		steps = append(steps, c.s1)
+		entity := c.s1.To
+		if c.two {
+			steps, entity = append(steps, c.s2), c.s2.To
+		}
+		p := Path{Entity: entity, Steps: steps[lo:len(steps):len(steps)], Relevance: c.relevant}
+		if n := w.vias[p.Entity]; len(p.Steps) == 2 && n > 1 {
 			p.Relevance += ViaBonus * math.Log(float64(n))
 		}
 		out = append(out, p)
@@ -357,7 +386,7 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 		}
 		return strings.Compare(a.Entity, b.Entity)
 	})
-	return out, nil
+	return out
 }
 
 // Warm embeds the relation texts of every edge of subs that the cache

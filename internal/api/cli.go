@@ -1,0 +1,59 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RawRequest builds a request body exactly as the API receives it from
+// dmar query and dmar ask: the query and each option "name=value" (a JSON
+// value, else a string), so that the server, or a local pipeline, checks
+// it as it checks any request.
+func RawRequest(query string, options []string) ([]byte, error) {
+	body := map[string]json.RawMessage{}
+	q, _ := json.Marshal(query)
+	body["query"] = q
+	for _, kv := range options {
+		name, val, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("-o %q: want name=value", kv)
+		}
+		raw := json.RawMessage(val)
+		if !json.Valid(raw) {
+			raw, _ = json.Marshal(val)
+		}
+		body[name] = raw
+	}
+	return json.Marshal(body)
+}
+
+// WriteJSON writes v as indented JSON.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// WriteAnswer prints an answer as dmar ask does: the answer, then each
+// cited document's title, the dropped citations and the timings.
+func WriteAnswer(w io.Writer, res *AnswerResponse) error {
+	titles := map[string]string{}
+	if res.Retrieval != nil {
+		for _, d := range res.Retrieval.Results {
+			titles[d.ID] = d.Title
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", res.Answer)
+	for _, id := range res.Citations {
+		fmt.Fprintf(&b, "  [%s] %s\n", id, titles[id])
+	}
+	if len(res.DroppedCitations) > 0 {
+		fmt.Fprintf(&b, "  (dropped citations of documents the model was not shown: %s)\n", strings.Join(res.DroppedCitations, ", "))
+	}
+	fmt.Fprintf(&b, "(%s; retrieval %.0f ms, answer %.0f ms)\n", res.Model, res.TimingsMS["retrieve"], res.TimingsMS["generate"])
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,107 @@
+package backends
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/dmar-kg/dmar/internal/docstore"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
+)
+
+// Documents opens the document store over the set's backends: its log is in
+// the state folder, under a name of the corpus (for the embedded index) or
+// of the Weaviate class; Neo4j, when it is the graph, gets the MENTIONS
+// edges. Documents are linked as the corpus was (linkerOf).
+func (s *Set) Documents(ctx context.Context, log *slog.Logger) (*docstore.Store, error) {
+	linker, kgKey := linkerOf(ctx, s.cfg, s.Graph, nil)
+	cfg := docstore.Config{Graph: linker, KGKey: kgKey, Encoder: s.Models.DocEncoder, Logger: log}
+	name, err := s.documentIndex(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	if s.Graph.Neo4j != nil {
+		cfg.Links = neo4jLinks{s.Graph.Neo4j}
+	}
+	sum := sha256.Sum256([]byte(name))
+	cfg.Dir = filepath.Join(s.cfg.State, "documents", hex.EncodeToString(sum[:8]))
+	cache, err := docstore.OpenCache(s.cfg.State, docstore.EncoderKey(s.Models.DocEncoder), kgKey)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Cache = cache
+	if err := s.writeEncoder(&cfg, log); err != nil {
+		cache.Close()
+		return nil, err
+	}
+	st, err := docstore.Open(ctx, cfg)
+	if err != nil {
+		cache.Close()
+		if cfg.OnClose != nil {
+			cfg.OnClose()
+		}
+		return nil, err
+	}
+	return st, nil
+}
+
+// documentIndex sets the index the store writes to and returns the name its
+// log is kept under.
+func (s *Set) documentIndex(cfg *docstore.Config) (string, error) {
+	switch x := s.Index.(type) {
+	case *memindex.Index:
+		cfg.Index, cfg.Replay = x, true
+		abs, err := filepath.Abs(s.cfg.CorpusFile())
+		if err != nil {
+			return "", err
+		}
+		return "embedded|" + abs, nil
+	case *weaviate.Store:
+		cfg.Index = x
+		return "weaviate|" + s.cfg.Index, nil
+	}
+	return "", fmt.Errorf("documents: index %T cannot take writes", s.Index)
+}
+
+// writeEncoder gives the store an encoder whose threads searches preempt,
+// unless the write priority is normal (docs/documents.md).
+func (s *Set) writeEncoder(cfg *docstore.Config, log *slog.Logger) error {
+	if s.cfg.ORT.WritePriority == "normal" {
+		return nil
+	}
+	bg, err := s.Models.DocEncoder.Background(0, s.cfg.ORT.WritePriority == "idle")
+	if err != nil {
+		return err
+	}
+	if n, err := bg.Lowered(); err != nil {
+		log.Warn("live documents: write-time embedding runs at normal priority", "lowered_workers", n, "err", err)
+	}
+	cfg.Encoder, cfg.OnClose = bg, bg.Close
+	return nil
+}
+
+// neo4jLinks writes documents' links as Neo4j MENTIONS edges.
+type neo4jLinks struct{ st *neo4jkg.Store }
+
+func (l neo4jLinks) ReplaceLinks(ctx context.Context, docs []retrieval.Document) error {
+	return l.st.ReplaceDocuments(ctx, documentLinks(docs))
+}
+
+// documentLinks are docs as Neo4j's Document nodes and their MENTIONS.
+func documentLinks(docs []retrieval.Document) []neo4jkg.DocumentLink {
+	links := make([]neo4jkg.DocumentLink, len(docs))
+	for i, d := range docs {
+		links[i] = neo4jkg.DocumentLink{ID: d.ID, Title: d.Title, Entities: d.Entities}
+	}
+	return links
+}
+
+func (l neo4jLinks) DeleteLinks(ctx context.Context, ids []string) error {
+	return l.st.DeleteDocuments(ctx, ids)
+}

@@ -1,0 +1,212 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+)
+
+// The KG's graph channel (docs/method.md, "Beyond the paper: graph recall"):
+// the documents of the entities reachable from Q's entities in graph_recall
+// hops, ranked by how well the relations on the path match Q (pathrel) plus
+// graph_weight x cos(enc(Q), enc(D)). It is off in the paper's method
+// (graph_recall 0). Its stages, each a function from the previous one's
+// value to its own:
+//
+//	roots          []pathrel.Root     Q's linked entities and the top stage-1 documents' (kgRoots)
+//	neighbourhoods kgNeighbourhoods   the subgraphs walked from them (this file)
+//	reach          kgWalk             the best path to every entity reached (this file)
+//	documents      kgDocuments        the reached entities' documents and cosines (kgdocs.go)
+//	scores         kgScored           the graph_recall_k best by graph score (kgscore.go)
+//	paths          graphChannel       the kept documents with their paths' texts (kgscore.go)
+//
+// The relation query the reach stage reads is encoded ahead, while stage 1
+// searches (kgquery.go).
+
+// graphMaxNodes caps the subgraphs the channel walks: far above N_max, so
+// that a query entity's neighbourhood is walked whole (hubs are kept, never
+// expanded).
+const graphMaxNodes = 4000
+
+// graphMaxEntities caps the reachable entities whose documents are fetched,
+// best paths first.
+const graphMaxEntities = 2000
+
+// GraphPath is the path that brought a document in through the graph
+// channel, and its scores.
+type GraphPath struct {
+	Path      string         `json:"path"`      // Q1 -[relation]-> Q2
+	Steps     []pathrel.Step `json:"steps"`     // the path's edges
+	Relevance float64        `json:"relevance"` // the path's question relevance
+	Score     float64        `json:"score"`     // relevance + graph_weight x cos(enc(Q), enc(D)) + popularity
+	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
+	// of Score that says how well known the entity is.
+	Popularity float64 `json:"popularity,omitempty"`
+	// Fanout is -Experiments.GraphFanout x the mean ln(n) of the path's
+	// steps, n the entities a step's relation reaches from its node
+	// (kgfanout.go): an eval variant's, not on the wire.
+	Fanout float64 `json:"-"`
+}
+
+// graphChannel is the channel's output for one request: its candidates, best
+// first, the path of each document it reached, and the walk behind them.
+type graphChannel struct {
+	hits  []retrieval.Hit
+	paths map[string]GraphPath // by document ID
+	// the walk, kept for the results' path explanations (paths.go); empty
+	// when the channel failed
+	kgWalk
+}
+
+// kgNeighbourhoods are the channel's roots and the subgraphs walked from
+// them, by root QID.
+type kgNeighbourhoods struct {
+	roots []pathrel.Root
+	subs  map[string]kg.Subgraph
+}
+
+// kgWalk is the reach stage's output: the best path to every entity reached,
+// best first, and the vector the relation cosines read.
+type kgWalk struct {
+	kgNeighbourhoods
+	reached []pathrel.Path
+	relq    []float32
+}
+
+// relationVector is the vector the request's relation cosines read: the
+// one the channel walked with when it did, else relvec (the results' path
+// explanations score their paths as the channel did).
+func (w kgWalk) relationVector(relvec []float32) []float32 {
+	if w.relq == nil {
+		return relvec
+	}
+	return w.relq
+}
+
+// emptyChannel is a channel that adds nothing.
+func emptyChannel() graphChannel { return graphChannel{paths: map[string]GraphPath{}} }
+
+// kgChannel runs the channel's stages for in. A graph or index failure
+// leaves the channel empty and says so; only the context's own errors and
+// model failures fail the request.
+func (r request) kgChannel(ctx context.Context, in channelQuery) (graphChannel, error) {
+	if r.opts.GraphRecall == 0 {
+		return emptyChannel(), nil
+	}
+	defer r.trace.timed("graph_recall", time.Now())
+	roots := kgRoots(kg.QIDs(in.mentions), in.hits, r.opts.GraphRoots)
+	if len(roots) == 0 {
+		r.trace.fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
+		return emptyChannel(), nil
+	}
+	// A failing graph backend is graph_unavailable wherever it fails (the
+	// one signal operators watch for a graph outage: with
+	// structure_needs_channel an empty channel also turns the structural
+	// path off, so no later graph call would report it); a failing index
+	// is the channel's own graph_recall_unavailable.
+	nb, err := r.neighbourhoods(ctx, roots)
+	if err != nil {
+		return r.channelFailed(ctx, "graph_unavailable", "the graph channel's subgraph extraction", err)
+	}
+	walk, err := r.reach(ctx, in, nb)
+	if err != nil {
+		return graphChannel{}, err
+	}
+	docs, err := r.entityDocuments(ctx, in.qvec, walk)
+	if err != nil {
+		return r.channelFailed(ctx, "graph_recall_unavailable", "fetching the entities' documents", err)
+	}
+	sc, err := r.scoreDocuments(ctx, walk, docs)
+	if err != nil {
+		return graphChannel{}, err
+	}
+	ch, err := r.keptPaths(ctx, sc)
+	if err != nil {
+		return r.channelFailed(ctx, "graph_recall_unavailable", "fetching the entities' documents", err)
+	}
+	ch.kgWalk = walk
+	return ch, nil
+}
+
+// channelFailed is the channel after a backend failure: empty, with the
+// fallback name in the trace; a done context is the request's error.
+func (r request) channelFailed(ctx context.Context, name, what string, err error) (graphChannel, error) {
+	if ctx.Err() != nil {
+		return graphChannel{}, ctx.Err()
+	}
+	r.trace.fallback(name, what+" failed, the graph channel adds nothing: "+err.Error())
+	return emptyChannel(), nil
+}
+
+// kgRoots are the channel's roots: Q's linked entities, then the documents
+// of the first n search hits (a document's ID is its entity's QID in the
+// entity-page corpora; other IDs are unknown to the graph and walk
+// nowhere), each once.
+func kgRoots(linked []string, hits []retrieval.Hit, n int) []pathrel.Root {
+	out := pathrel.Mentioned(linked...)
+	seen := set(linked)
+	for i := 0; i < len(hits) && i < n; i++ {
+		if id := hits[i].Doc.ID; !seen[id] && kg.ValidQID(id) {
+			seen[id] = true
+			out = append(out, pathrel.Root{QID: id})
+		}
+	}
+	return out
+}
+
+// neighbourhoods are the subgraphs the channel walks from roots.
+func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root) (kgNeighbourhoods, error) {
+	qids := make([]string, len(roots))
+	for i, s := range roots {
+		qids[i] = s.QID
+	}
+	subs, err := r.p.ChannelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
+	if err != nil {
+		return kgNeighbourhoods{}, err
+	}
+	return kgNeighbourhoods{roots: roots, subs: subs}, nil
+}
+
+// ChannelSubgraphs are the subgraphs the graph channel walks from roots:
+// hops deep, hubs (above hubDegree) kept but never expanded. The subgraph
+// rule never expands a hub, the root included; the channel still walks a
+// hub query entity's own neighbours: one hop (its edges only, so no path
+// goes on through a neighbour), capped. One round trip on a backend that
+// reads them in one (kg.Neighbourhoods).
+func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {
+	return kg.Neighbourhoods(ctx, p.cfg.Graph, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
+}
+
+// reach is the best path from a root to every entity of the
+// neighbourhoods, ranked by the question relevance of its relations
+// (pathrel.Reach), with the relation query in.relq encoded ahead, or
+// encodes it now. An encoder failure fails the request, as any does.
+func (r request) reach(ctx context.Context, in channelQuery, nb kgNeighbourhoods) (kgWalk, error) {
+	prior, err := r.stepPrior(ctx, in.relvec)
+	if err != nil {
+		return kgWalk{}, err
+	}
+	relq, err := r.relationQueryOf(ctx, in.relq, in.relvec, in.mentions)
+	if err != nil {
+		return kgWalk{}, err
+	}
+	paths, err := r.p.relations(r.opts.GraphRelations == "directed").Reach(ctx, relq, nb.roots, nb.subs, r.opts.GraphRecall, prior)
+	if err != nil {
+		if ctx.Err() != nil {
+			return kgWalk{}, ctx.Err()
+		}
+		return kgWalk{}, err
+	}
+	return kgWalk{kgNeighbourhoods: nb, reached: paths, relq: relq}, nil
+}
+
+// relations returns the relation-text cache for the request's text mode.
+func (p *Pipeline) relations(directed bool) *pathrel.Relations {
+	if directed {
+		return p.relsDirected
+	}
+	return p.relsPlain
+}

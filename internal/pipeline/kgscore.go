@@ -1,0 +1,231 @@
+package pipeline
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+)
+
+// kgScored is the scores stage's output: the graph_recall_k best documents
+// by graph score, best first, their scores, and which of them hold only
+// their ID so far (their cosines came from the index).
+type kgScored struct {
+	hits      []retrieval.Hit
+	paths     map[string]GraphPath // by document ID, for at least the kept ones
+	pathOf    map[string]pathrel.Path
+	unfetched map[string]bool
+}
+
+// scoreDocuments gives each document its graph score: the path's
+// relevance, graph_weight x cos(enc(Q), enc(D)), the entity's popularity
+// and the path's fan-out, and keeps the graph_recall_k best.
+func (r request) scoreDocuments(ctx context.Context, w kgWalk, d kgDocuments) (kgScored, error) {
+	o := r.opts
+	pop, err := r.popularity(ctx, d.docs)
+	if err != nil {
+		return kgScored{}, err
+	}
+	fan := r.fanout(w.subs)
+	sc := kgScored{paths: map[string]GraphPath{}, pathOf: d.pathOf, unfetched: map[string]bool{}}
+	// Only the graph_recall_k best are kept: a document whose score cannot
+	// reach the k-th best so far, whatever its cosine, is passed over
+	// (documents come best path first, so most are). The bound is strict,
+	// so the kept ones are those of the full ranking.
+	floor := newScoreFloor(o.GraphRecallK)
+	reach := math.Abs(o.GraphWeight)*(1+1e-9) + 1e-12 // the most the cosine term adds
+	for _, doc := range d.docs {
+		p := d.pathOf[doc.id]
+		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+		if o.GraphRelations == "none" {
+			gp.Score = 0 // the ablation: the document's cosine alone ranks
+		}
+		gp.Popularity = pop[doc.id]
+		if fan != nil {
+			gp.Fanout = fan.of(p)
+		}
+		if floor.below(gp.Score + gp.Popularity + gp.Fanout + reach) {
+			continue
+		}
+		gp.Score += o.GraphWeight * doc.cos()
+		gp.Score += gp.Popularity
+		if fan != nil {
+			gp.Score += gp.Fanout
+		}
+		floor.add(gp.Score)
+		sc.paths[doc.id] = gp
+		hit := retrieval.Document{ID: doc.id}
+		if doc.doc != nil {
+			hit = *doc.doc
+		} else {
+			sc.unfetched[doc.id] = true
+		}
+		sc.hits = append(sc.hits, retrieval.Hit{Doc: hit, Score: gp.Score})
+	}
+	sc.hits = best(sc.hits, o.GraphRecallK)
+	return sc, nil
+}
+
+// keptPaths is the paths stage: the kept documents fetched where only
+// their IDs are held, each with its path and its path's text. Index errors
+// are returned.
+func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, error) {
+	hits, err := r.fetchKept(ctx, sc.hits, sc.unfetched)
+	if err != nil {
+		return graphChannel{}, err
+	}
+	paths := sc.paths
+	if len(paths) > len(hits) {
+		paths = make(map[string]GraphPath, len(hits))
+		for _, h := range hits {
+			paths[h.Doc.ID] = sc.paths[h.Doc.ID]
+		}
+	}
+	// The paths' texts, for the documents kept only.
+	for i, h := range hits {
+		gp := paths[h.Doc.ID]
+		gp.Path = sc.pathOf[h.Doc.ID].String()
+		paths[h.Doc.ID] = gp
+		hits[i].Explain = fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)
+	}
+	return graphChannel{hits: hits, paths: paths}, nil
+}
+
+// popularity is graph_popularity x ln(1 + degree) of each document's
+// entity, by document ID; empty when the option is off. The degrees come in
+// one Entities call; when that fails the channel ranks without them and the
+// trace says so.
+func (r request) popularity(ctx context.Context, docs []reachedDoc) (map[string]float64, error) {
+	w := r.opts.GraphPopularity
+	if w == 0 || len(docs) == 0 {
+		return nil, nil
+	}
+	ids := make([]string, len(docs))
+	for i, d := range docs {
+		ids[i] = d.id
+	}
+	ents, err := r.p.cfg.Graph.Entities(ctx, ids)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		r.trace.fallback("graph_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
+		return nil, nil
+	}
+	out := make(map[string]float64, len(ents))
+	for id, e := range ents {
+		out[id] = w * math.Log1p(float64(e.Degree))
+	}
+	return out, nil
+}
+
+// fetchKept gives the kept hits that hold only their ID (unfetched: their
+// cosines came from the index) their documents, in one Documents call; a
+// document deleted since is dropped.
+func (r request) fetchKept(ctx context.Context, hits []retrieval.Hit, unfetched map[string]bool) ([]retrieval.Hit, error) {
+	var ids []string
+	for _, h := range hits {
+		if unfetched[h.Doc.ID] {
+			ids = append(ids, h.Doc.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return hits, nil
+	}
+	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string]retrieval.Document, len(docs))
+	for _, d := range docs {
+		byID[d.ID] = d
+	}
+	out := hits[:0]
+	for _, h := range hits {
+		if unfetched[h.Doc.ID] {
+			d, ok := byID[h.Doc.ID]
+			if !ok {
+				continue
+			}
+			h.Doc = d
+		}
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// scoreFloor is the k-th best of the scores added so far (a min-heap of
+// the k best): below reports whether a score is less than it, so that a
+// document with no better bound cannot be among the k best.
+type scoreFloor struct {
+	k    int
+	heap []float64
+}
+
+func newScoreFloor(k int) *scoreFloor { return &scoreFloor{k: k, heap: make([]float64, 0, max(k, 0))} }
+
+func (f *scoreFloor) below(bound float64) bool {
+	return f.k <= 0 || (len(f.heap) == f.k && bound < f.heap[0])
+}
+
+func (f *scoreFloor) add(s float64) {
+	h := f.heap
+	if f.k <= 0 {
+		return
+	}
+	if len(h) < f.k {
+		h = append(h, s)
+		for i := len(h) - 1; i > 0 && h[(i-1)/2] > h[i]; i = (i - 1) / 2 {
+			h[i], h[(i-1)/2] = h[(i-1)/2], h[i]
+		}
+		f.heap = h
+		return
+	}
+	if s <= h[0] {
+		return
+	}
+	h[0] = s
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < len(h) && h[l] < h[m] {
+			m = l
+		}
+		if l+1 < len(h) && h[l+1] < h[m] {
+			m = l + 1
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// best are the k best hits, by score, then document ID (IDs are unique,
+// so the order is total). It sorts their indices, not the hits themselves,
+// which are large.
+func best(hits []retrieval.Hit, k int) []retrieval.Hit {
+	idx := make([]int, len(hits))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(i, j int) int {
+		if hits[i].Score != hits[j].Score {
+			return cmp.Compare(hits[j].Score, hits[i].Score)
+		}
+		return strings.Compare(hits[i].Doc.ID, hits[j].Doc.ID)
+	})
+	if len(idx) > k {
+		idx = idx[:k]
+	}
+	out := make([]retrieval.Hit, len(idx))
+	for n, i := range idx {
+		out[n] = hits[i]
+	}
+	return out
+}

@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+)
+
+// GraphWalk is the graph channel alone (the kg-walk system): Q is encoded
+// and linked, and the documents of the entities reachable from its entities
+// are ranked by their graph score, no DMAR stage. A query that links to no
+// entity ranks nothing. graph_recall 0 is walked as 1.
+func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*Result, error) {
+	begin := time.Now()
+	query, err := cleanQuery(query)
+	if err != nil {
+		return nil, err
+	}
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.GraphRecall == 0 {
+		opts.GraphRecall = 1
+	}
+	r := p.newRequest(query, opts)
+	in, err := r.walkQuery(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := r.kgChannel(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Query: query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
+		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: queryEntities(in.mentions, nil), QuerySubgraphs: []kg.Subgraph{}}
+	res.Results = walkResults(in.qvec, ch, opts.K)
+	ix, err := r.namePaths(ctx, in.relvec, ch, nil, res.QueryEntities, res.Results)
+	if err != nil {
+		return nil, err
+	}
+	ix.explainPaths(res.Results)
+	if insp, ok := p.cfg.Graph.(kg.Inspector); ok {
+		res.Neo4jPaths = pathStatement(insp, res.Results)
+	}
+	res.Fallbacks = r.trace.fallbacks
+	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
+	return res, nil
+}
+
+// walkQuery is the walk's channel input: Q encoded (and under the relation
+// encoder) and linked, and with graph_roots its own stage-1 search's hits.
+func (r request) walkQuery(ctx context.Context) (channelQuery, error) {
+	vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
+	if err != nil {
+		return channelQuery{}, fmt.Errorf("encode query: %w", err)
+	}
+	in := channelQuery{qvec: vecs[0], relvec: vecs[0]}
+	if r.p.cfg.RelationEncoder != nil {
+		rel, err := r.encodeRelationQuestion(ctx, []string{r.query})
+		if err != nil {
+			return channelQuery{}, err
+		}
+		in.relvec = rel[0]
+	}
+	if in.mentions, err = r.linkWith(ctx, in.qvec, nil); err != nil {
+		if ctx.Err() != nil {
+			return channelQuery{}, ctx.Err()
+		}
+		return channelQuery{}, fmt.Errorf("link: %w", err)
+	}
+	if r.opts.GraphRoots > 0 {
+		if in.hits, err = r.p.cfg.Index.Search(ctx, r.stage1Query(in.qvec, r.opts.GraphRoots)); err != nil {
+			return channelQuery{}, fmt.Errorf("stage 1 search: %w", err)
+		}
+	}
+	return in, nil
+}
+
+// walkResults are the channel's first k documents, ranked by graph score.
+func walkResults(qvec []float32, ch graphChannel, k int) []Doc {
+	out := []Doc{}
+	for i, h := range ch.hits {
+		if i == k {
+			break
+		}
+		d := Doc{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities, Rank: i + 1, Score: h.Score,
+			Breakdown: Breakdown{Stage: "kg", SearchScore: h.Score, Explain: h.Explain}}
+		if len(h.Doc.Vector) > 0 {
+			d.Breakdown.Semantic = cosine(qvec, h.Doc.Vector)
+		}
+		gp := ch.paths[h.Doc.ID]
+		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp
+		out = append(out, d)
+	}
+	return out
+}
