@@ -95,6 +95,9 @@ func New(cfg Config) *Server {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if !ui.HasGraphLibrary() {
+		cfg.Logger.Warn("the explorer page's graph library is not in this build: the page lists subgraphs instead of drawing them (make setup, then rebuild)", "file", "internal/ui/static/"+ui.GraphLibrary)
+	}
 	keys, err := newKeys(cfg.APIKeys)
 	if err != nil {
 		panic(err)

@@ -3,6 +3,7 @@ package ui_test
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -24,9 +25,11 @@ import (
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
+	"github.com/neo4j/neo4j-go-driver/v5/neo4j"
 
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg/neo4jkg/neo4jtest"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/ui"
 )
@@ -36,7 +39,8 @@ import (
 // writes the page, as the first run leaves it after the Nolan question, to
 // FILE.png (the README's docs/ui-explorer.png).
 func TestExplorerInBrowser(t *testing.T) {
-	chrome := chromium(t)
+	chromiumPath = chromium(t)
+	chrome := chromiumPath
 	if !ui.HasGraphLibrary() {
 		need(t, "the graph library is not embedded (internal/ui/static/"+ui.GraphLibrary+"): run scripts/setup/40-ui.sh")
 	}
@@ -73,6 +77,13 @@ func TestExplorerInBrowser(t *testing.T) {
 			liveDocument(t, p, s)
 			badQuestion(t, p, s)
 			if key != "" {
+				// A link to a question asks it on opening, and the key
+				// asked once serves the whole session: no second prompt.
+				p.do(chromedp.Navigate(s.url + "/ui/?q=Who+directed+Inception%3F&k=3"))
+				p.wait(`document.querySelectorAll('#results .result').length === 3`)
+				if !run(p, chromedp.Evaluate[bool](`document.getElementById('key-form').hidden`)) {
+					t.Error("the page asked for the key again in the same session")
+				}
 				// The key lives in this tab's session storage only.
 				got := run(p, chromedp.Evaluate[[]any](`[sessionStorage.getItem('dmar.apiKey'), localStorage.length, document.cookie]`))
 				if got[0] != key || got[1] != 0.0 || got[2] != "" {
@@ -82,6 +93,93 @@ func TestExplorerInBrowser(t *testing.T) {
 			p.checkTraffic(t, s)
 		})
 	}
+	t.Run("neo4j", func(t *testing.T) { neo4jLinks(t, bin, data, films) })
+}
+
+// neo4jLinks: with Neo4j as the graph, the page links the drawn subgraph
+// and the results' paths to Neo4j Browser; the statements in the links,
+// run on that Neo4j, return exactly what the page drew and the paths.
+func neo4jLinks(t *testing.T, bin, data string, films map[string]bool) {
+	uri := os.Getenv("DMAR_NEO4J_URI")
+	if uri == "" {
+		need(t, "DMAR_NEO4J_URI is unset: scripts/services.sh start neo4j and export it (scripts/test.sh does)")
+	}
+	neo4jtest.Exclusive(t, uri)
+	load := exec.Command(bin, "load", "kg", "--graph", uri, "--data", data, "--quiet")
+	load.Env = append(os.Environ(), "DMAR_STATE="+filepath.Join(t.TempDir(), "state"))
+	if out, err := load.CombinedOutput(); err != nil {
+		t.Fatalf("dmar load kg: %v\n%s", err, out)
+	}
+	s := serve(t, bin, data, "", "--graph", uri)
+	p := openPage(t, chromiumPath)
+	p.do(chromedp.Navigate(s.url + "/"))
+	p.wait(`document.body.dataset.ready === 'true'`)
+	ans := askNolan(t, p, s, films)
+	checkGraph(t, p, ans)
+	p.wait(`!document.getElementById('neo4j').hidden`)
+	auth := neo4j.NoAuth()
+	if pw := os.Getenv("DMAR_NEO4J_PASSWORD"); pw != "" {
+		auth = neo4j.BasicAuth(cmp.Or(os.Getenv("DMAR_NEO4J_USER"), "neo4j"), pw, "")
+	}
+	drv, err := neo4j.NewDriverWithContext(uri, auth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer drv.Close(context.Background())
+	statement := func(link string) []*neo4j.Record {
+		t.Helper()
+		u, err := url.Parse(link)
+		if err != nil || u.Query().Get("cmd") != "edit" || u.Port() != "7474" {
+			t.Fatalf("link %s: want Neo4j Browser on port 7474 with cmd=edit", link)
+		}
+		res, err := neo4j.ExecuteQuery(context.Background(), drv, u.Query().Get("arg"), nil, neo4j.EagerResultTransformer)
+		if err != nil {
+			t.Fatalf("the link's statement: %v\n%s", err, u.Query().Get("arg"))
+		}
+		return res.Records
+	}
+	// The subgraph link: the nodes of the subgraphs drawn (not the path-only ones).
+	want := map[string]bool{}
+	for _, sg := range ans.QuerySubgraphs {
+		for _, n := range sg.Nodes {
+			want[n.QID] = true
+		}
+	}
+	for _, a := range ans.Anchors {
+		for _, sg := range a.Subgraphs {
+			for _, n := range sg.Nodes {
+				want[n.QID] = true
+			}
+		}
+	}
+	got := map[string]bool{}
+	for _, r := range statement(run(p, chromedp.Evaluate[string](`document.getElementById('neo4j-open').href`))) {
+		nodes, _ := r.Get("nodes")
+		for _, n := range nodes.([]any) {
+			got[n.(neo4j.Node).Props["qid"].(string)] = true
+		}
+	}
+	if d := diff(keys(want), keys(got)); d != "" {
+		t.Errorf("the Browser link's subgraph against the drawn subgraphs: %s", d)
+	}
+	// The paths link: one row per path of the response's statement, each with its edges.
+	if ans.Neo4jPaths == nil {
+		t.Fatal("the response has no neo4j_paths")
+	}
+	paths := ans.Neo4jPaths.Params["paths"].([]any)
+	rows := statement(run(p, chromedp.Evaluate[string](`document.getElementById('neo4j-paths-open').href`)))
+	if len(rows) != len(paths) {
+		t.Fatalf("the paths link returns %d rows for %d paths", len(rows), len(paths))
+	}
+	for i, r := range rows {
+		path := paths[i].(map[string]any)
+		name, _ := r.Get("name")
+		rels, _ := r.Get("rels")
+		if name != path["name"] || len(rels.([]any)) != len(path["edges"].([]any)) {
+			t.Errorf("path %d: row %v with %d relationships, want %v with %d", i, name, len(rels.([]any)), path["name"], len(path["edges"].([]any)))
+		}
+	}
+	p.checkTraffic(t, s)
 }
 
 // askNolan asks the Nolan question with k=5 (answering the key prompt when
@@ -596,6 +694,8 @@ func (s *server) ok(t *testing.T, method, path, body string, out any) {
 }
 
 var (
+	chromiumPath string // found by chromium at the start of the test
+
 	buildOnce sync.Once
 	binDir    string
 	buildErr  error
@@ -628,9 +728,9 @@ func buildDmar(t *testing.T) string {
 }
 
 // serve runs dmar serve on a free loopback port over data, with a fresh
-// state folder (codexm-film loads in seconds) and, when key is set, that
-// one API key (with write permission).
-func serve(t *testing.T, bin, data, key string) *server {
+// state folder (codexm-film loads in seconds), args, and, when key is set,
+// that one API key (with write permission).
+func serve(t *testing.T, bin, data, key string, args ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	env := append(os.Environ(), "DMAR_STATE="+filepath.Join(dir, "state"))
@@ -643,7 +743,7 @@ func serve(t *testing.T, bin, data, key string) *server {
 		}
 		env = append(env, "DMAR_CONFIG="+cfg)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data", data)
+	cmd := exec.Command(bin, append([]string{"serve", "--addr", "127.0.0.1:0", "--data", data}, args...)...)
 	cmd.Env = env
 	var logs bytes.Buffer
 	var mu sync.Mutex

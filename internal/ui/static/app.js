@@ -156,6 +156,7 @@
       const link = api('POST', '/v1/link', { text: q }).catch(() => null);
       const [a, b] = await Promise.all([api('POST', '/v1/retrieve', ra), rb ? api('POST', '/v1/retrieve', rb) : null]);
       state.a = a; state.b = b; state.link = await link;
+      remember(ra);
       render();
     } catch (e) {
       state.a = state.b = null;
@@ -165,6 +166,26 @@
       $('ask').disabled = false;
       $('ask').textContent = 'Ask';
     }
+  }
+
+  // remember puts the question and side A's main options in the address,
+  // so that a link or a bookmark asks it again (read back by start).
+  function remember(r) {
+    const u = new URL(location.href);
+    u.search = '';
+    u.searchParams.set('q', r.query);
+    if (r.method) u.searchParams.set('method', r.method);
+    if (r.k !== undefined) u.searchParams.set('k', String(r.k));
+    history.replaceState(null, '', u);
+  }
+
+  function recall() {
+    const q = new URLSearchParams(location.search);
+    if (!q.has('q')) return false;
+    $('question').value = q.get('q');
+    if (q.has('method')) $('method-a').value = q.get('method');
+    if (q.has('k')) $('k-a').value = q.get('k');
+    return true;
   }
 
   // ---- rendering an answer ---------------------------------------------
@@ -660,6 +681,7 @@
 
   function start() {
     $('lib-missing').hidden = graph.available();
+    $('graph-layout').hidden = $('graph-fit').hidden = !graph.available();
     $('ask-form').addEventListener('submit', ask);
     $('compare-on').addEventListener('change', () => { $('opts-b').hidden = !$('compare-on').checked; });
     $('key-form').addEventListener('submit', (ev) => { ev.preventDefault(); settleKey($('key-input').value.trim()); });
@@ -675,6 +697,7 @@
     showKey();
     ready();
     document.body.dataset.ready = 'true';
+    if (recall()) ask();
   }
 
   // What tests and curious analysts can read off the page: the drawn graph.
