@@ -17,7 +17,7 @@ func TestExplorerPageRoutes(t *testing.T) {
 	if w := send(h, "GET", "/", "", nil); w.Code != 302 || w.Header().Get("Location") != "/ui/" {
 		t.Errorf("GET /: %d Location %q", w.Code, w.Header().Get("Location"))
 	}
-	for path, want := range map[string]string{"/ui/": "text/html", "/ui/app.js": "text/javascript", "/ui/style.css": "text/css", "/ui/favicon.svg": "image/svg+xml"} {
+	for path, want := range map[string]string{"/ui/": "text/html", "/ui/app.js": "text/javascript", "/ui/graph.js": "text/javascript", "/ui/style.css": "text/css", "/ui/favicon.svg": "image/svg+xml"} {
 		w := send(h, "GET", path, "", nil)
 		if w.Code != 200 || !strings.HasPrefix(w.Header().Get("Content-Type"), want) {
 			t.Errorf("GET %s without a key: %d %q, want 200 %s", path, w.Code, w.Header().Get("Content-Type"), want)

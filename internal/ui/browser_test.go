@@ -693,38 +693,17 @@ func (s *server) ok(t *testing.T, method, path, body string, out any) {
 	}
 }
 
-var (
-	chromiumPath string // found by chromium at the start of the test
-
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+// chromiumPath is the browser that chromium found at the start of the test.
+var chromiumPath string
 
 // buildDmar builds cmd/dmar, which embeds the page of this source tree.
 func buildDmar(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		if binDir, buildErr = os.MkdirTemp("", "dmar-ui-"); buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "dmar"), "github.com/dmar-kg/dmar/cmd/dmar").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	bin := filepath.Join(t.TempDir(), "dmar")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/dmar-kg/dmar/cmd/dmar").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return filepath.Join(binDir, "dmar")
+	return bin
 }
 
 // serve runs dmar serve on a free loopback port over data, with a fresh
