@@ -509,6 +509,7 @@ type page struct {
 	ctx      context.Context
 	mu       sync.Mutex
 	requests []string
+	urls     map[network.RequestID]string
 	failures []string
 	problems []string
 }
@@ -594,7 +595,7 @@ func openPage(t *testing.T, chrome string) *page {
 	ctx, cancelB := chromedp.NewContext(actx)
 	ctx, cancelC := context.WithTimeout(ctx, 4*time.Minute)
 	t.Cleanup(func() { cancelC(); cancelB(); cancelA() })
-	p := &page{t: t, ctx: ctx}
+	p := &page{t: t, ctx: ctx, urls: map[network.RequestID]string{}}
 	if err := chromedp.Do(ctx); err != nil { // starts the browser
 		t.Fatalf("starting %s: %v", chrome, err)
 	}
@@ -604,9 +605,10 @@ func openPage(t *testing.T, chrome string) *page {
 		switch e := ev.(type) {
 		case *network.EventRequestWillBeSent:
 			p.requests = append(p.requests, e.Request.URL)
+			p.urls[e.RequestID] = e.Request.URL
 		case *network.EventLoadingFailed:
 			if !e.Canceled {
-				p.failures = append(p.failures, string(e.RequestID)+" "+e.ErrorText)
+				p.failures = append(p.failures, fmt.Sprintf("%s: %s %s", p.urls[e.RequestID], e.ErrorText, e.BlockedReason))
 			}
 		}
 	}); err != nil {
