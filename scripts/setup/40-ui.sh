@@ -30,7 +30,7 @@ else
 		rm -rf "$tmp"
 		trap - EXIT
 	fi
-	got=sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)
+	got=sha512-$(python3 -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$tgz")
 	if [ "$got" != "$integrity" ]; then
 		rm -f "$tgz"
 		echo "ui: cytoscape-$version.tgz has integrity $got, want $integrity; removed it" >&2
