@@ -88,6 +88,10 @@ require (
 )
 
 require (
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.24.0
 	github.com/neo4j/neo4j-go-driver/v5 v5.28.4
 	golang.org/x/time v0.16.0
 )
+
+require github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: serve DMAR on the embedded graph and index over the demo data
 # (../shared/data/codexm-film unless DMAR_DATA says otherwise), show one query
-# answered over REST, and keep serving until Ctrl-C.
+# answered over REST, print the curl command and the explorer page's address
+# for the same question, and keep serving until Ctrl-C.
 # DMAR_DEMO_EXIT=1 stops the server after the answer (for scripted checks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,9 @@ done
 q='{"query": "Which films did Christopher Nolan direct?"}'
 echo "demo: POST /v1/retrieve $q" >&2
 curl -fsS -X POST "http://$addr/v1/retrieve" -H 'Content-Type: application/json' -d "$q" | python3 scripts/show_answer.py
+page="http://$addr/ui/?q=Which+films+did+Christopher+Nolan+direct%3F"
+echo "demo: the same question from a shell:  curl -s http://$addr/v1/retrieve -H 'Content-Type: application/json' -d '$q'" >&2
+echo "demo: and in a browser, the explorer:   $page" >&2
 if [ "${DMAR_DEMO_EXIT:-}" = 1 ]; then exit 0; fi
-echo "demo: dmar is serving on http://$addr (POST /v1/retrieve, GET /openapi.json); Ctrl-C stops it" >&2
+echo "demo: dmar is serving on http://$addr (the explorer at /, POST /v1/retrieve, GET /openapi.json); Ctrl-C stops it" >&2
 wait $pid

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/ui"
 )
 
 // APIKey is one accepted key, known only by its SHA-256, with its own rate
@@ -76,7 +77,7 @@ func presentedKey(r *http.Request) string {
 // authenticate admits requests with a known key, within its rate limit.
 // Only hashes are kept; every stored hash is compared in constant time.
 func (s *Server) authenticate(c *gin.Context) {
-	if len(s.keys) == 0 || openPaths[c.Request.URL.Path] {
+	if len(s.keys) == 0 || openPaths[c.Request.URL.Path] || ui.IsPagePath(c.Request.URL.Path) {
 		c.Next()
 		return
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/ui"
 )
 
 //go:embed openapi.json
@@ -94,6 +95,9 @@ func New(cfg Config) *Server {
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
 	}
+	if !ui.HasGraphLibrary() {
+		cfg.Logger.Warn("the explorer page's graph library is not in this build: the page lists subgraphs instead of drawing them (make setup, then rebuild)", "file", "internal/ui/static/"+ui.GraphLibrary)
+	}
 	keys, err := newKeys(cfg.APIKeys)
 	if err != nil {
 		panic(err)
@@ -113,6 +117,10 @@ func New(cfg Config) *Server {
 	get("/readyz", s.ready)
 	get("/metrics", gin.WrapH(promhttp.HandlerFor(cfg.Metrics.Registry, promhttp.HandlerOpts{})))
 	get("/openapi.json", func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openAPI) })
+	// The explorer page (internal/ui): static files, open like /openapi.json.
+	page := gin.WrapH(ui.Handler())
+	get("/", page)
+	get(strings.TrimSuffix(ui.Prefix, "/")+"/*file", page)
 	r.NoRoute(func(c *gin.Context) {
 		s.fail(c, errs.E(errs.NotFound, "no route %s %s", clip(c.Request.Method, maxEcho), clip(c.Request.URL.Path, maxEcho)))
 	})

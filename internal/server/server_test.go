@@ -278,7 +278,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 			continue // HEAD mirrors every GET; the document's description says so
 		}
 		path := r.Path
-		if i := strings.Index(path, ":"); i >= 0 {
+		if i := strings.IndexAny(path, ":*"); i >= 0 {
 			end := strings.Index(path[i:], "/")
 			if end < 0 { // the parameter ends the path
 				end = len(path) - i
