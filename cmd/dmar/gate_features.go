@@ -12,6 +12,7 @@ import (
 func init() {
 	register("gate features", "export the gate's training data: per question and stage-1 candidate, the encoder vectors, z-scores and gold label (.npy)", runGateFeatures)
 	register("gate evidence", "export the evidence-aware gate's training data: per question, every candidate of both scoring stages of dmar (the question-aware options) with its evidence features and gold label (.npy)", runGateEvidence)
+	register("gate ranker", "export the learned ranker's training data: per question, every candidate of dmar's final pool with the ranker's inputs and its gold label (.npy)", runGateRanker)
 	register("graph features", "export the relation prior's training data: per question the linked entities, the entities its graph channel reaches and their paths, enc(Q) and the relation texts' vectors", runGraphFeatures)
 }
 
@@ -29,6 +30,14 @@ func runGateFeatures(ctx context.Context, args []string, stdout, stderr io.Write
 func runGateEvidence(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return runFeatures(ctx, "gate evidence", args, stderr, nil, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
 		return eval.GateEvidence(ctx, p, ds.Questions, p.Defaults().QuestionAware(), out, stdout, stderr)
+	})
+}
+
+// runGateRanker writes eval.GateRanker of the configured pipeline, run with
+// the question-aware options (dmar eval's dmar), under --out.
+func runGateRanker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runFeatures(ctx, "gate ranker", args, stderr, nil, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
+		return eval.GateRanker(ctx, p, ds.Questions, p.Defaults().QuestionAware(), out, stdout, stderr)
 	})
 }
 
@@ -64,7 +73,7 @@ func runFeatures(ctx context.Context, name string, args []string, stderr io.Writ
 	if err := a.parse(fs, args); err != nil {
 		return err
 	}
-	ds, corpus, err := f.Prepare(a.cfg.State, a.cfg.Corpus)
+	ds, corpus, err := f.Prepare(a.cfg.State, a.cfg.Corpus, a.cfg.CorpusFile())
 	if err != nil {
 		return cliErr(err)
 	}

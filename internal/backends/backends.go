@@ -89,7 +89,7 @@ func Neo4j(cfg config.Config) neo4jkg.Config {
 func OpenModels(cfg config.Config, log *slog.Logger) (*onnx.Models, error) {
 	mc := cfg.Models
 	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ORT(cfg.ORT),
-		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, RelationEncoder: mc.RelationEncoder, RelationEncoderDir: mc.RelationEncoderFolder(), GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate}, log)
+		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, RelationEncoder: mc.RelationEncoder, RelationEncoderDir: mc.RelationEncoderFolder(), GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate, Ranker: mc.Ranker}, log)
 }
 
 // ORT is the ONNX Runtime's configuration.

@@ -66,6 +66,7 @@ type Models struct {
 	Gate            string `yaml:"gate"`     // empty: fixed weights
 	RelPrior        string `yaml:"relprior"` // question -> relation prior; empty: off
 	EvidenceGate    string `yaml:"evgate"`   // evidence-aware gate (option gate=evidence); empty: off
+	Ranker          string `yaml:"ranker"`   // learned ranker of the final pool (option final_rank learned); empty: off
 	DocTokens       int    `yaml:"doc_tokens"`
 }
 
@@ -190,7 +191,7 @@ func Default(cache, data string) Config {
 		Graph:  "embedded",
 		Index:  "embedded",
 		Method: Methods[0],
-		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, RelationEncoder: DefaultRelationEncoder, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", DocTokens: 128},
+		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, RelationEncoder: DefaultRelationEncoder, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", Ranker: "models/ranker/ranker.onnx", DocTokens: 128},
 		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu", WritePriority: "low"},
 		Chat:   Chat{Timeout: 10 * time.Second},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,

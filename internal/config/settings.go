@@ -40,6 +40,7 @@ func Settings(c *Config) []Setting {
 		{"models.gate", "DMAR_GATE", "gate", false, "gate ONNX model; empty: fixed weights (older name: env DMAR_GATE_MODEL)", str(&c.Models.Gate)},
 		{"models.relprior", "DMAR_RELPRIOR", "relprior", false, "question -> relation prior ONNX model, read by dmar eval's path-prior variants (systems ...-pX); empty: off", str(&c.Models.RelPrior)},
 		{"models.evgate", "DMAR_EVGATE", "evgate", false, "evidence-aware gate ONNX model (option gate=evidence); empty: off", str(&c.Models.EvidenceGate)},
+		{"models.ranker", "DMAR_RANKER", "ranker", false, "learned ranker ONNX model of the final pool (option final_rank learned, the dmar method's); empty: off", str(&c.Models.Ranker)},
 		{"models.doc_tokens", "DMAR_DOC_TOKENS", "doc-tokens", false, "documents are embedded from their first N word pieces at load time (at most 256)", integer(&c.Models.DocTokens)},
 		{"ort.lib", "DMAR_ORT_LIB", "ort-lib", false, "ONNX Runtime library", str(&c.ORT.Lib)},
 		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},

@@ -161,8 +161,8 @@ func (f *Flags) Execute(ctx context.Context, s Setup, ds *Dataset, sys []System,
 // GateFlags are dmar gate features' own flags (Register); Prepare checks
 // them, then GateFeatures writes the features under Out.
 type GateFlags struct {
-	dataset, Out string
-	limit        int
+	dataset, Out, half string
+	limit              int
 }
 
 // Register adds f's flags to fs.
@@ -170,24 +170,32 @@ func (f *GateFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dataset, "dataset", "", "labelled questions as FORMAT:PATH, as dmar eval takes them (kgqa, hotpotqa, musique, jsonl; required)")
 	fs.StringVar(&f.Out, "out", "", "output directory (required)")
 	fs.IntVar(&f.limit, "limit", 0, "only the first N questions (0 = all)")
+	fs.StringVar(&f.half, "half", "", "only one half of the questions (tune or report), as dmar eval --half")
 }
 
 // Prepare checks f, opens its dataset (pooled settings only) and makes the
 // output folder; corpus is as for Flags.Prepare. Bad flags and an
 // unreadable or per-question dataset are errs.Invalid errors.
-func (f *GateFlags) Prepare(state, corpus string) (*Dataset, string, error) {
+func (f *GateFlags) Prepare(state, corpus, resolved string) (*Dataset, string, error) {
 	if f.dataset == "" || f.Out == "" {
 		return nil, "", errs.E(errs.Invalid, "--dataset and --out are required")
 	}
-	ds, err := Open(f.dataset, f.limit)
+	ds, err := Open(f.dataset, 0)
 	if err != nil {
 		return nil, "", errs.E(errs.Invalid, "gate features: %s", err)
 	}
+	if err := ds.KeepHalf(f.half); err != nil {
+		return nil, "", errs.E(errs.Invalid, "gate features: %s", err)
+	}
+	ds.Limit(f.limit)
 	if ds.Setting == "per-question" {
 		return nil, "", errs.E(errs.Invalid, "gate features: per-question pools (hotpotqa-distractor) are not supported; use hotpotqa")
 	}
 	if corpus, err = CorpusFor(ds, state, corpus); err != nil {
 		return nil, "", err
+	}
+	if len(ds.ExtraCorpora) > 0 {
+		corpus = strings.Join(append([]string{resolved}, ds.ExtraCorpora...), ",")
 	}
 	return ds, corpus, os.MkdirAll(f.Out, 0o755)
 }

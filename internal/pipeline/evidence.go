@@ -128,7 +128,7 @@ func (r request) record(stage string, docs []Doc, ch channels, ev []scoring.Evid
 // have none): the evidence-aware gate's training data.
 func (p *Pipeline) RetrieveEvidence(ctx context.Context, query string, opts Options) (*Result, []EvidenceRow, error) {
 	log := &evidenceLog{}
-	res, err := p.retrieve(ctx, query, opts, log)
+	res, err := p.retrieveLogged(ctx, query, opts, log, nil)
 	if err != nil {
 		return nil, nil, err
 	}

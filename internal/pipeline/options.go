@@ -80,6 +80,12 @@ type Options struct {
 	// Experiments are ideas tried and left out of the method: dmar eval's
 	// variant systems set them, no request can (RemovedOptions).
 	Experiments Experiments `json:"-"`
+
+	// FinalRank is how the results are ordered: boost ("" means boost:
+	// phase 4's fused score plus graph_boost x the graph score) or learned
+	// (the learned ranker over every candidate the request found;
+	// finalrank.go).
+	FinalRank string `json:"final_rank,omitempty"`
 }
 
 // Defaults are the method's (docs/method.md): n=100, m=3, p=20, k=5, h=1, N_max=64, lambda=0.5, T=50.
@@ -121,6 +127,7 @@ func (o Options) QuestionAware() Options {
 	o.Stage2Vector = "question"     // the same rankings, without encoding the long Q'
 	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
 	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
+	o.FinalRank = FinalRankLearned
 	return o
 }
 
@@ -162,6 +169,7 @@ func (o Options) Paper() Options {
 	o.Stage2Vector = d.Stage2Vector
 	o.Stage1 = d.Stage1
 	o.GraphRelationQuery = d.GraphRelationQuery
+	o.FinalRank = d.FinalRank
 	return o
 }
 
@@ -234,6 +242,7 @@ func (o Options) Validate() error {
 		within("graph_popularity", o.GraphPopularity, 0, 1),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
 		o.Experiments.validate(),
+		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
 	} {
 		if err != nil {
 			return err

@@ -59,7 +59,10 @@ type Config struct {
 	// "place of birth", so the two are configured apart (docs/encoders.md).
 	RelationEncoder scoring.Encoder
 	GNN             scoring.GraphEncoder // nil: structure "gnn" falls back to "ged"
-	Gate            scoring.Gate         // learned gate; nil: the fixed gate
+	// Ranker is the learned ranker of the final pool (option final_rank
+	// learned); nil: the fused score plus the graph boost.
+	Ranker scoring.Ranker
+	Gate   scoring.Gate // learned gate; nil: the fixed gate
 	// EvidenceGate is the evidence-aware gate (option gate=evidence); nil:
 	// the fixed gate.
 	EvidenceGate scoring.EvidenceGate
@@ -153,12 +156,12 @@ const MaxQueryChars = 2000
 
 // Retrieve runs DMAR for query with opts (start from Defaults()).
 func (p *Pipeline) Retrieve(ctx context.Context, query string, opts Options) (*Result, error) {
-	return p.retrieve(ctx, query, opts, nil)
+	return p.retrieveLogged(ctx, query, opts, nil, nil)
 }
 
-// retrieve is Retrieve, collecting the scored candidates' evidence in evlog
-// when it is not nil.
-func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evlog *evidenceLog) (*Result, error) {
+// retrieveLogged is Retrieve, collecting the scored candidates' evidence in
+// evlog and the final pool's ranker inputs in ranklog when they are not nil.
+func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Options, evlog *evidenceLog, ranklog *rankLog) (*Result, error) {
 	begin := time.Now()
 	query, err := cleanQuery(query)
 	if err != nil {
@@ -174,7 +177,7 @@ func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evl
 	// repeats stage 1's vector scan under stage2_vector question).
 	ctx = retrieval.WithSearchMemo(ctx)
 	r := p.newRequest(query, opts)
-	r.evlog = evlog
+	r.evlog, r.ranklog = evlog, ranklog
 
 	// Phase 1: recall n candidates for Q.
 	rec, err := r.recall(ctx)
@@ -198,8 +201,13 @@ func (p *Pipeline) retrieve(ctx context.Context, query string, opts Options, evl
 		return nil, err
 	}
 	// Phase 4: rerank against the original Q, and explain.
-	fin, err := r.rerank(ctx, sc, anchors, second)
+	fin, err := r.rerank(ctx, sc, anchors, second.hits)
 	if err != nil {
+		return nil, err
+	}
+	// The learned final ranking (final_rank learned) orders every candidate
+	// the request found.
+	if fin, err = r.rankFinal(ctx, sc, anchors, second, fin); err != nil {
 		return nil, err
 	}
 	res, err := r.explain(ctx, sc, anchors, ref, fin)

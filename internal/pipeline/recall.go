@@ -17,6 +17,7 @@ type recalled struct {
 	mentions []kg.Mention
 	hits     []retrieval.Hit // the stage-1 candidates, in search order, then the channels'
 	channels channels
+	search   int // how many of hits the stage-1 search found (their prefix)
 	// structOn says the structural path survived linking: it is off when the
 	// request turns it off or the graph cannot link.
 	structOn bool
@@ -53,6 +54,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 		return rec, fmt.Errorf("stage 1 search: %w", err)
 	}
 	r.trace.timed("recall", t)
+	rec.search = len(rec.hits)
 	return r.withChannels(ctx, rec, relq)
 }
 

@@ -12,6 +12,7 @@ import (
 // failed).
 type reranked struct {
 	docs []Doc
+	all  []Doc // every scored stage-2 candidate, in stage-2 order
 	st   structure
 }
 
@@ -43,7 +44,7 @@ func (r request) rerank(ctx context.Context, sc scored, anchors []Doc, second []
 		docs = append(docs, d)
 	}
 	r.trace.timed("rerank", t)
-	return reranked{docs: docs, st: st}, nil
+	return reranked{docs: docs, all: final, st: st}, nil
 }
 
 // withSubgraphsOf adds the subgraphs of the hits' entities that st lacks; a

@@ -59,6 +59,9 @@ type Breakdown struct {
 	// document's entities, best first (paths.go); empty when none reaches
 	// it. Set on results and anchors.
 	Paths []NamedPath `json:"paths"`
+	// Rank says how the learned ranker saw the document (final_rank
+	// learned; finalrank.go); absent otherwise.
+	Rank *RankBreakdown `json:"ranker,omitempty"`
 }
 
 // Weights are the gate's fusion weights.

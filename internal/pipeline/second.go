@@ -11,7 +11,7 @@ import (
 // secondStage is phase 3's second half: p candidates for Q' (vector or
 // hybrid search) over the whole corpus, not only the stage-1 candidates, so
 // that evidence BM25 missed can surface; the channels' documents join them.
-func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated) ([]retrieval.Hit, error) {
+func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated) (searchHits, error) {
 	t := time.Now()
 	o := r.opts
 	q2 := retrieval.Query{Mode: retrieval.Vector, Limit: o.P, Filter: o.Filter, WithVectors: true, Text: ref.query}
@@ -19,7 +19,7 @@ func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated
 	if ref.query != r.query && o.Stage2Vector != "question" {
 		v, err := r.p.cfg.Encoder.Encode(ctx, []string{ref.query})
 		if err != nil {
-			return nil, fmt.Errorf("encode reformulated query: %w", err)
+			return searchHits{}, fmt.Errorf("encode reformulated query: %w", err)
 		}
 		q2vec = v[0]
 	}
@@ -29,8 +29,8 @@ func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated
 	}
 	hits, err := r.p.cfg.Index.Search(ctx, q2)
 	if err != nil {
-		return nil, fmt.Errorf("stage 2 search: %w", err)
+		return searchHits{}, fmt.Errorf("stage 2 search: %w", err)
 	}
 	r.trace.timed("second_stage", t)
-	return mergeHits(hits, rec.channels.hits()), nil
+	return searchHits{hits: mergeHits(hits, rec.channels.hits()), search: len(hits)}, nil
 }

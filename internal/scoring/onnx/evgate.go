@@ -2,9 +2,7 @@ package onnx
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -44,31 +42,11 @@ func NewEvidenceGate(rt *Runtime, path string) (*EvidenceGate, error) {
 	}
 	g := &EvidenceGate{version: version}
 	nf := int64(len(scoring.EvidenceFeatures))
-	okIn, okOut := false, false
-	for _, in := range ins {
-		okIn = okIn || (in.Name == "features" && len(in.Dimensions) == 2 && in.Dimensions[1] == nf)
-	}
-	for _, o := range outs {
-		okOut = okOut || (o.Name == "weights" && len(o.Dimensions) == 2 && o.Dimensions[1] == 2)
-	}
-	if !okIn || !okOut {
+	if !hasTensor(ins, "features", nf) || !hasTensor(outs, "weights", 2) {
 		return nil, fmt.Errorf("evidence gate: %s needs an input \"features\" [B,%d] and an output \"weights\" [B,2]", path, nf)
 	}
-	md, err := metadata(path, "evidence gate", "features", "encoder")
-	if err != nil {
+	if g.encoder, err = featuresOf(path, "evidence gate", scoring.EvidenceFeatures); err != nil {
 		return nil, err
-	}
-	g.encoder = md["encoder"]
-	names, ok := md["features"]
-	if !ok {
-		return nil, fmt.Errorf("evidence gate: %s has no \"features\" metadata", path)
-	}
-	var got []string
-	if err := json.Unmarshal([]byte(names), &got); err != nil {
-		return nil, fmt.Errorf("evidence gate: features of %s: %w", path, err)
-	}
-	if !slices.Equal(got, scoring.EvidenceFeatures) {
-		return nil, fmt.Errorf("evidence gate: %s was trained on features %v, this build computes %v", path, got, scoring.EvidenceFeatures)
 	}
 	if g.sess, err = rt.NewSession(path, []string{"features"}, []string{"weights"}); err != nil {
 		return nil, fmt.Errorf("evidence gate: %w", err)

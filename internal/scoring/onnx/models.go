@@ -29,6 +29,9 @@ type ModelsConfig struct {
 	// EvidenceGate is the evidence-aware gate (option gate=evidence;
 	// EvidenceGateModelFile looked up like them); empty turns it off.
 	EvidenceGate string
+	// Ranker is the learned ranker of the final pool (option final_rank
+	// learned; RankerModelFile looked up like them); empty turns it off.
+	Ranker string
 }
 
 // Models are the runtime's sentence encoder (for queries, and truncated for
@@ -45,7 +48,9 @@ type Models struct {
 	Gate            scoring.Gate
 	RelPrior        pathrel.Prior        // nil: option path_prior falls back to the cosine alone
 	EvidenceGate    scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
+	Ranker          scoring.Ranker       // nil: option final_rank learned falls back to boost
 	evGatePath      string
+	rankerPath      string
 	gnnPath         string
 	gatePath        string
 	relPriorPath    string
@@ -75,7 +80,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), RelationEncoder: enc, gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), RelationEncoder: enc, gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, rankerPath: c.Ranker, closers: []func() error{enc.Close}}
 	if c.RelationEncoder != "" && c.RelationEncoder != enc.spec.Name {
 		rel, err := NewEncoder(rt, c.RelationEncoderDir, WithEncoderName(c.RelationEncoder))
 		if err != nil {
@@ -115,58 +120,79 @@ func (m *Models) openStructural(rt *Runtime, log *slog.Logger) error {
 	if err := m.openEvidenceGate(rt, log); err != nil {
 		return err
 	}
+	if err := m.openRanker(rt, log); err != nil {
+		return err
+	}
 	return m.openRelPrior(rt, log)
 }
 
-// openGate opens the gate. Left at GateModelFile it is the committed gate
-// of the configured encoder, and a missing one leaves fixed weights with a
-// warning; a gate trained on another encoder's vectors would read vectors
-// it never saw: the committed one is left off with a warning, a named one
-// is an error.
-func (m *Models) openGate(rt *Runtime, log *slog.Logger) error {
-	enc := m.Encoder.spec.Name
-	file, def := m.committedFor(&m.gatePath, GateModelFile, GateFileFor)
-	path, err := optionalModel(m.gatePath, file, func() string { return findUp(file) }, "gate model", "gate",
-		"fixed weights are used and responses say so (models/gate/README.md says how to train one)", log)
-	if path == "" || err != nil {
-		return err
-	}
-	g, err := NewGate(rt, path)
-	if err != nil {
-		return err
-	}
-	if keep, err := trainedFor("gate", "gate", path, g.Encoder(), enc, def, "fixed weights are used and responses say so", log); !keep {
-		g.Close()
-		return err
-	}
-	m.Gate = g
-	m.closers = append(m.closers, g.Close)
-	log.Info("gate loaded", "path", path, "version", g.Version(), "encoder", g.Encoder())
-	return nil
+// trainedModel is a model trained on one encoder's scores or vectors.
+type trainedModel interface {
+	Encoder() string
+	Version() string
+	Close() error
 }
 
-// openEvidenceGate opens the evidence-aware gate; a missing default model is
-// left off with a warning (option gate=evidence then says so per request).
-func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
-	enc := m.Encoder.spec.Name
-	file, def := m.committedFor(&m.evGatePath, EvidenceGateModelFile, EvidenceGateFileFor)
-	path, err := optionalModel(m.evGatePath, file, func() string { return findUp(file) }, "evidence gate model", "evgate",
-		"option gate=evidence falls back to fixed weights", log)
+// openTrained opens a model trained on one encoder's scores (the gate, the
+// evidence gate, the ranker). Left at committed it is the committed model of
+// the configured encoder (fileFor), and a missing one is left off with a
+// warning that says what happens instead; a model trained on another
+// encoder would read scores it never saw: the committed one is left off
+// with a warning, a named one is an error. It returns nil for off.
+func openTrained[T trainedModel](m *Models, pathp *string, committed string, fileFor func(string) string, what, dir, instead string,
+	open func(string) (T, error), log *slog.Logger) (T, error) {
+	var none T
+	file, def := m.committedFor(pathp, committed, fileFor)
+	path, err := optionalModel(*pathp, file, func() string { return findUp(file) }, what+" model", dir, instead, log)
 	if path == "" || err != nil {
-		return err
+		return none, err
 	}
-	g, err := NewEvidenceGate(rt, path)
+	g, err := open(path)
 	if err != nil {
-		return err
+		return none, err
 	}
-	if keep, err := trainedFor("evidence gate", "evgate", path, g.Encoder(), enc, def, "option gate=evidence falls back to fixed weights", log); !keep {
+	if keep, err := trainedFor(what, dir, path, g.Encoder(), m.Encoder.spec.Name, def, instead, log); !keep {
 		g.Close()
-		return err
+		return none, err
 	}
-	m.EvidenceGate = g
 	m.closers = append(m.closers, g.Close)
-	log.Info("evidence gate loaded", "path", path, "version", g.Version())
-	return nil
+	log.Info(what+" loaded", "path", path, "version", g.Version(), "encoder", g.Encoder())
+	return g, nil
+}
+
+// openGate opens the gate (the paper's); off, fixed weights are used.
+func (m *Models) openGate(rt *Runtime, log *slog.Logger) error {
+	g, err := openTrained(m, &m.gatePath, GateModelFile, GateFileFor, "gate", "gate",
+		"fixed weights are used and responses say so (models/gate/README.md says how to train one)",
+		func(p string) (*Gate, error) { return NewGate(rt, p) }, log)
+	if g != nil {
+		m.Gate = g
+	}
+	return err
+}
+
+// openEvidenceGate opens the evidence-aware gate; off, option gate=evidence
+// says so per request.
+func (m *Models) openEvidenceGate(rt *Runtime, log *slog.Logger) error {
+	g, err := openTrained(m, &m.evGatePath, EvidenceGateModelFile, EvidenceGateFileFor, "evidence gate", "evgate",
+		"option gate=evidence falls back to fixed weights",
+		func(p string) (*EvidenceGate, error) { return NewEvidenceGate(rt, p) }, log)
+	if g != nil {
+		m.EvidenceGate = g
+	}
+	return err
+}
+
+// openRanker opens the learned ranker; off, option final_rank learned says
+// so per request and ranks as final_rank boost.
+func (m *Models) openRanker(rt *Runtime, log *slog.Logger) error {
+	r, err := openTrained(m, &m.rankerPath, RankerModelFile, RankerFileFor, "ranker", "ranker",
+		"option final_rank learned falls back to the boosted fused score",
+		func(p string) (*Ranker, error) { return NewRanker(rt, p) }, log)
+	if r != nil {
+		m.Ranker = r
+	}
+	return err
 }
 
 // committedFor resolves a path setting left at committed, the committed
@@ -261,6 +287,9 @@ func (m *Models) InUse() []string {
 	}
 	if m.EvidenceGate != nil {
 		out = append(out, "evidence gate "+m.EvidenceGate.Version()+" ("+m.evGatePath+", option gate=evidence)")
+	}
+	if m.Ranker != nil {
+		out = append(out, "ranker "+m.Ranker.Version()+" ("+m.rankerPath+", option final_rank learned)")
 	}
 	return out
 }

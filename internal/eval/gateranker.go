@@ -1,0 +1,107 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/dmar-kg/dmar/internal/npy"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/progress"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// RankSource runs DMAR and reports its final pool's ranker inputs
+// (pipeline.Pipeline satisfies it).
+type RankSource interface {
+	RetrieveRanked(ctx context.Context, query string, opts pipeline.Options) (*pipeline.Result, []pipeline.RankRow, error)
+}
+
+// GateRanker runs the full pipeline with opts for every question of a
+// labelled dataset and writes the learned ranker's training data under out:
+// every candidate of the final pool,
+//
+//	feat.npy        [R,F] float32  scoring.RankInput.Vector (features.json names the columns)
+//	rows.npy        [R,2] int32    question index, label (1 = gold document)
+//	ngold.npy       [Q]   int32    gold documents of the question
+//	features.json                the column names
+//	questions.json               the question ids, in index order
+//
+// Questions without gold (FEVER's NOT ENOUGH INFO claims) are not exported;
+// questions whose run fails are counted, logged on stderr and skipped.
+func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.Options, out string, stdout, stderr io.Writer) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return err
+	}
+	nf := len(scoring.RankFeatures)
+	var feat []float32
+	var rows, ngold []int32
+	var ids []string
+	skipped := 0
+	meter := progress.New(stderr, "gate ranker", "questions", len(qs))
+	for _, q := range qs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		meter.Add(1)
+		if len(q.Gold) == 0 {
+			continue
+		}
+		_, rr, err := p.RetrieveRanked(ctx, q.Question, opts)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			skipped++
+			fmt.Fprintf(stderr, "gate ranker: skipped %s: %v\n", q.ID, err)
+			continue
+		}
+		qi := int32(len(ngold))
+		gold := map[string]bool{}
+		for _, g := range q.Gold {
+			gold[g] = true
+		}
+		ngold = append(ngold, int32(len(gold)))
+		ids = append(ids, q.ID)
+		for _, r := range rr {
+			label := int32(0)
+			if gold[r.ID] {
+				label = 1
+			}
+			feat = append(feat, r.Input.Vector()...)
+			rows = append(rows, qi, label)
+		}
+	}
+	meter.Done()
+	nq, r := len(ngold), len(rows)/2
+	if nq == 0 {
+		return fmt.Errorf("gate ranker: no question could be run (%d skipped)", skipped)
+	}
+	for _, f := range []struct {
+		name  string
+		data  any
+		shape []int
+	}{
+		{"feat.npy", feat, []int{r, nf}},
+		{"rows.npy", rows, []int{r, 2}},
+		{"ngold.npy", ngold, []int{nq}},
+	} {
+		if err := npy.Write(filepath.Join(out, f.name), f.data, f.shape...); err != nil {
+			return err
+		}
+	}
+	for name, v := range map[string]any{"features.json": scoring.RankFeatures, "questions.json": ids} {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(out, name), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "gate ranker: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
+	return nil
+}
