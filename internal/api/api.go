@@ -59,6 +59,9 @@ type RetrieveRequest struct {
 	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
 	StructureNeedsChannel *bool `json:"structure_needs_channel,omitempty"`
+	// FinalRank: boost (fused score + graph_boost x graph score) | learned
+	// (the learned ranker over every candidate found; dmar's).
+	FinalRank *string `json:"final_rank,omitempty"`
 }
 
 // Ptr returns a pointer to v, for the options of a RetrieveRequest.
@@ -110,6 +113,7 @@ type Options struct {
 	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
 	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
+	FinalRank             string  `json:"final_rank,omitempty"` // absent: boost
 }
 
 // Filter restricts the documents a retrieval may return.
@@ -169,6 +173,19 @@ type Breakdown struct {
 	// one of the document's entities, best first; empty when none reaches
 	// it. Set on results and anchors.
 	Paths []NamedPath `json:"paths"`
+	// Rank says how the learned ranker saw the document (final_rank
+	// learned); absent otherwise.
+	Rank *RankBreakdown `json:"ranker,omitempty"`
+}
+
+// RankBreakdown is the learned ranker's view of a result: its score (the
+// results' order) and where the document was found.
+type RankBreakdown struct {
+	Score      float64 `json:"score"`
+	Stage1Rank int     `json:"stage1_rank,omitempty"` // rank in the stage-1 search (Q); absent: not a hit
+	Stage2Rank int     `json:"stage2_rank,omitempty"` // rank in the stage-2 search (Q'); absent: not a hit
+	GraphRank  int     `json:"graph_rank,omitempty"`  // rank in the graph channel; absent: not reached
+	Own        bool    `json:"own_page,omitempty"`    // the page of an entity the query names
 }
 
 // NamedPath is a KG path from a query entity to one of a document's

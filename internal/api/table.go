@@ -37,9 +37,21 @@ func WriteTable(w io.Writer, r *RetrieveResponse) error {
 	tw.Flush()
 	fmt.Fprintln(ew, "\nResults")
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  #\tfinal\tsem\tent\tz_sem\tz_ent\tgate s/e\tid\ttitle")
+	ranked := false
+	for _, d := range r.Results {
+		ranked = ranked || d.Breakdown.Rank != nil
+	}
+	if ranked {
+		fmt.Fprintln(tw, "  #\tranker\tsem\tent\tfound in\tid\ttitle")
+	} else {
+		fmt.Fprintln(tw, "  #\tfinal\tsem\tent\tz_sem\tz_ent\tgate s/e\tid\ttitle")
+	}
 	for _, d := range r.Results {
 		b := d.Breakdown
+		if ranked {
+			fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\n", d.Rank, d.Score, b.Semantic, b.Structural, foundIn(b.Rank), d.ID, clip(d.Title, 50))
+			continue
+		}
 		fmt.Fprintf(tw, "  %d\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f/%.2f\t%s\t%s\n", d.Rank, d.Score, b.Semantic, b.Structural, b.ZSemantic, b.ZStructural, b.Gate.Semantic, b.Gate.Structural, d.ID, clip(d.Title, 50))
 	}
 	tw.Flush()
@@ -90,6 +102,31 @@ func writePaths(w io.Writer, results []Doc) {
 		}
 	}
 	tw.Flush()
+}
+
+// foundIn says where the learned ranker's result was found: its ranks in
+// the searches for Q and Q' and in the graph channel, and whether it is the
+// page of an entity the query names.
+func foundIn(r *RankBreakdown) string {
+	if r == nil {
+		return "-"
+	}
+	var out []string
+	for _, f := range []struct {
+		name string
+		rank int
+	}{{"Q", r.Stage1Rank}, {"Q'", r.Stage2Rank}, {"kg", r.GraphRank}} {
+		if f.rank > 0 {
+			out = append(out, fmt.Sprintf("%s#%d", f.name, f.rank))
+		}
+	}
+	if r.Own {
+		out = append(out, "own page")
+	}
+	if len(out) == 0 {
+		return "-"
+	}
+	return strings.Join(out, " ")
 }
 
 // errWriter keeps the first write error and drops later writes.

@@ -56,6 +56,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
 		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
+		FinalRank: o.FinalRank,
 	}
 }
 
@@ -65,7 +66,14 @@ func toDoc(d pipeline.Doc) api.Doc {
 		Breakdown: api.Breakdown{Semantic: b.Semantic, Structural: b.Structural, ZSemantic: b.ZSemantic, ZStructural: b.ZStructural,
 			Gate: api.Weights{Semantic: b.Gate.Semantic, Structural: b.Gate.Structural}, Stage: b.Stage, SearchScore: b.SearchScore,
 			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor, Source: b.Source, Graph: toGraphPath(b.Graph),
-			Paths: convert(b.Paths, toNamedPath)}}
+			Paths: convert(b.Paths, toNamedPath), Rank: toRank(b.Rank)}}
+}
+
+func toRank(r *pipeline.RankBreakdown) *api.RankBreakdown {
+	if r == nil {
+		return nil
+	}
+	return &api.RankBreakdown{Score: r.Score, Stage1Rank: r.Stage1Rank, Stage2Rank: r.Stage2Rank, GraphRank: r.GraphRank, Own: r.Own}
 }
 
 func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
