@@ -92,8 +92,8 @@ func TestEvalWritesReport(t *testing.T) {
 		Models []string `json:"models"`
 	}
 	b, _ = os.ReadFile(filepath.Join(out, "results.json"))
-	// encoder, relation encoder (path relevance), GNN, gate, evidence gate (gate=evidence only)
-	if err := json.Unmarshal(b, &res); err != nil || len(res.Models) != 5 || !strings.Contains(res.Models[1], "relation encoder") || !strings.Contains(res.Models[2], "no GNN") || !strings.Contains(res.Models[4], "evidence gate") {
+	// encoder, relation encoder (path relevance), GNN, gate, evidence gate (gate=evidence only), ranker (final_rank learned)
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Models) != 6 || !strings.Contains(res.Models[1], "relation encoder") || !strings.Contains(res.Models[2], "no GNN") || !strings.Contains(res.Models[4], "evidence gate") || !strings.Contains(res.Models[5], "ranker") {
 		t.Errorf("models in use: %v (%v)", res.Models, err)
 	}
 }

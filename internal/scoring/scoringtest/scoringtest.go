@@ -161,3 +161,43 @@ func EvidenceGate(t *testing.T, g scoring.EvidenceGate, docs []scoring.Evidence)
 		t.Error("a cancelled context gave weights")
 	}
 }
+
+// Ranker checks the port's contract on docs: one finite score per
+// document, the same scores for the same inputs in another order, none for
+// no documents, and a cancelled context refused.
+func Ranker(t *testing.T, r scoring.Ranker, docs []scoring.RankInput) {
+	t.Helper()
+	s, err := r.Scores(context.Background(), docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s) != len(docs) {
+		t.Fatalf("%s: %d scores for %d documents", r.Version(), len(s), len(docs))
+	}
+	for i, v := range s {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Fatalf("%s: score %d is %v", r.Version(), i, v)
+		}
+	}
+	rev := make([]scoring.RankInput, len(docs))
+	for i := range docs {
+		rev[len(docs)-1-i] = docs[i]
+	}
+	s2, err := r.Scores(context.Background(), rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range docs {
+		if math.Abs(s2[len(docs)-1-i]-s[i]) > 1e-6 {
+			t.Fatalf("%s: a document's score depends on the others in the call (%v vs %v)", r.Version(), s[i], s2[len(docs)-1-i])
+		}
+	}
+	if e, err := r.Scores(context.Background(), nil); err != nil || len(e) != 0 {
+		t.Errorf("%s: no documents gave %v, %v", r.Version(), e, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := r.Scores(ctx, docs); err == nil {
+		t.Error("a cancelled context gave scores")
+	}
+}

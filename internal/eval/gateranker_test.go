@@ -1,0 +1,77 @@
+package eval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// poolSource is a test double for the pipeline: fixed final-pool rows per
+// question, an error for the question "fail".
+type poolSource map[string][]pipeline.RankRow
+
+func (s poolSource) RetrieveRanked(ctx context.Context, q string, o pipeline.Options) (*pipeline.Result, []pipeline.RankRow, error) {
+	if q == "fail" {
+		return nil, nil, errors.New("backend down")
+	}
+	return &pipeline.Result{}, s[q], ctx.Err()
+}
+
+// GateRanker writes one row per pool candidate with the ranker's inputs,
+// the question index and the gold label; a failing question is skipped and
+// a question without gold (a NOT ENOUGH INFO claim) is not run.
+func TestGateRankerExport(t *testing.T) {
+	x := scoring.RankInput{Semantic: 0.7, Reached: true, Graph: 0.5, Own: 0.9, Linked: 2, Question: true}
+	src := poolSource{
+		"q1": {{ID: "D1", Input: x}, {ID: "D2"}},
+		"q2": {{ID: "D3", Input: scoring.RankInput{Semantic: -1}}},
+		"nei": {{ID: "D4"}},
+	}
+	qs := []Question{{ID: "a", Question: "q1", Gold: []string{"D2"}}, {ID: "b", Question: "fail", Gold: []string{"D1"}},
+		{ID: "n", Question: "nei", Label: LabelNEI}, {ID: "c", Question: "q2", Gold: []string{"D3", "D9"}}}
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	if err := GateRanker(context.Background(), src, qs, pipeline.Defaults(), out, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "skipped b") || !strings.Contains(stdout.String(), "2 questions (1 skipped), 3 candidate rows") {
+		t.Fatalf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+	var feat []float32
+	var rows, ngold []int32
+	nf := len(scoring.RankFeatures)
+	if h := readNpy(t, filepath.Join(out, "feat.npy"), &feat); !strings.Contains(h, "(3, 22)") || nf != 22 {
+		t.Fatalf("feat header %q (%d features)", h, nf)
+	}
+	readNpy(t, filepath.Join(out, "rows.npy"), &rows)
+	readNpy(t, filepath.Join(out, "ngold.npy"), &ngold)
+	if !reflect.DeepEqual(feat[:nf], x.Vector()) || feat[2*nf] != -1 {
+		t.Errorf("feature rows %v", feat)
+	}
+	// question index, label
+	if want := []int32{0, 0, 0, 1, 1, 1}; !reflect.DeepEqual(rows, want) {
+		t.Errorf("rows %v, want %v", rows, want)
+	}
+	if !reflect.DeepEqual(ngold, []int32{1, 2}) {
+		t.Errorf("ngold %v", ngold)
+	}
+	for name, want := range map[string]any{"features.json": scoring.RankFeatures, "questions.json": []string{"a", "c"}} {
+		raw, _ := os.ReadFile(filepath.Join(out, name))
+		var got []string
+		if err := json.Unmarshal(raw, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s %s: %v", name, raw, err)
+		}
+	}
+	if err := GateRanker(context.Background(), src, qs[1:3], pipeline.Defaults(), t.TempDir(), io.Discard, io.Discard); err == nil {
+		t.Error("no question run: no error")
+	}
+}
