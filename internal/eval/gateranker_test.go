@@ -32,8 +32,8 @@ func (s poolSource) RetrieveRanked(ctx context.Context, q string, o pipeline.Opt
 func TestGateRankerExport(t *testing.T) {
 	x := scoring.RankInput{Semantic: 0.7, Reached: true, Graph: 0.5, Own: 0.9, Linked: 2, Question: true}
 	src := poolSource{
-		"q1": {{ID: "D1", Input: x}, {ID: "D2"}},
-		"q2": {{ID: "D3", Input: scoring.RankInput{Semantic: -1}}},
+		"q1":  {{ID: "D1", Input: x}, {ID: "D2"}},
+		"q2":  {{ID: "D3", Input: scoring.RankInput{Semantic: -1}}},
 		"nei": {{ID: "D4"}},
 	}
 	qs := []Question{{ID: "a", Question: "q1", Gold: []string{"D2"}}, {ID: "b", Question: "fail", Gold: []string{"D1"}},
