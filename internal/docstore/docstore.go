@@ -348,13 +348,20 @@ func (s *Store) Put(ctx context.Context, in []Input) (PutResult, error) {
 }
 
 // Delete removes documents by ID, all or none: when one is unknown, it
-// deletes nothing and returns a NotFound error naming the unknown ones.
+// deletes nothing and returns a NotFound error naming the unknown ones; an
+// id no document can have (Limits.CheckID) is an error naming ids[i].
 func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	if len(ids) == 0 {
 		return 0, errs.Field("ids", "must hold at least one id")
 	}
 	if len(ids) > s.cfg.Limits.MaxBatch {
 		return 0, &errs.Error{Code: errs.TooLarge, Field: "ids", Message: fmt.Sprintf("ids: %d in one batch, the limit is %d", len(ids), s.cfg.Limits.MaxBatch)}
+	}
+	for i, id := range ids {
+		if code, why := s.cfg.Limits.CheckID(id); why != "" {
+			f := fmt.Sprintf("ids[%d]", i)
+			return 0, &errs.Error{Code: code, Field: f, Message: f + ": " + why + "; nothing was deleted"}
+		}
 	}
 	uniq := make([]string, 0, len(ids))
 	seen := map[string]bool{}
