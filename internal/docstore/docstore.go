@@ -143,7 +143,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	path := filepath.Join(cfg.Dir, LogFile)
 	var recs []record
-	l, torn, err := openLog(path, !cfg.NoSync, func(p []byte) error {
+	l, torn, err := openLog(path, logOptions{sync: !cfg.NoSync}, func(p []byte) error {
 		var r record
 		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&r); err != nil {
 			return fmt.Errorf("a record that passed its checksum does not decode: %w", err)
@@ -536,7 +536,7 @@ func (s *Store) compact(st *replayState) error {
 	if err := rewriteLog(path, [][]byte{b.Bytes()}); err != nil {
 		return err
 	}
-	l, _, err := openLog(path, !s.cfg.NoSync, func([]byte) error { return nil })
+	l, _, err := openLog(path, logOptions{sync: !s.cfg.NoSync}, func([]byte) error { return nil })
 	if err != nil {
 		return err
 	}
