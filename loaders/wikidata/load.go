@@ -598,7 +598,7 @@ func ReadPropertiesTSV(path string) ([]kg.Relation, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		pid, label, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || !kg.ValidPID(pid) {
+		if !ok || len(pid) > 21 || !kg.ValidPID(pid) { // no plausible PID has over 20 digits
 			continue
 		}
 		label = strings.TrimSpace(label)
