@@ -158,6 +158,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if torn > 0 {
 		cfg.Logger.Warn("docstore: discarded the torn tail of the log (a write cut off by a crash, never acknowledged)", "log", path, "bytes", torn)
 	}
+	if l.migrated {
+		cfg.Logger.Info("docstore: rewrote the log in format 2 (record markers and header checksums, for repair)", "log", path, "records", len(recs))
+	}
 	st := newReplayState()
 	for _, r := range recs {
 		st.apply(r)

@@ -395,7 +395,7 @@ func TestCorruptLogRefusedThenRepaired(t *testing.T) {
 	}
 	var out bytes.Buffer
 	docstore.WriteRepairReports(&out, reps, false)
-	for _, s := range []string{"1 record(s) lost", "kept 39 intact records (20 before the first damage, 19 after it)", r.SetAside} {
+	for _, s := range []string{"1 record lost", "kept 39 intact records (20 before the first damage, 19 after it)", r.SetAside} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, out.String())
 		}

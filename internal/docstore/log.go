@@ -29,6 +29,8 @@ type log struct {
 	path string
 	sync bool
 	size int64
+	// migrated is set when open rewrote a format-1 log in format 2.
+	migrated bool
 	// broken is set when a failed append could not be undone or an fsync
 	// failed: after a failed fsync the kernel may have dropped the pages
 	// and marked them clean, so what is on disk is unknown and a retry
@@ -119,7 +121,7 @@ func openFile(path string, f *os.File, o logOptions, each func([]byte) error) (*
 			nf.Close()
 			return nil, 0, err
 		}
-		l.f, l.size = nf, st.Size()
+		l.f, l.size, l.migrated = nf, st.Size(), true
 	case res.good < int64(len(fileHeader)):
 		// New, or its header was cut off by a crash: no record yet.
 		if err := f.Truncate(0); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strings"
 )
 
 // A log file (format 2) is a file header and records:
@@ -68,7 +69,7 @@ type Damage struct {
 func (d Damage) Describe() string {
 	switch d.Kind {
 	case "checksum":
-		return "a record whose checksum fails (its frame held)"
+		return "a record whose checksum fails, its frame intact"
 	case "framing":
 		return "a damaged record header (framing lost)"
 	case "header":
@@ -335,11 +336,13 @@ func (e *CorruptError) Error() string {
 	if e.Unknown && e.After == 0 {
 		follow = "whether intact records follow it could not be told (a log written before format 2 has no record markers)"
 	}
-	return fmt.Sprintf("the document log %s is damaged at byte %d (%s), and %s, after %d intact records: "+
-		"a crash cannot do this, since only the end of the log is ever being written, so the log was left byte for byte as it was. "+
+	return fmt.Sprintf("the document log %s is damaged at byte %d: %s. %s, and %d precede it. "+
+		"A crash cannot do this, since only the end of the log is ever being written, so the log was left byte for byte as it was. "+
 		"Run `dmar docs repair --state DIR` (DIR: the state folder) to set the damaged file aside and rebuild the log from every intact record, "+
-		"or restore the folder from a backup (docs/durability.md)", e.Log, e.Damage.Offset, e.Damage.Describe(), follow, e.Before)
+		"or restore the folder from a backup (docs/durability.md)", e.Log, e.Damage.Offset, e.Damage.Describe(), upper(follow), e.Before)
 }
+
+func upper(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
 
 // ErrCorrupt matches a *CorruptError with errors.Is.
 var ErrCorrupt = errors.New("the document log is corrupt")

@@ -204,9 +204,12 @@ func WriteRepairReports(w io.Writer, reports []RepairReport, asJSON bool) error 
 			continue
 		}
 		for _, d := range r.Damage {
-			lost := fmt.Sprintf("%d record(s) lost", d.Records)
-			if d.Records < 0 {
-				lost = "the records in it are unknown (framing lost)"
+			lost := fmt.Sprintf("%d records lost", d.Records)
+			switch {
+			case d.Records == 1:
+				lost = "1 record lost"
+			case d.Records < 0:
+				lost = "how many records it held is unknown (framing lost)"
 			}
 			fmt.Fprintf(w, "  damaged: bytes %d-%d (%d bytes): %s; %s\n", d.Offset, d.End, d.End-d.Offset, d.Describe(), lost)
 		}
