@@ -200,7 +200,7 @@ func (c *checker) member(f *frame) (reflect.Type, string, error) {
 	}
 	key := raw
 	if esc {
-		key = unescape(raw)
+		key = Unescape(raw)
 	}
 	f.key = key
 	var t reflect.Type
@@ -267,7 +267,7 @@ func (c *checker) closeKeys(f *frame) error {
 			c.i = end
 			f.key = raw
 			if esc {
-				f.key = unescape(raw)
+				f.key = Unescape(raw)
 			}
 			return c.fail(errs.Invalid, "given more than once")
 		}

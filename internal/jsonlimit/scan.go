@@ -45,7 +45,7 @@ func (c *checker) str() ([]byte, bool, error) {
 					if c.i == len(c.b) {
 						return nil, false, c.syntax("unexpected end of input")
 					}
-					if hexVal(c.b[c.i]) < 0 {
+					if HexDigit(c.b[c.i]) < 0 {
 						return nil, false, c.syntax("bad \\u escape in a string")
 					}
 					c.i++
@@ -113,7 +113,8 @@ func (c *checker) literal(w string) error {
 	return nil
 }
 
-func hexVal(c byte) rune {
+// HexDigit is the value of a hex digit, -1 for another byte.
+func HexDigit(c byte) rune {
 	switch {
 	case '0' <= c && c <= '9':
 		return rune(c - '0')
@@ -127,7 +128,7 @@ func hexVal(c byte) rune {
 
 // hex4 reads the four hex digits of a \u escape (str has checked them).
 func hex4(b []byte) rune {
-	return hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3])
+	return HexDigit(b[0])<<12 | HexDigit(b[1])<<8 | HexDigit(b[2])<<4 | HexDigit(b[3])
 }
 
 // exact reports whether a string's raw content (between the quotes, as
@@ -159,12 +160,18 @@ func exact(raw []byte) bool {
 	return true
 }
 
-// unescape decodes a key's escapes as encoding/json does (a lone surrogate
-// or invalid UTF-8 becomes U+FFFD).
-func unescape(raw []byte) []byte {
+// Unescape decodes the escapes of a JSON string's content (between the
+// quotes, its escapes well formed) as encoding/json does: a lone surrogate
+// or invalid UTF-8 becomes U+FFFD.
+func Unescape(raw []byte) []byte {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); {
 		ch := raw[i]
+		if ch < utf8.RuneSelf && ch != '\\' {
+			out = append(out, ch)
+			i++
+			continue
+		}
 		if ch != '\\' {
 			r, n := utf8.DecodeRune(raw[i:])
 			out = utf8.AppendRune(out, r)

@@ -53,24 +53,24 @@ func (s *Server) canWrite(c *gin.Context) {
 // documentRules: ids kept exactly, at most a batch of documents, metadata
 // nested at most 32 levels.
 func DecodePutDocuments(r io.Reader) (api.PutDocumentsRequest, error) {
-	var req api.PutDocumentsRequest
-	if err := decodeStrictLimit(r, &req, api.MaxDocumentsBodyBytes, documentRules); err != nil {
-		return req, err
-	}
-	if req.Documents == nil {
-		return req, errs.Field("documents", "is required: {\"documents\": [{\"id\", \"title\", \"text\", \"metadata\"?}]}")
-	}
-	return req, nil
+	return decodeDocumentBody(r, func(req api.PutDocumentsRequest) bool { return req.Documents != nil },
+		"documents", `{"documents": [{"id", "title", "text", "metadata"?}]}`)
 }
 
 // DecodeDeleteDocuments reads a POST /v1/documents/delete body as strictly.
 func DecodeDeleteDocuments(r io.Reader) (api.DeleteDocumentsRequest, error) {
-	var req api.DeleteDocumentsRequest
+	return decodeDocumentBody(r, func(req api.DeleteDocumentsRequest) bool { return req.IDs != nil }, "ids", `{"ids": ["ID", ...]}`)
+}
+
+// decodeDocumentBody decodes a document route's body, whose field must be
+// given (has), as shape shows.
+func decodeDocumentBody[T any](r io.Reader, has func(T) bool, field, shape string) (T, error) {
+	var req T
 	if err := decodeStrictLimit(r, &req, api.MaxDocumentsBodyBytes, documentRules); err != nil {
 		return req, err
 	}
-	if req.IDs == nil {
-		return req, errs.Field("ids", "is required: {\"ids\": [\"ID\", ...]}")
+	if !has(req) {
+		return req, errs.Field(field, "is required: %s", shape)
 	}
 	return req, nil
 }
