@@ -83,6 +83,9 @@ func (l Limits) check(i int, d Input) (Input, *Rejection) {
 		if len(m) > l.MaxMetadataBytes {
 			return d, bad("metadata", errs.TooLarge, "%d bytes, the limit is %d", len(m), l.MaxMetadataBytes)
 		}
+		if !utf8.Valid(m) {
+			return d, bad("metadata", errs.Invalid, "is not valid UTF-8")
+		}
 		// The request decoder checked a body's metadata already; a Go
 		// caller's gets the same check here, with the same messages.
 		if err := jsonlimit.Check(m, metadataType, jsonlimit.Rules{Prefix: field("metadata")}); err != nil {

@@ -189,12 +189,17 @@ func TestDocumentIDsKeptExactly(t *testing.T) {
 }
 
 // The smaller defects of issue 34: a number out of range in metadata is
-// named as one, and an id of a tab is not "empty".
+// named as one, and an id of a tab is not "empty". Metadata must be valid
+// UTF-8 (kept exactly, and no record of the log can hold a marker).
 func TestMetadataNumbersAndIDMessages(t *testing.T) {
 	h := documentServer(t)
 	w := do(t, h, "PUT", "/v1/documents", `{"documents": [{"id": "n", "text": "t", "metadata": {"n": 1e999}}]}`)
 	if e := errorOf(t, w); w.Code != 400 || e.Field != "documents[0].metadata.n" || !strings.Contains(e.Message, "1e999 is out of the range") {
 		t.Errorf("1e999: %d %+v", w.Code, e)
+	}
+	w = do(t, h, "PUT", "/v1/documents", "{\"documents\": [{\"id\": \"m\", \"text\": \"t\", \"metadata\": {\"a\": \"\xff\"}}]}")
+	if e := errorOf(t, w); w.Code != 400 || e.Field != "documents[0].metadata" || !strings.Contains(e.Message, "UTF-8") {
+		t.Errorf("metadata of invalid UTF-8: %d %+v", w.Code, e)
 	}
 	w = do(t, h, "PUT", "/v1/documents", `{"documents": [{"id": "\t", "text": "t"}]}`)
 	if e := errorOf(t, w); w.Code != 400 || strings.Contains(e.Message, "empty") {
