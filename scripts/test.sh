@@ -32,8 +32,11 @@ go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
 # The live-document index and store under the race detector: their tests run
 # writers and searchers together (docs/documents.md).
 go test -race -count=1 ./internal/retrieval/memindex/ ./internal/docstore/... 2>&1 | tee -a /tmp/dmar-test.log
-# Fuzz the request decoders and the Wikidata line parser, each for a bounded
-# time (DMAR_FUZZTIME, default 20s); a failing input is saved under the
+# Fuzz every decoder (the request bodies, the bounded JSON check, the
+# Wikidata line parser, bundle lines) and the document log's reader and
+# repair under random damage, each for a bounded time (DMAR_FUZZTIME,
+# default 10s); the targets assert their own resource bounds (FuzzCheck:
+# bytes allocated per input byte). A failing input is saved under the
 # package's testdata/fuzz and fails the run. The last 8 lines are kept, so
 # that a failure says why (a saved input, or a worker the fuzzer took for hung
 # while a loaded machine stalled it).
@@ -45,12 +48,14 @@ go test -race -count=1 ./internal/retrieval/memindex/ ./internal/docstore/... 2>
 # (they are then removed); any other failure, a saved input that fails
 # again, or a second failure fails the run.
 fuzz() { # name pkg
-	go test -run '^$' -fuzz "^$1\$" -fuzztime "${DMAR_FUZZTIME:-20s}" "./$2" >/tmp/dmar-fuzz.log 2>&1
+	go test -run '^$' -fuzz "^$1\$" -fuzztime "${DMAR_FUZZTIME:-10s}" "./$2" >/tmp/dmar-fuzz.log 2>&1
 	local rc=$?
 	tail -n 8 /tmp/dmar-fuzz.log | tee -a /tmp/dmar-test.log
 	return $rc
 }
-for target in internal/server:FuzzDecodeRetrieve internal/server:FuzzDecodeLink loaders/wikidata:FuzzParseLine loaders/wikidata:FuzzParseRef; do
+for target in internal/server:FuzzDecodeRetrieve internal/server:FuzzDecodeLink internal/server:FuzzDecodeAnswer \
+	internal/server:FuzzDecodePutDocuments internal/server:FuzzDecodeDeleteDocuments internal/jsonlimit:FuzzCheck \
+	internal/docstore:FuzzLogCorruption internal/kg/bundle:FuzzParseLines loaders/wikidata:FuzzParseLine loaders/wikidata:FuzzParseRef; do
 	name=${target#*:} pkg=${target%%:*}
 	# A renamed or moved target must fail the run, not fuzz nothing.
 	listed=$(go test -list "^${name}\$" "./${pkg}")

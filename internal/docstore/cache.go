@@ -83,7 +83,7 @@ func OpenCache(dir, encKey, kgKey string) (*Cache, error) {
 	vpath, lpath := cachePaths(dir, encKey, kgKey)
 	var err error
 	// A cache loses nothing that cannot be recomputed, so it is not fsynced.
-	c.vlog, _, err = openLog(vpath, false, func(p []byte) error {
+	c.vlog, _, err = openLog(vpath, logOptions{salvage: true}, func(p []byte) error {
 		var r cacheRecord
 		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&r); err != nil {
 			return nil // an unreadable record is only a cache miss
@@ -98,7 +98,7 @@ func OpenCache(dir, encKey, kgKey string) (*Cache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("vector cache: %w", err)
 	}
-	c.llog, _, err = openLog(lpath, false, func(p []byte) error {
+	c.llog, _, err = openLog(lpath, logOptions{salvage: true}, func(p []byte) error {
 		var r cacheRecord
 		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&r); err != nil {
 			return nil

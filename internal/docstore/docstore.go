@@ -143,7 +143,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	path := filepath.Join(cfg.Dir, LogFile)
 	var recs []record
-	l, torn, err := openLog(path, !cfg.NoSync, func(p []byte) error {
+	l, torn, err := openLog(path, logOptions{sync: !cfg.NoSync}, func(p []byte) error {
 		var r record
 		if err := gob.NewDecoder(bytes.NewReader(p)).Decode(&r); err != nil {
 			return fmt.Errorf("a record that passed its checksum does not decode: %w", err)
@@ -157,6 +157,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	s.log = l
 	if torn > 0 {
 		cfg.Logger.Warn("docstore: discarded the torn tail of the log (a write cut off by a crash, never acknowledged)", "log", path, "bytes", torn)
+	}
+	if l.migrated {
+		cfg.Logger.Info("docstore: rewrote the log in format 2 (record markers and header checksums, for repair)", "log", path, "records", len(recs))
 	}
 	st := newReplayState()
 	for _, r := range recs {
@@ -244,12 +247,34 @@ func (s *Store) prepare(ctx context.Context, docs []retrieval.Document) error {
 // ones (title, text, metadata) are counted unchanged and not rewritten.
 // When it returns nil, the written documents are durable and searchable.
 func (s *Store) Put(ctx context.Context, in []Input) (PutResult, error) {
+	res, valid, err := s.validate(in)
+	if err != nil || len(valid) == 0 {
+		return res, err
+	}
+	if err := ctx.Err(); err != nil {
+		return res, err
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	changed, meta, err := s.changes(ctx, valid, &res)
+	if err != nil || len(changed) == 0 {
+		return res, err
+	}
+	if err := s.write(ctx, changed, meta); err != nil {
+		return PutResult{Rejected: res.Rejected}, err
+	}
+	return res, nil
+}
+
+// validate checks a batch: its size, then each document (Limits.check)
+// and that no id repeats; it returns the rejections and the good documents.
+func (s *Store) validate(in []Input) (PutResult, []Input, error) {
 	var res PutResult
 	if len(in) == 0 {
-		return res, errs.Field("documents", "must hold at least one document")
+		return res, nil, errs.Field("documents", "must hold at least one document")
 	}
 	if len(in) > s.cfg.Limits.MaxBatch {
-		return res, &errs.Error{Code: errs.TooLarge, Field: "documents",
+		return res, nil, &errs.Error{Code: errs.TooLarge, Field: "documents",
 			Message: fmt.Sprintf("documents: %d in one batch, the limit is %d", len(in), s.cfg.Limits.MaxBatch)}
 	}
 	valid := make([]Input, 0, len(in))
@@ -270,29 +295,29 @@ func (s *Store) Put(ctx context.Context, in []Input) (PutResult, error) {
 		seen[d.ID] = i
 		valid = append(valid, d)
 	}
-	if len(valid) == 0 {
-		return res, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return res, err
-	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	return res, valid, nil
+}
+
+// changes compares valid documents with the stored ones, counting each
+// created, updated or unchanged in res, and returns those to write with
+// their metadata. The caller holds wmu.
+func (s *Store) changes(ctx context.Context, valid []Input, res *PutResult) ([]retrieval.Document, []json.RawMessage, error) {
 	ids := make([]string, len(valid))
 	for i, d := range valid {
 		ids[i] = d.ID
 	}
 	old, err := s.cfg.Index.Documents(ctx, ids)
 	if err != nil {
-		return res, fmt.Errorf("read stored documents: %w", err)
+		return nil, nil, fmt.Errorf("read stored documents: %w", err)
 	}
 	oldByID := make(map[string]retrieval.Document, len(old))
 	for _, d := range old {
 		oldByID[d.ID] = d
 	}
 	s.mu.RLock()
+	defer s.mu.RUnlock()
 	var changed []retrieval.Document
-	var changedMeta []json.RawMessage
+	var meta []json.RawMessage
 	for _, d := range valid {
 		o, exists := oldByID[d.ID]
 		switch {
@@ -305,35 +330,38 @@ func (s *Store) Put(ctx context.Context, in []Input) (PutResult, error) {
 			res.Updated++
 		}
 		changed = append(changed, retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text})
-		changedMeta = append(changedMeta, d.Metadata)
+		meta = append(meta, d.Metadata)
 	}
-	s.mu.RUnlock()
-	if len(changed) == 0 {
-		return res, nil
-	}
+	return changed, meta, nil
+}
+
+// write links and embeds the changed documents, logs them as one record,
+// then applies them to the index, the metadata and the graph's links. The
+// caller holds wmu.
+func (s *Store) write(ctx context.Context, changed []retrieval.Document, meta []json.RawMessage) error {
 	// Linking and embedding run before any lock a search waits on.
 	if err := s.prepare(ctx, changed); err != nil {
-		return PutResult{Rejected: res.Rejected}, fmt.Errorf("link and embed documents: %w", err)
+		return fmt.Errorf("link and embed documents: %w", err)
 	}
 	r := record{Put: make([]storedDoc, len(changed))}
 	enc := EncoderKey(s.cfg.Encoder)
 	for i, d := range changed {
-		r.Put[i] = storedDoc{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: changedMeta[i], Entities: d.Entities,
+		r.Put[i] = storedDoc{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: meta[i], Entities: d.Entities,
 			Vector: encodeVector(d.Vector), Encoder: enc, KG: s.cfg.KGKey}
 	}
 	if err := s.append(r); err != nil {
-		return PutResult{Rejected: res.Rejected}, err
+		return err
 	}
 	// Once logged, the write is applied even if the caller has gone: the
 	// index must agree with the log without waiting for a restart.
 	ctx = context.WithoutCancel(ctx)
 	if err := s.cfg.Index.Put(ctx, changed); err != nil {
-		return PutResult{Rejected: res.Rejected}, fmt.Errorf("write documents to the index: %w", err)
+		return fmt.Errorf("write documents to the index: %w", err)
 	}
 	s.mu.Lock()
 	for i, d := range changed {
-		if len(changedMeta[i]) > 0 {
-			s.meta[d.ID] = changedMeta[i]
+		if len(meta[i]) > 0 {
+			s.meta[d.ID] = meta[i]
 		} else {
 			delete(s.meta, d.ID)
 		}
@@ -341,20 +369,27 @@ func (s *Store) Put(ctx context.Context, in []Input) (PutResult, error) {
 	s.mu.Unlock()
 	if s.cfg.Links != nil {
 		if err := s.cfg.Links.ReplaceLinks(ctx, changed); err != nil {
-			return PutResult{Rejected: res.Rejected}, fmt.Errorf("write document links to the graph: %w", err)
+			return fmt.Errorf("write document links to the graph: %w", err)
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // Delete removes documents by ID, all or none: when one is unknown, it
-// deletes nothing and returns a NotFound error naming the unknown ones.
+// deletes nothing and returns a NotFound error naming the unknown ones; an
+// id no document can have (Limits.CheckID) is an error naming ids[i].
 func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	if len(ids) == 0 {
 		return 0, errs.Field("ids", "must hold at least one id")
 	}
 	if len(ids) > s.cfg.Limits.MaxBatch {
 		return 0, &errs.Error{Code: errs.TooLarge, Field: "ids", Message: fmt.Sprintf("ids: %d in one batch, the limit is %d", len(ids), s.cfg.Limits.MaxBatch)}
+	}
+	for i, id := range ids {
+		if code, why := s.cfg.Limits.CheckID(id); why != "" {
+			f := fmt.Sprintf("ids[%d]", i)
+			return 0, &errs.Error{Code: code, Field: f, Message: f + ": " + why + "; nothing was deleted"}
+		}
 	}
 	uniq := make([]string, 0, len(ids))
 	seen := map[string]bool{}
@@ -529,7 +564,7 @@ func (s *Store) compact(st *replayState) error {
 	if err := rewriteLog(path, [][]byte{b.Bytes()}); err != nil {
 		return err
 	}
-	l, _, err := openLog(path, !s.cfg.NoSync, func([]byte) error { return nil })
+	l, _, err := openLog(path, logOptions{sync: !s.cfg.NoSync}, func([]byte) error { return nil })
 	if err != nil {
 		return err
 	}

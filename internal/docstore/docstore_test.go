@@ -1,6 +1,7 @@
 package docstore_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -335,5 +336,78 @@ func TestLogIsLocked(t *testing.T) {
 		Encoder: &docstoretest.Encoder{}, Logger: docstoretest.Quiet()})
 	if !errors.Is(err, docstore.ErrLocked) {
 		t.Fatalf("second open = %v, want ErrLocked", err)
+	}
+}
+
+// TestCorruptLogRefusedThenRepaired is issue 34's case: 40 acknowledged
+// batches, one bit flipped inside the 21st. The store used to open, take
+// the damage for a torn tail and cut the log there, losing the 19 batches
+// after it; now it refuses to open, naming the log, the offset and the
+// intact records that follow, and leaves the file as it was. Repair keeps
+// every intact batch, and only the damaged one is lost.
+func TestCorruptLogRefusedThenRepaired(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	f := open(t, dir, nil)
+	var starts []int64
+	for i := 0; i < 40; i++ {
+		starts = append(starts, f.store.LogBytes())
+		var batch []docstore.Input
+		for j := 0; j < 4; j++ {
+			batch = append(batch, docstore.Input{ID: fmt.Sprintf("d%d-%d", i, j), Text: fmt.Sprintf("batch %d document %d about London", i, j)})
+		}
+		if _, err := f.store.Put(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	end := f.store.LogBytes()
+	f.store.Close()
+	path := filepath.Join(dir, docstore.LogFile)
+	b, err := os.ReadFile(path)
+	if err != nil || int64(len(b)) != end {
+		t.Fatalf("log of %d bytes, want %d: %v", len(b), end, err)
+	}
+	at := (starts[20] + starts[21]) / 2
+	b[at] ^= 0x04
+	os.WriteFile(path, b, 0o644)
+
+	_, err = docstore.Open(ctx, docstore.Config{Dir: dir, Index: memindex.New(memindex.DefaultParams()), Graph: docstoretest.Graph(), KGKey: "kg1",
+		Encoder: &docstoretest.Encoder{}, Replay: true, Logger: docstoretest.Quiet()})
+	if err == nil {
+		t.Fatal("a log damaged before 19 intact records opened")
+	}
+	for _, s := range []string{path, fmt.Sprintf("byte %d", starts[20]), "19 intact records follow", "dmar docs repair"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error lacks %q: %v", s, err)
+		}
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, b) {
+		t.Fatal("the refused log was changed")
+	}
+
+	reps, err := docstore.RepairState(dir, false)
+	if err != nil || len(reps) != 1 {
+		t.Fatalf("repair: %+v, %v", reps, err)
+	}
+	r := reps[0]
+	if !r.Repaired || r.Kept != 39 || r.Before != 20 || r.After != 19 || len(r.Damage) != 1 || r.Damage[0].Records != 1 || r.Damage[0].Offset != starts[20] {
+		t.Errorf("report %+v", r)
+	}
+	var out bytes.Buffer
+	docstore.WriteRepairReports(&out, reps, false)
+	for _, s := range []string{"1 record lost", "kept 39 intact records (20 before the first damage, 19 after it)", r.SetAside} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("report lacks %q:\n%s", s, out.String())
+		}
+	}
+	g := open(t, dir, nil)
+	for _, c := range []struct {
+		id   string
+		want bool
+	}{{"d0-0", true}, {"d19-3", true}, {"d20-0", false}, {"d21-0", true}, {"d39-3", true}} {
+		_, err := g.store.Get(ctx, c.id)
+		if (err == nil) != c.want {
+			t.Errorf("after repair, %s: %v (want found: %v)", c.id, err, c.want)
+		}
 	}
 }

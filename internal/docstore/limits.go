@@ -2,12 +2,16 @@ package docstore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/jsonlimit"
 )
 
 // Limits bound a write; what exceeds them is refused with TooLarge.
@@ -25,21 +29,36 @@ func DefaultLimits() Limits {
 	return Limits{MaxBatch: 256, MaxIDBytes: 256, MaxTitleChars: 1000, MaxTextChars: 100_000, MaxMetadataBytes: 16 << 10}
 }
 
-// check validates document i and returns it normalised (id trimmed,
-// metadata compacted), or why it is rejected.
+// CheckID is the one rule for a document id, in a write, a delete or a
+// path: not empty, at most MaxIDBytes, valid UTF-8, no control character
+// or '/', and no whitespace at either end. An id is kept exactly as sent,
+// never trimmed or repaired, so two different ids never become one. It
+// returns the error's code and the reason, or "" when id is good.
+func (l Limits) CheckID(id string) (errs.Code, string) {
+	switch {
+	case id == "":
+		return errs.Invalid, "must not be empty"
+	case len(id) > l.MaxIDBytes:
+		return errs.TooLarge, fmt.Sprintf("%d bytes, the limit is %d", len(id), l.MaxIDBytes)
+	case !utf8.ValidString(id):
+		return errs.Invalid, "must be valid UTF-8"
+	case strings.ContainsFunc(id, func(r rune) bool { return unicode.IsControl(r) || r == '/' }):
+		return errs.Invalid, "must not hold control characters or '/'"
+	case strings.TrimSpace(id) != id:
+		return errs.Invalid, "must not begin or end with whitespace (ids are kept exactly as sent)"
+	}
+	return "", ""
+}
+
+// check validates document i and returns it normalised (metadata
+// compacted), or why it is rejected.
 func (l Limits) check(i int, d Input) (Input, *Rejection) {
 	field := func(name string) string { return fmt.Sprintf("documents[%d].%s", i, name) }
 	bad := func(name string, code errs.Code, format string, args ...any) *Rejection {
 		return &Rejection{Field: field(name), Code: code, Reason: field(name) + ": " + fmt.Sprintf(format, args...)}
 	}
-	d.ID = strings.TrimSpace(d.ID)
-	switch {
-	case d.ID == "":
-		return d, bad("id", errs.Invalid, "must not be empty")
-	case len(d.ID) > l.MaxIDBytes:
-		return d, bad("id", errs.TooLarge, "%d bytes, the limit is %d", len(d.ID), l.MaxIDBytes)
-	case !utf8.ValidString(d.ID) || strings.ContainsFunc(d.ID, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '/' }):
-		return d, bad("id", errs.Invalid, "must be valid UTF-8 without control characters or '/'")
+	if code, why := l.CheckID(d.ID); why != "" {
+		return d, bad("id", code, "%s", why)
 	}
 	for _, f := range []struct {
 		name, v string
@@ -64,9 +83,14 @@ func (l Limits) check(i int, d Input) (Input, *Rejection) {
 		if len(m) > l.MaxMetadataBytes {
 			return d, bad("metadata", errs.TooLarge, "%d bytes, the limit is %d", len(m), l.MaxMetadataBytes)
 		}
-		var obj map[string]any
-		if len(m) == 0 || m[0] != '{' || json.Unmarshal(m, &obj) != nil {
-			return d, bad("metadata", errs.Invalid, "must be a JSON object")
+		if !utf8.Valid(m) {
+			return d, bad("metadata", errs.Invalid, "is not valid UTF-8")
+		}
+		// The request decoder checked a body's metadata already; a Go
+		// caller's gets the same check here, with the same messages.
+		if err := jsonlimit.Check(m, metadataType, jsonlimit.Rules{Prefix: field("metadata")}); err != nil {
+			e, _ := errs.As(err)
+			return d, &Rejection{Field: cmp.Or(e.Field, field("metadata")), Code: errs.Invalid, Reason: e.Message}
 		}
 		var b bytes.Buffer
 		if err := json.Compact(&b, m); err != nil {
@@ -76,6 +100,8 @@ func (l Limits) check(i int, d Input) (Input, *Rejection) {
 	}
 	return d, nil
 }
+
+var metadataType = reflect.TypeFor[map[string]any]()
 
 func clip(s string, n int) string {
 	if len(s) <= n {

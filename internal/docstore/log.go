@@ -2,151 +2,202 @@ package docstore
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
 )
 
-// A log is an append-only file of records, each framed as
+// A log is an append-only file of records (logformat.go). Append writes one
+// record and, when sync is set, fsyncs before returning, so an acknowledged
+// record survives a crash. A record is the unit of atomicity: replay
+// applies a record wholly or not at all.
 //
-//	length uint32 (little endian) | CRC-32C of the payload uint32 | payload
-//
-// Append writes one record and, when sync is set, fsyncs before returning,
-// so an acknowledged record survives a crash. A record is the unit of
-// atomicity: replay applies a record wholly or, when its frame is short or
-// its checksum wrong (a write cut off by a crash), discards it and
-// everything after it, and truncates the file there so later appends follow
-// the last good record.
+// Only the end of a log is ever being written, so a crash can leave damage
+// only there: a torn tail, a short or failing last stretch with no intact
+// record after it, which was never acknowledged and is cut off on open.
+// Damage followed by an intact record is corruption (a flipped bit, a bad
+// disk block, an edited file): open refuses it with a *CorruptError and
+// leaves the file byte for byte as it was, as etcd's WAL does, rather than
+// drop the acknowledged records after it as RocksDB's point-in-time
+// recovery would; Repair salvages every intact record, offline.
 type log struct {
 	f    *os.File
+	w    file // f, or a test's faulty file
 	path string
 	sync bool
 	size int64
+	// migrated is set when open rewrote a format-1 log in format 2.
+	migrated bool
+	// broken is set when a failed append could not be undone or an fsync
+	// failed: after a failed fsync the kernel may have dropped the pages
+	// and marked them clean, so what is on disk is unknown and a retry
+	// cannot tell; every later append fails until the log is reopened.
+	broken error
 }
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// file is what appends use of the log's file.
+type file interface {
+	Write([]byte) (int, error)
+	Truncate(int64) error
+	Seek(int64, int) (int64, error)
+	Sync() error
+}
+
+// wrapFile makes the file appends write through (tests inject faults).
+var wrapFile = func(f *os.File) file { return f }
 
 // ErrLocked is Open's error when another process holds the store's log.
 var ErrLocked = errors.New("the document log is held by another process (another dmar serve on the same --state folder)")
 
-// maxRecord bounds one record, so that a corrupted length cannot make
-// replay allocate gigabytes.
-const maxRecord = 1 << 30
+type logOptions struct {
+	sync bool // fsync appends, and lock the file against a second process
+	// salvage keeps the intact records before damage that is followed by
+	// intact ones, and drops the rest, instead of refusing: for a cache,
+	// whose records can all be computed again.
+	salvage bool
+}
 
-const frameHeader = 8
-
-// openLog opens (creating) the log at path and calls each with every good
-// record in order. It returns how many bytes of torn tail were discarded.
-func openLog(path string, sync bool, each func([]byte) error) (*log, int64, error) {
+// openLog opens (creating) the log at path and calls each with every
+// record of its intact prefix, in order. It returns how many bytes of torn
+// tail were cut off. A log damaged before its end is refused with a
+// *CorruptError (unless o.salvage) and left as it was; a log in format 1 is
+// rewritten in format 2.
+func openLog(path string, o logOptions, each func([]byte) error) (*log, int64, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, 0, err
 	}
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLocked(path, o.sync)
 	if err != nil {
 		return nil, 0, err
 	}
-	if sync {
-		// One process writes a log: a second dmar serve on the same state
-		// folder must not interleave records with the first.
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			f.Close()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, 0, fmt.Errorf("%s: %w", path, ErrLocked)
-			}
-			return nil, 0, fmt.Errorf("lock %s: %w", path, err)
-		}
-	}
-	if errors.Is(statErr, os.ErrNotExist) && sync {
-		// A new file's name must be durable too.
-		if err := syncDir(filepath.Dir(path)); err != nil {
-			f.Close()
-			return nil, 0, err
-		}
-	}
-	good, err := replay(f, each)
+	l, torn, err := openFile(path, f, o, each)
 	if err != nil {
 		f.Close()
+		return nil, 0, err
+	}
+	return l, torn, nil
+}
+
+func openFile(path string, f *os.File, o logOptions, each func([]byte) error) (*log, int64, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := scanLog(f, st.Size(), func(p []byte, _ int64, after bool) error {
+		if after {
+			return nil
+		}
+		return each(p)
+	})
+	if err != nil {
 		return nil, 0, fmt.Errorf("replay %s: %w", path, err)
 	}
-	end, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		f.Close()
-		return nil, 0, err
+	if res.corrupt() && !o.salvage {
+		return nil, 0, &CorruptError{Log: path, Damage: res.damage[0], Before: len(res.prefix), After: res.after, AfterAt: res.afterAt, Unknown: res.unknown}
 	}
-	torn := end - good
-	if torn > 0 {
-		if err := f.Truncate(good); err != nil {
-			f.Close()
+	torn := res.size - res.good
+	l := &log{f: f, path: path, sync: o.sync, size: res.good}
+	switch {
+	case res.version == 1:
+		// Rewritten in format 2 (the intact prefix), then reopened: the
+		// new file is another inode, so it is locked anew.
+		if err := writeLog(path, len(res.prefix), func(i int) ([]byte, error) {
+			p := make([]byte, res.prefix[i].n)
+			_, err := f.ReadAt(p, res.prefix[i].at)
+			return p, err
+		}); err != nil {
+			return nil, 0, fmt.Errorf("rewrite %s in format 2: %w", path, err)
+		}
+		nf, err := openLocked(path, o.sync)
+		if err != nil {
 			return nil, 0, err
 		}
-		if sync {
+		f.Close()
+		st, err := nf.Stat()
+		if err != nil {
+			nf.Close()
+			return nil, 0, err
+		}
+		l.f, l.size, l.migrated = nf, st.Size(), true
+	case res.good < int64(len(fileHeader)):
+		// New, or its header was cut off by a crash: no record yet.
+		if err := f.Truncate(0); err != nil {
+			return nil, 0, err
+		}
+		if _, err := f.WriteAt([]byte(fileHeader), 0); err != nil {
+			return nil, 0, err
+		}
+		l.size, torn = int64(len(fileHeader)), res.size
+		if o.sync {
 			if err := f.Sync(); err != nil {
-				f.Close()
+				return nil, 0, err
+			}
+			// A new file's name must be durable too.
+			if err := syncDir(filepath.Dir(path)); err != nil {
+				return nil, 0, err
+			}
+		}
+	case torn > 0:
+		if err := f.Truncate(res.good); err != nil {
+			return nil, 0, err
+		}
+		if o.sync {
+			if err := f.Sync(); err != nil {
 				return nil, 0, err
 			}
 		}
 	}
-	if _, err := f.Seek(good, io.SeekStart); err != nil {
-		f.Close()
+	if _, err := l.f.Seek(l.size, io.SeekStart); err != nil {
 		return nil, 0, err
 	}
-	return &log{f: f, path: path, sync: sync, size: good}, torn, nil
+	l.w = wrapFile(l.f)
+	return l, torn, nil
 }
 
-// replay reads records from the start of f and returns the offset after
-// the last good one; each's error stops it.
-func replay(f *os.File, each func([]byte) error) (int64, error) {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return 0, err
+// openLocked opens (creating) path; with lock, one process holds it: a
+// second dmar serve on the same state folder must not interleave records
+// with the first.
+func openLocked(path string, lock bool) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
 	}
-	r := bufio.NewReaderSize(f, 1<<20)
-	var good int64
-	var head [frameHeader]byte
-	for {
-		if _, err := io.ReadFull(r, head[:]); err != nil {
-			return good, nil // clean end or a short header: torn
+	if lock {
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, fmt.Errorf("%s: %w", path, ErrLocked)
+			}
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		n := binary.LittleEndian.Uint32(head[:4])
-		if n > maxRecord {
-			return good, nil
-		}
-		payload := make([]byte, n)
-		if _, err := io.ReadFull(r, payload); err != nil {
-			return good, nil
-		}
-		if crc32.Checksum(payload, crcTable) != binary.LittleEndian.Uint32(head[4:]) {
-			return good, nil
-		}
-		if err := each(payload); err != nil {
-			return good, err
-		}
-		good += frameHeader + int64(n)
 	}
+	return f, nil
 }
 
 // Append writes one record (fsynced when the log syncs).
 func (l *log) Append(payload []byte) error {
+	if l.broken != nil {
+		return fmt.Errorf("append to %s: the log takes no more writes until it is reopened (restart the server): %w", l.path, l.broken)
+	}
 	if len(payload) > maxRecord {
 		return fmt.Errorf("record of %d bytes is over the log's limit of %d", len(payload), maxRecord)
 	}
-	buf := make([]byte, frameHeader+len(payload))
-	binary.LittleEndian.PutUint32(buf[:4], uint32(len(payload)))
-	binary.LittleEndian.PutUint32(buf[4:8], crc32.Checksum(payload, crcTable))
-	copy(buf[frameHeader:], payload)
-	if _, err := l.f.Write(buf); err != nil {
+	buf := appendFrame(make([]byte, 0, frameHeader2+len(payload)), payload)
+	if _, err := l.w.Write(buf); err != nil {
 		// Cut what was partly written, so the next record follows a good one.
-		_ = l.f.Truncate(l.size)
-		_, _ = l.f.Seek(l.size, io.SeekStart)
+		if terr := l.w.Truncate(l.size); terr != nil {
+			l.broken = terr
+		} else if _, serr := l.w.Seek(l.size, io.SeekStart); serr != nil {
+			l.broken = serr
+		}
 		return fmt.Errorf("append to %s: %w", l.path, err)
 	}
 	if l.sync {
-		if err := l.f.Sync(); err != nil {
+		if err := l.w.Sync(); err != nil {
+			l.broken = err
 			return fmt.Errorf("fsync %s: %w", l.path, err)
 		}
 	}
@@ -159,37 +210,58 @@ func (l *log) Size() int64 { return l.size }
 
 func (l *log) Close() error { return l.f.Close() }
 
-// rewriteLog atomically replaces the log at path with one holding records:
-// written to a temporary file, fsynced, renamed over, directory fsynced.
+// rewriteLog atomically replaces the log at path with one holding records.
 func rewriteLog(path string, records [][]byte) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	return writeLog(path, len(records), func(i int) ([]byte, error) { return records[i], nil })
+}
+
+// writeLog atomically replaces the file at path with a format-2 log of n
+// records: written to a temporary file, fsynced, renamed over, directory
+// fsynced. A crash leaves either the old file or the new one.
+func writeLog(path string, n int, record func(i int) ([]byte, error)) error {
+	tmp, err := writeTemp(path, n, record)
 	if err != nil {
 		return err
 	}
-	w := bufio.NewWriter(f)
-	for _, p := range records {
-		var head [frameHeader]byte
-		binary.LittleEndian.PutUint32(head[:4], uint32(len(p)))
-		binary.LittleEndian.PutUint32(head[4:], crc32.Checksum(p, crcTable))
-		w.Write(head[:])
-		w.Write(p)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
 	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return err
 	}
 	return syncDir(filepath.Dir(path))
+}
+
+// writeTemp writes a format-2 log of n records beside path, fsynced, and
+// returns its name.
+func writeTemp(path string, n int, record func(i int) ([]byte, error)) (string, error) {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return "", err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	_, err = w.WriteString(fileHeader)
+	var frame []byte
+	for i := 0; i < n && err == nil; i++ {
+		var p []byte
+		if p, err = record(i); err == nil {
+			frame = appendFrame(frame[:0], p)
+			_, err = w.Write(frame)
+		}
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	return tmp, nil
 }
 
 func syncDir(dir string) error {

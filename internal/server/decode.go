@@ -12,7 +12,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/jsonlimit"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 )
 
@@ -65,15 +67,40 @@ func visible(r rune) bool {
 	return !unicode.IsSpace(r) && !unicode.IsControl(r) && !unicode.Is(unicode.Cf, r)
 }
 
-func decodeStrict(r io.Reader, v any) error { return decodeStrictLimit(r, v, api.MaxBodyBytes) }
+// Decoding is bounded: a body is read up to its route's limit, then checked
+// in one streaming pass (jsonlimit) that stops at the first problem, be it
+// an unknown or repeated key, a null, a wrong type, a number out of range,
+// nesting past optionRules' or documentRules' depth, or more documents or
+// ids than a batch takes; only a body that passes is decoded. A request
+// therefore costs time and memory linear in its body, whatever its shape
+// (docs/durability.md gives the bound and TestDecodeMemoryIsLinear
+// measures it).
+var (
+	optionRules = jsonlimit.Rules{MaxDepth: jsonlimit.DefaultMaxDepth, MaxFreeDepth: jsonlimit.DefaultMaxFreeDepth}
+	maxBatch    = docstore.DefaultLimits().MaxBatch
+	// documentRules bounds a batch and its metadata as the store does, and
+	// keeps ids exactly: encoding/json would replace invalid UTF-8 and lone
+	// surrogate escapes with U+FFFD, turning two different ids into one.
+	documentRules = jsonlimit.Rules{MaxDepth: jsonlimit.DefaultMaxDepth, MaxFreeDepth: jsonlimit.DefaultMaxFreeDepth,
+		MaxFreeBytes: docstore.DefaultLimits().MaxMetadataBytes,
+		MaxItems:     map[string]int{"documents": maxBatch, "ids": maxBatch},
+		Exact:        map[string]bool{"documents[].id": true, "ids[]": true}}
+)
 
-// decodeStrictLimit is decodeStrict for bodies of up to limit bytes.
-func decodeStrictLimit(r io.Reader, v any, limit int) error {
+func decodeStrict(r io.Reader, v any) error {
+	return decodeStrictLimit(r, v, api.MaxBodyBytes, optionRules)
+}
+
+// decodeStrictLimit is decodeStrict for bodies of up to limit bytes, under rules.
+func decodeStrictLimit(r io.Reader, v any, limit int, rules jsonlimit.Rules) error {
 	body, err := readBody(r, limit)
 	if err != nil {
 		return err
 	}
-	return decodeBody(body, v)
+	if err := jsonlimit.Check(body, reflect.TypeOf(v).Elem(), rules); err != nil {
+		return err
+	}
+	return decodeChecked(body, v)
 }
 
 // decodeWithMethod is decodeStrict for a body that carries the options: a
@@ -84,7 +111,9 @@ func decodeWithMethod(r io.Reader, v any, opts *pipeline.Options) error {
 	if err != nil {
 		return err
 	}
-	// A method of the wrong type or case is left to decodeBody, which names it.
+	if err := jsonlimit.Check(body, reflect.TypeOf(v).Elem(), optionRules); err != nil {
+		return err
+	}
 	var m struct {
 		Method *string `json:"method"`
 	}
@@ -95,7 +124,7 @@ func decodeWithMethod(r io.Reader, v any, opts *pipeline.Options) error {
 		}
 		*opts = o
 	}
-	return decodeBody(body, v)
+	return decodeChecked(body, v)
 }
 
 // readBody reads a request body of at most limit bytes that is not empty.
@@ -113,22 +142,11 @@ func readBody(r io.Reader, limit int) ([]byte, error) {
 	return body, nil
 }
 
-// decodeBody decodes body into v strictly.
-func decodeBody(body []byte, v any) error {
-	// encoding/json matches keys case-insensitively, lets a later duplicate
-	// win and reads null as "leave it": checkShape refuses all three first.
-	// A syntax error it meets is left to Decode, which words it.
-	if err := checkShape(body, reflect.TypeOf(v).Elem()); err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+// decodeChecked decodes a body jsonlimit.Check passed into v (whose keys
+// are therefore v's JSON names in exact case): no error is expected.
+func decodeChecked(body []byte, v any) error {
+	if err := json.Unmarshal(body, v); err != nil {
 		return jsonError(err)
-	}
-	// Not dec.More(): it reports false for a stray '}' or ']' after the object.
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
-		return errs.E(errs.Invalid, "request body has data after the JSON object")
 	}
 	return nil
 }
@@ -154,132 +172,4 @@ func jsonError(err error) error {
 		return errs.E(errs.Invalid, "malformed JSON: unexpected end of input")
 	}
 	return errs.E(errs.Invalid, "malformed JSON: %v", err)
-}
-
-// shapeError is a refusal by checkShape; any other error it meets is a
-// syntax error, worded by the decoder instead.
-type shapeError struct{ err *errs.Error }
-
-func (e shapeError) Error() string { return e.err.Error() }
-
-// checkShape walks the body's first JSON value against t: the body must be
-// an object; at every level a key must be one of the struct's JSON names in
-// exact case and appear once; no value, nor an array's element, may be null.
-func checkShape(body []byte, t reflect.Type) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	tok, err := dec.Token()
-	if err != nil {
-		return nil
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errs.E(errs.Invalid, "request body must be a JSON object")
-	}
-	err = walkObject(dec, t, "")
-	var se shapeError
-	if errors.As(err, &se) {
-		return se.err
-	}
-	return nil
-}
-
-// walkObject reads an object's members after its '{'. t is the struct it
-// decodes to, or nil where any key goes (a map, or a type without fields).
-func walkObject(dec *json.Decoder, t reflect.Type, path string) error {
-	fields := jsonFields(t)
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key, _ := tok.(string)
-		name := clip(key, maxEcho)
-		if path != "" {
-			name = path + "." + name
-		}
-		var ft reflect.Type
-		if fields != nil {
-			var ok bool
-			if ft, ok = fields[key]; !ok {
-				return shapeError{errs.Field(name, "unknown option (keys are matched in exact case)")}
-			}
-		} else if t != nil && t.Kind() == reflect.Map {
-			ft = t.Elem()
-		}
-		if seen[key] {
-			return shapeError{errs.Field(name, "given more than once")}
-		}
-		seen[key] = true
-		if err := walkValue(dec, ft, name, name); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token() // '}'
-	return err
-}
-
-// walkValue reads one value named by field (where is the same with an index).
-func walkValue(dec *json.Decoder, t reflect.Type, field, where string) error {
-	for t != nil && t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch tok := tok.(type) {
-	case nil:
-		e := errs.Field(field, "must not be null (leave the key out to keep the default)")
-		if where != field {
-			e.Message = where + ": must not be null"
-		}
-		return shapeError{e}
-	case json.Delim:
-		switch tok {
-		case '{':
-			return walkObject(dec, t, field)
-		case '[':
-			var et reflect.Type
-			if t != nil && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array) {
-				et = t.Elem()
-			}
-			for i := 0; dec.More(); i++ {
-				if err := walkValue(dec, et, field, fmt.Sprintf("%s[%d]", where, i)); err != nil {
-					return err
-				}
-			}
-			_, err := dec.Token() // ']'
-			return err
-		}
-	}
-	return nil
-}
-
-// jsonFields maps a struct's JSON names, embedded structs' included, to their
-// types; nil for a type that is not a struct.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	if t == nil || t.Kind() != reflect.Struct {
-		return nil
-	}
-	out := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if f.Anonymous && tag == "" {
-			for k, v := range jsonFields(f.Type) {
-				out[k] = v
-			}
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if !f.IsExported() || name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
 }

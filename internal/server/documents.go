@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -48,14 +49,36 @@ func (s *Server) canWrite(c *gin.Context) {
 	c.Next()
 }
 
-func (s *Server) putDocuments(c *gin.Context) {
-	var req api.PutDocumentsRequest
-	if err := decodeStrictLimit(c.Request.Body, &req, api.MaxDocumentsBodyBytes); err != nil {
-		s.fail(c, err)
-		return
+// DecodePutDocuments reads a PUT /v1/documents body strictly, under
+// documentRules: ids kept exactly, at most a batch of documents, metadata
+// nested at most 32 levels.
+func DecodePutDocuments(r io.Reader) (api.PutDocumentsRequest, error) {
+	return decodeDocumentBody(r, func(req api.PutDocumentsRequest) bool { return req.Documents != nil },
+		"documents", `{"documents": [{"id", "title", "text", "metadata"?}]}`)
+}
+
+// DecodeDeleteDocuments reads a POST /v1/documents/delete body as strictly.
+func DecodeDeleteDocuments(r io.Reader) (api.DeleteDocumentsRequest, error) {
+	return decodeDocumentBody(r, func(req api.DeleteDocumentsRequest) bool { return req.IDs != nil }, "ids", `{"ids": ["ID", ...]}`)
+}
+
+// decodeDocumentBody decodes a document route's body, whose field must be
+// given (has), as shape shows.
+func decodeDocumentBody[T any](r io.Reader, has func(T) bool, field, shape string) (T, error) {
+	var req T
+	if err := decodeStrictLimit(r, &req, api.MaxDocumentsBodyBytes, documentRules); err != nil {
+		return req, err
 	}
-	if req.Documents == nil {
-		s.fail(c, errs.Field("documents", "is required: {\"documents\": [{\"id\", \"title\", \"text\", \"metadata\"?}]}"))
+	if !has(req) {
+		return req, errs.Field(field, "is required: %s", shape)
+	}
+	return req, nil
+}
+
+func (s *Server) putDocuments(c *gin.Context) {
+	req, err := DecodePutDocuments(c.Request.Body)
+	if err != nil {
+		s.fail(c, err)
 		return
 	}
 	in := make([]docstore.Input, len(req.Documents))
@@ -85,19 +108,31 @@ func (s *Server) putDocuments(c *gin.Context) {
 }
 
 func (s *Server) deleteDocuments(c *gin.Context) {
-	var req api.DeleteDocumentsRequest
-	if err := decodeStrictLimit(c.Request.Body, &req, api.MaxDocumentsBodyBytes); err != nil {
+	req, err := DecodeDeleteDocuments(c.Request.Body)
+	if err != nil {
 		s.fail(c, err)
-		return
-	}
-	if req.IDs == nil {
-		s.fail(c, errs.Field("ids", "is required: {\"ids\": [\"ID\", ...]}"))
 		return
 	}
 	s.delete(c, req.IDs)
 }
 
-func (s *Server) deleteDocument(c *gin.Context) { s.delete(c, []string{c.Param("id")}) }
+func (s *Server) deleteDocument(c *gin.Context) {
+	id := c.Param("id")
+	if err := checkPathID(id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	s.delete(c, []string{id})
+}
+
+// checkPathID applies the store's id rule to an id in a path, naming it
+// "id" (docstore.Limits.CheckID; a path's id is kept exactly too).
+func checkPathID(id string) error {
+	if code, why := docstore.DefaultLimits().CheckID(id); why != "" {
+		return &errs.Error{Code: code, Field: "id", Message: "id: " + why}
+	}
+	return nil
+}
 
 func (s *Server) delete(c *gin.Context, ids []string) {
 	n, err := s.cfg.Documents.Delete(c.Request.Context(), ids)
@@ -113,7 +148,12 @@ func (s *Server) getDocument(c *gin.Context) {
 		s.fail(c, &errs.Error{Code: errs.Unavailable, Message: "this server has no document store"})
 		return
 	}
-	d, err := s.cfg.Documents.Get(c.Request.Context(), c.Param("id"))
+	id := c.Param("id")
+	if err := checkPathID(id); err != nil {
+		s.fail(c, err)
+		return
+	}
+	d, err := s.cfg.Documents.Get(c.Request.Context(), id)
 	if err != nil {
 		s.fail(c, err)
 		return

@@ -145,8 +145,8 @@ func TestDocumentsBadInput(t *testing.T) {
 	}{
 		{"no documents key", `{}`, 400, "documents"},
 		{"empty batch", `{"documents": []}`, 400, "documents"},
-		{"unknown key", `{"documents": [{"id": "a", "text": "t", "body": "x"}]}`, 400, "documents.body"},
-		{"wrong type", `{"documents": [{"id": 7, "text": "t"}]}`, 400, "documents.id"},
+		{"unknown key", `{"documents": [{"id": "a", "text": "t", "body": "x"}]}`, 400, "documents[0].body"},
+		{"wrong type", `{"documents": [{"id": "a", "text": "t"}, {"id": 7, "text": "t"}]}`, 400, "documents[1].id"},
 		{"empty id", `{"documents": [{"id": " ", "text": "t"}]}`, 400, "documents[0].id"},
 		{"nothing to index", `{"documents": [{"id": "a"}]}`, 400, "documents[0].text"},
 		{"metadata not an object", `{"documents": [{"id": "a", "text": "t", "metadata": [1]}]}`, 400, "documents[0].metadata"},

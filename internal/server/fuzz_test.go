@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/server"
@@ -31,7 +32,7 @@ var retrieveSeeds = []string{
 // client can act on, never internal); every accepted body is a JSON object
 // within the size limit whose request survives a round trip.
 func FuzzDecodeRetrieve(f *testing.F) {
-	for _, s := range retrieveSeeds {
+	for _, s := range append(retrieveSeeds, issue34Seeds...) {
 		f.Add([]byte(s))
 	}
 	defaults := pipeline.Defaults()
@@ -93,5 +94,99 @@ func FuzzDecodeLink(f *testing.F) {
 		if trimmed := strings.TrimSpace(req.Text); trimmed == "" || utf8.RuneCountInString(trimmed) > pipeline.MaxQueryChars {
 			t.Fatalf("accepted text %q (%d runes)", req.Text, utf8.RuneCountInString(req.Text))
 		}
+	})
+}
+
+// Issue 34's bodies: nesting that used to cost memory quadratic in its
+// depth, ids that were rewritten into one another, numbers out of range.
+var issue34Seeds = []string{
+	`{"query": "x", "k": ` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}`,
+	`{"query": "x", "filter": {"ids": ` + strings.Repeat("[", 3000) + `}}`,
+	`{"documents": [{"id": "a", "title": "t", "text": "x", "metadata": {"a": ` + strings.Repeat("[", 3000) + strings.Repeat("]", 3000) + `}}]}`,
+	`{"documents": [{"id": "a", "text": "x", "metadata": ` + strings.Repeat(`{"a":`, 3000) + `1` + strings.Repeat("}", 3000) + `}]}`,
+	`{"documents": [{"id": " sp", "text": "x"}, {"id": "sp ", "text": "x"}]}`,
+	`{"documents": [{"id": "col\ud800", "text": "x"}, {"id": "col\ufffd", "text": "x"}]}`,
+	"{\"documents\": [{\"id\": \"bad\xff\", \"text\": \"x\"}, {\"id\": \"bad\xfe\", \"text\": \"x\"}]}",
+	`{"documents": [{"id": 7, "text": "x"}]}`, `{"documents": [{"id": "\t", "text": "x"}]}`,
+	`{"documents": [{"id": "n", "text": "x", "metadata": {"n": 1e999}}]}`,
+	`{"ids": ["col\ud800", "bad` + "\xff" + `", " sp"]}`, `{"ids": [` + strings.Repeat(`"x",`, 300) + `"x"]}`,
+}
+
+// checkRejection fails unless err is a client error with a message.
+func checkRejection(t *testing.T, err error) {
+	t.Helper()
+	e, ok := errs.As(err)
+	if !ok || (e.Code != errs.Invalid && e.Code != errs.TooLarge) || e.Message == "" {
+		t.Fatalf("rejection %v (code %s) is not a client error", err, errs.CodeOf(err))
+	}
+}
+
+// checkExactIDs fails when an accepted id holds U+FFFD that the body did
+// not send: an id is kept exactly or refused, never repaired.
+func checkExactIDs(t *testing.T, body []byte, ids []string) {
+	t.Helper()
+	sent := bytes.Contains(body, []byte("\uFFFD")) || bytes.Contains(bytes.ToLower(body), []byte(`\ufffd`))
+	for _, id := range ids {
+		if !utf8.ValidString(id) || strings.ContainsRune(id, utf8.RuneError) && !sent {
+			t.Fatalf("id %q was repaired, not kept", id)
+		}
+	}
+}
+
+func FuzzDecodeAnswer(f *testing.F) {
+	for _, s := range append(append([]string{`{"query": "Who directed Inception?", "stream": false}`}, retrieveSeeds...), issue34Seeds...) {
+		f.Add([]byte(s))
+	}
+	defaults := pipeline.Defaults()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if _, err := server.DecodeAnswer(bytes.NewReader(body), defaults); err != nil {
+			checkRejection(t, err)
+			return
+		}
+		if len(body) > api.MaxBodyBytes || !json.Valid(bytes.TrimSpace(body)) {
+			t.Fatalf("accepted a body that is too large or not JSON: %q", body)
+		}
+	})
+}
+
+func FuzzDecodePutDocuments(f *testing.F) {
+	for _, s := range append([]string{`{"documents": [{"id": "d1", "title": "Inception", "text": "A film.", "metadata": {"year": 2010, "tags": ["a"]}}]}`,
+		`{"documents": []}`, `{}`, `{"documents": [{"id": "a", "body": "x"}]}`}, issue34Seeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := server.DecodePutDocuments(bytes.NewReader(body))
+		if err != nil {
+			checkRejection(t, err)
+			return
+		}
+		if !json.Valid(bytes.TrimSpace(body)) || len(req.Documents) > docstore.DefaultLimits().MaxBatch {
+			t.Fatalf("accepted %q (%d documents)", body, len(req.Documents))
+		}
+		var ids []string
+		for _, d := range req.Documents {
+			ids = append(ids, d.ID)
+			if len(d.Metadata) > docstore.DefaultLimits().MaxMetadataBytes || len(d.Metadata) > 0 && !json.Valid(d.Metadata) {
+				t.Fatalf("accepted metadata %q", d.Metadata)
+			}
+		}
+		checkExactIDs(t, body, ids)
+	})
+}
+
+func FuzzDecodeDeleteDocuments(f *testing.F) {
+	for _, s := range append([]string{`{"ids": ["a", "b"]}`, `{"ids": []}`, `{"ids": null}`, `{"IDS": ["a"]}`}, issue34Seeds...) {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := server.DecodeDeleteDocuments(bytes.NewReader(body))
+		if err != nil {
+			checkRejection(t, err)
+			return
+		}
+		if len(req.IDs) > docstore.DefaultLimits().MaxBatch {
+			t.Fatalf("accepted %d ids", len(req.IDs))
+		}
+		checkExactIDs(t, body, req.IDs)
 	})
 }

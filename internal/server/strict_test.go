@@ -28,7 +28,7 @@ func TestStrictDecoding(t *testing.T) {
 		{"null option", "/v1/retrieve", `{"query": "Inception", "k": null}`, "k", "null"},
 		{"null query", "/v1/retrieve", `{"query": null}`, "query", "null"},
 		{"null filter", "/v1/retrieve", `{"query": "Inception", "filter": null}`, "filter", "null"},
-		{"null in an array", "/v1/retrieve", `{"query": "Inception", "filter": {"any_entities": [null]}}`, "filter.any_entities", "null"},
+		{"null in an array", "/v1/retrieve", `{"query": "Inception", "filter": {"any_entities": ["Q1", null]}}`, "filter.any_entities[1]", "null"},
 		{"null text", "/v1/link", `{"text": null}`, "text", "null"},
 		{"null body", "/v1/retrieve", `null`, "", "JSON object"},
 		{"array body", "/v1/link", `["Inception"]`, "", "JSON object"},

@@ -21,7 +21,7 @@ type Flags struct {
 	JSON     bool // print the final statistics as one JSON object
 
 	lang, props, seeds, relations, decompress string
-	itemsOnly, quiet                          bool
+	itemsOnly, quiet, allowTruncated          bool
 	hops, workers                             int
 }
 
@@ -37,6 +37,7 @@ func (f *Flags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.workers, "workers", 0, "parsing goroutines (0: all cores)")
 	fs.StringVar(&f.relations, "relations", "", "PID<TAB>label file for relation labels (default: the shared wikidata-properties file when present; \"none\" for none)")
 	fs.StringVar(&f.decompress, "decompress", "auto", "gzip/bzip2 reader: go, external (pigz/gzip, lbzip2/bzip2 from PATH in their own process) or auto (external when found)")
+	fs.BoolVar(&f.allowTruncated, "allow-truncated", false, "load what a cut-off dump holds before the cut (a compressed stream that ends early, no closing ']', a last line cut inside an entity) instead of failing; the statistics name the last complete entity")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress lines")
 	fs.BoolVar(&f.JSON, "json", false, "print the final statistics as one JSON object")
 }
@@ -61,12 +62,13 @@ func (f *Flags) Options(log io.Writer) (Options, error) {
 		return Options{}, errs.E(errs.Invalid, "load wikidata: --dump and --to are required")
 	}
 	o := Options{
-		Filter:     Filter{Languages: loaders.SplitList(f.lang)},
-		ItemsOnly:  f.itemsOnly,
-		Seeds:      loaders.SplitList(f.seeds),
-		Workers:    f.workers,
-		Decompress: f.decompress,
-		Log:        log,
+		Filter:         Filter{Languages: loaders.SplitList(f.lang)},
+		ItemsOnly:      f.itemsOnly,
+		Seeds:          loaders.SplitList(f.seeds),
+		Workers:        f.workers,
+		Decompress:     f.decompress,
+		Log:            log,
+		AllowTruncated: f.allowTruncated,
 	}
 	if len(o.Seeds) > 0 {
 		o.Hops = f.hops

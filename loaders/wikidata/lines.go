@@ -29,6 +29,9 @@ type result struct {
 	framing bool // "[", "]" or blank: not an entity, not counted
 	ent     Entity
 	err     error
+	// opens and closes mark the results of a line that opens or closes the
+	// dump's array; cut marks a last line cut off inside an entity.
+	opens, closes, cut bool
 }
 
 // lineReader splits the decompressed dump into lines with their offsets,

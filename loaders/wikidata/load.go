@@ -70,6 +70,10 @@ type Options struct {
 	ProgressEvery time.Duration
 	// Log receives one line per bad line (nil: none).
 	Log io.Writer
+	// AllowTruncated loads what a cut-off dump holds before the cut (its
+	// Stats say where); without it a cut-off dump fails the load, so that
+	// a sink that keeps its earlier output keeps it.
+	AllowTruncated bool
 }
 
 // Stats is what a load did. Counts covers entity lines (the framing lines
@@ -217,7 +221,30 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 		return nil
 	})
 	st.Passes = pass
+	if err == nil {
+		err = st.cutOff(path, o)
+	}
 	return st, err
+}
+
+// TruncatedError is Load's error for a cut-off dump without
+// Options.AllowTruncated: nothing was written.
+type TruncatedError struct {
+	Path  string
+	Stats Stats
+}
+
+func (e *TruncatedError) Error() string {
+	return fmt.Sprintf("the dump %s is cut off: %s; nothing was written (an earlier output is kept). "+
+		"Pass --allow-truncated to load what comes before the cut", e.Path, e.Stats.TruncatedBy)
+}
+
+// cutOff is the error for a cut-off dump at path unless o allows one.
+func (st *Stats) cutOff(path string, o Options) error {
+	if !st.Truncated || o.AllowTruncated {
+		return nil
+	}
+	return &TruncatedError{Path: path, Stats: *st}
 }
 
 // expand runs the Hops neighbourhood passes and returns the entities within
@@ -246,6 +273,11 @@ func expand(ctx context.Context, path string, o Options, st *Stats) (map[string]
 			}
 			return nil
 		}, func() error { return nil })
+		if err == nil && scratch.Truncated {
+			// Fail before the passes to come.
+			st.Truncated, st.TruncatedBy, st.LastEntity, st.LastEntityAt = true, scratch.TruncatedBy, scratch.LastEntity, scratch.LastEntityAt
+			err = st.cutOff(path, o)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -260,7 +292,8 @@ func expand(ctx context.Context, path string, o Options, st *Stats) (map[string]
 
 // scan reads the dump once, parses lines on o.Workers goroutines and calls
 // each for every good entity line and flush after every batch, both in dump
-// order on the calling goroutine. Bad lines are counted in st.
+// order on the calling goroutine. Bad lines are counted in st, and a dump
+// that is cut off (Stats.Truncated) says so in st.
 func scan(ctx context.Context, path string, o Options, pass string, st *Stats, each func(*result) error, flush func() error) error {
 	in, err := openDump(path, o.Decompress)
 	if err != nil {
@@ -278,48 +311,13 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	const batchBytes = 1 << 20
-	const batchLines = 512
 	tokens := make(chan struct{}, 2*workers+2) // bounds the batches in flight
 	jobs := make(chan *batch, workers)
 	done := make(chan *batch, 2*workers+2)
-	pool := sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)} }}
+	pool := &sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)} }}
 	lr := newLineReader(in.r, maxLine)
-
 	var readErr error
-	go func() { // reader
-		defer close(jobs)
-		for seq := 0; ; seq++ {
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-			b := pool.Get().(*batch)
-			b.seq, b.buf, b.lines = seq, b.buf[:0], b.lines[:0]
-			var err error
-			for len(b.buf) < batchBytes && len(b.lines) < batchLines {
-				var ref lineRef
-				b.buf, ref, err = lr.next(b.buf)
-				if err != nil {
-					break
-				}
-				b.lines = append(b.lines, ref)
-			}
-			b.end = lr.off
-			if len(b.lines) > 0 {
-				jobs <- b
-			} else {
-				<-tokens
-			}
-			if err != nil {
-				if err != io.EOF {
-					readErr = fmt.Errorf("read dump at byte %d: %w", lr.off, err)
-				}
-				return
-			}
-		}
-	}()
+	go func() { readErr = readBatches(ctx, lr, pool, tokens, jobs) }()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -339,8 +337,7 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	meter := newMeter(o.Progress, "load wikidata "+pass, in.size, o.ProgressEvery)
 	pending := map[int]*batch{}
 	nextSeq := 0
-	var lastID string // the last entity line that parsed, and its offset
-	var lastOff int64
+	var end ending
 	var firstErr error
 	for b := range done {
 		if firstErr != nil {
@@ -358,6 +355,7 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 			n := 0
 			for i := range b.out {
 				r := &b.out[i]
+				end.note(r)
 				switch {
 				case r.framing:
 					continue
@@ -368,7 +366,6 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 				}
 				st.Read++
 				n++
-				lastID, lastOff = r.ent.ID, r.off
 				if err := each(r); err != nil && firstErr == nil {
 					firstErr = err
 				}
@@ -405,23 +402,96 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 		if err != nil {
 			return fmt.Errorf("decompress: %w", err)
 		}
-		if truncated && st.TruncatedBy == "" {
-			st.TruncatedBy = in.complaint
+		if truncated {
+			end.cutBy = in.complaint
 		}
-		lr.truncated = lr.truncated || truncated
 	} else if lr.truncated {
-		st.TruncatedBy = fmt.Sprintf("%s (Go reader): %v", in.kind, lr.cutBy)
+		end.cutBy = fmt.Sprintf("%s (Go reader): %v", in.kind, lr.cutBy)
 	}
-	if lr.truncated {
-		st.Truncated = true
-		st.LastEntity, st.LastEntityAt = lastID, lastOff
-		if lastID != "" {
-			st.TruncatedBy += fmt.Sprintf("; the last complete entity, %s, starts at byte %d of the uncompressed dump", lastID, lastOff)
+	end.report(st)
+	return ctx.Err()
+}
+
+const (
+	batchBytes = 1 << 20
+	batchLines = 512
+)
+
+// readBatches splits the dump into batches of lines for the workers,
+// taking a token for each, until the end of the dump; it closes jobs.
+func readBatches(ctx context.Context, lr *lineReader, pool *sync.Pool, tokens chan struct{}, jobs chan<- *batch) error {
+	defer close(jobs)
+	for seq := 0; ; seq++ {
+		select {
+		case tokens <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		b := pool.Get().(*batch)
+		b.seq, b.buf, b.lines = seq, b.buf[:0], b.lines[:0]
+		var err error
+		for len(b.buf) < batchBytes && len(b.lines) < batchLines {
+			var ref lineRef
+			b.buf, ref, err = lr.next(b.buf)
+			if err != nil {
+				break
+			}
+			b.lines = append(b.lines, ref)
+		}
+		b.end = lr.off
+		if len(b.lines) > 0 {
+			jobs <- b
 		} else {
-			st.TruncatedBy += "; no entity was complete before the cut"
+			<-tokens
+		}
+		if err != nil {
+			if err != io.EOF {
+				return fmt.Errorf("read dump at byte %d: %w", lr.off, err)
+			}
+			return nil
 		}
 	}
-	return ctx.Err()
+}
+
+// ending is how a dump ended, noted from its results in order: a dump is
+// cut off when its compressed stream is (cutBy, the decompressor's
+// complaint), when it opened its array and never closed it, or when its
+// last line stops inside an entity.
+type ending struct {
+	cutBy               string
+	opened, closed, cut bool
+	lastID              string // the last entity line that parsed, and its offset
+	lastOff             int64
+}
+
+func (e *ending) note(r *result) {
+	e.opened = e.opened || r.opens
+	e.closed = e.closed || r.closes
+	e.cut = e.cut || r.cut
+	if !r.framing && r.err == nil {
+		e.lastID, e.lastOff = r.ent.ID, r.off
+	}
+}
+
+// report sets st's truncation fields.
+func (e *ending) report(st *Stats) {
+	switch {
+	case e.cutBy != "":
+		st.TruncatedBy = strings.TrimRight(e.cutBy, "; ")
+	case e.cut:
+		st.TruncatedBy = "the last line stops inside an entity"
+	case e.opened && !e.closed:
+		st.TruncatedBy = "the dump ends before its closing ']'"
+	default:
+		return
+	}
+	st.Truncated = true
+	st.LastEntity, st.LastEntityAt = e.lastID, e.lastOff
+	if e.lastID != "" {
+		st.TruncatedBy += fmt.Sprintf("; the last complete entity, %s, starts at byte %d of the uncompressed dump", e.lastID, e.lastOff)
+	} else {
+		st.TruncatedBy += "; no entity was complete before the cut"
+	}
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -432,8 +502,20 @@ var bom = []byte("\xef\xbb\xbf")
 // "]", or hold several comma-separated entities (a dump written as a
 // one-line array): each entity gets its own result, with its own offset.
 func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
+	first := len(out)
+	out, opens, closes := parseEntities(out, line, l, f)
+	if len(out) > first {
+		out[first].opens = opens
+		out[len(out)-1].closes = closes
+	}
+	return out
+}
+
+// parseEntities is parseRef without the framing marks, which it returns:
+// whether the line opens the array and whether it closes it.
+func parseEntities(out []result, line []byte, l lineRef, f *Filter) (_ []result, opens, closes bool) {
 	if l.tooLong {
-		return append(out, result{off: l.off, err: fmt.Errorf("line longer than the limit")})
+		return append(out, result{off: l.off, err: fmt.Errorf("line longer than the limit"), cut: l.last}), false, false
 	}
 	base := l.off
 	if l.off == 0 && bytes.HasPrefix(line, bom) {
@@ -444,31 +526,32 @@ func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
 		if l.last {
 			err = fmt.Errorf("cut-off last line: %w", err)
 		}
-		return append(out, result{off: base + int64(at), err: err})
+		return append(out, result{off: base + int64(at), err: err, cut: l.last})
 	}
 	if s.peek() == '[' {
 		s.i++
+		opens = true
 	}
 	n := 0
 	for {
 		switch s.peek() {
 		case 0:
 			if n == 0 {
-				return append(out, result{off: l.off, framing: true})
+				return append(out, result{off: l.off, framing: true}), opens, false
 			}
-			return out
+			return out, opens, false
 		case ']':
 			s.i++
 			if s.peek() == ',' {
 				s.i++
 			}
 			if s.peek() != 0 {
-				return bad(s.i, s.errf("trailing data after ']'"))
+				return bad(s.i, s.errf("trailing data after ']'")), opens, false
 			}
 			if n == 0 {
-				return append(out, result{off: l.off, framing: true})
+				return append(out, result{off: l.off, framing: true}), opens, true
 			}
-			return out
+			return out, opens, true
 		}
 		start := s.i // the entity's offset in the line
 		e, k, err := parseObject(s, f)
@@ -477,7 +560,7 @@ func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
 			// and go on with the line's next one.
 			s.i, s.depth = start, 0
 			if s.skip() != nil || s.peek() != ',' {
-				return bad(start, err)
+				return bad(start, err), opens, false
 			}
 			s.i++
 			out = append(out, result{off: base + int64(start), err: err})
@@ -489,7 +572,7 @@ func parseRef(out []result, line []byte, l lineRef, f *Filter) []result {
 			s.i++
 		case ']', 0:
 		default:
-			return bad(start, s.errf("trailing data after the entity"))
+			return bad(start, s.errf("trailing data after the entity")), opens, false
 		}
 		if err := e.check(k); err != nil {
 			out = append(out, result{off: base + int64(start), err: err})
@@ -515,7 +598,7 @@ func ReadPropertiesTSV(path string) ([]kg.Relation, error) {
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		pid, label, ok := strings.Cut(sc.Text(), "\t")
-		if !ok || !kg.ValidPID(pid) {
+		if !ok || len(pid) > 21 || !kg.ValidPID(pid) { // no plausible PID has over 20 digits
 			continue
 		}
 		label = strings.TrimSpace(label)

@@ -46,7 +46,23 @@ func (m *memSink) WriteRelations(_ context.Context, rs []kg.Relation) error {
 }
 func (m *memSink) Close(context.Context) error { m.closed++; return nil }
 
+// samplePath is the shared dump sample with its closing bracket: the
+// shared file is the first 50 lines of a real dump, cut off there
+// (rawSamplePath), and a load of it fails unless Options.AllowTruncated.
 func samplePath(t testing.TB) string {
+	t.Helper()
+	raw, err := os.ReadFile(rawSamplePath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "latest-all-first50-closed.json")
+	if err := os.WriteFile(p, append(raw, "]\n"...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func rawSamplePath(t testing.TB) string {
 	t.Helper()
 	dir, err := datapath.Dataset("wikidata-dump-sample")
 	if err != nil {
@@ -103,8 +119,8 @@ func TestLoadSample(t *testing.T) {
 	if !reflect.DeepEqual(p31, []string{"Q3336843"}) {
 		t.Fatalf("Q22 P31 = %v, want the preferred-rank value only", p31)
 	}
-	if st.Bytes != 3699023 {
-		t.Fatalf("bytes %d, want the file's 3699023", st.Bytes)
+	if st.Bytes != 3699025 {
+		t.Fatalf("bytes %d, want the file's 3699025", st.Bytes)
 	}
 }
 
@@ -189,17 +205,24 @@ func TestLoadBadLinesCountedWithOffsets(t *testing.T) {
 	}
 }
 
+// TestLoadCutOffMidLine: a dump cut inside its last entity line, or whose
+// compressed stream is cut off, fails the load; with AllowTruncated what
+// came before the cut loads and the cut line is counted bad.
 func TestLoadCutOffMidLine(t *testing.T) {
 	path := samplePath(t)
 	raw, _ := os.ReadFile(path)
+	raw = bytes.TrimSuffix(raw, []byte("]\n"))
 	last := bytes.LastIndexByte(raw[:len(raw)-1], '\n')
 	cut := raw[:last+1+(len(raw)-last)/2] // half of the last entity line
 	dir := t.TempDir()
 	p := filepath.Join(dir, "cut.json")
 	os.WriteFile(p, cut, 0o644)
-	_, st := load(t, p, Options{})
+	if _, err := Load(context.Background(), p, &memSink{}, Options{}); !errors.As(err, new(*TruncatedError)) {
+		t.Fatalf("a dump cut mid-line: %v, want a *TruncatedError", err)
+	}
+	_, st := load(t, p, Options{AllowTruncated: true})
 	if st.Read != 49 || st.Loaded != 48 || st.Bad != 1 || !strings.Contains(st.Problems[0], "cut-off last line") ||
-		!strings.HasPrefix(st.Problems[0], fmt.Sprintf("byte %d:", last+1)) {
+		!strings.HasPrefix(st.Problems[0], fmt.Sprintf("byte %d:", last+1)) || !st.Truncated {
 		t.Fatalf("counts %+v", st.Counts)
 	}
 	// A gzip stream that is itself cut off: what was decompressed loads.
@@ -226,7 +249,10 @@ func TestLoadCutOffMidLine(t *testing.T) {
 				t.Logf("no external decompressor for %s on PATH: that case is skipped", p)
 				continue
 			}
-			_, st = load(t, p, Options{Decompress: mode})
+			if _, err := Load(context.Background(), p, &memSink{}, Options{Decompress: mode}); !errors.As(err, new(*TruncatedError)) {
+				t.Fatalf("cut %s with %s: %v, want a *TruncatedError", p, mode, err)
+			}
+			_, st = load(t, p, Options{Decompress: mode, AllowTruncated: true})
 			if !st.Truncated || st.Loaded < 10 || st.Loaded >= 49 || st.Bad != 1 {
 				t.Fatalf("cut %s with %s: %+v", p, mode, st)
 			}

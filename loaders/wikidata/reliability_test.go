@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -206,7 +207,7 @@ func TestLoadCutOffReportsLastEntity(t *testing.T) {
 	for _, mode := range []string{"go", "external"} {
 		t.Run(mode, func(t *testing.T) {
 			skipWithoutTool(t, cut, mode)
-			s, st := load(t, cut, Options{Decompress: mode, Workers: 2})
+			s, st := load(t, cut, Options{Decompress: mode, Workers: 2, AllowTruncated: true})
 			if !st.Truncated || len(s.ents) == 0 {
 				t.Fatalf("not truncated: %+v", st)
 			}
@@ -416,4 +417,64 @@ func FuzzParseRef(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCutOffDumpKeepsPreviousOutput is issue 34's case: over a good
+// 49-entity bundle, a load of the sample gzipped or bzip2ed and cut at 60%
+// (or of the plain sample, which ends before its closing ']') used to exit
+// 0 and replace the bundle with the 21-24 entities before the cut. It now
+// fails, naming the cut, and the bundle stays as it was; AllowTruncated
+// loads what came before the cut, with the statistics saying where.
+func TestCutOffDumpKeepsPreviousOutput(t *testing.T) {
+	closed := samplePath(t)
+	raw, err := os.ReadFile(rawSamplePath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if _, err := Load(context.Background(), closed, bundlesink.New(out), Options{Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	good := readDir(t, out)
+	gz := gzipBytes(raw)
+	cuts := map[string][]byte{"gzip cut at 60%.json.gz": gz[:len(gz)*6/10]}
+	if _, err := exec.LookPath("bzip2"); err == nil {
+		bz, err := exec.Command("bzip2", "-c", rawSamplePath(t)).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cuts["bzip2 cut at 60%.json.bz2"] = bz[:len(bz)*6/10]
+	}
+	paths := map[string]string{"plain without ']'": rawSamplePath(t)}
+	for name, b := range cuts {
+		paths[name] = filepath.Join(dir, name)
+		os.WriteFile(paths[name], b, 0o644)
+	}
+	for name, p := range paths {
+		for _, o := range []Options{{Decompress: "go"}, {Decompress: "external"}, {Seeds: []string{"Q22"}, Hops: 1}} {
+			t.Run(fmt.Sprintf("%s %s %v", name, o.Decompress, o.Seeds), func(t *testing.T) {
+				skipWithoutTool(t, p, o.Decompress)
+				o.Workers = 2
+				st, err := Load(context.Background(), p, bundlesink.New(out), o)
+				var te *TruncatedError
+				if !errors.As(err, &te) || !st.Truncated || !strings.Contains(err.Error(), "--allow-truncated") || !strings.Contains(err.Error(), st.LastEntity) {
+					t.Fatalf("a cut-off dump: %v (stats %+v)", err, st)
+				}
+				if got := readDir(t, out); !reflect.DeepEqual(got, good) {
+					t.Fatalf("the earlier output changed: files %v", names(got))
+				}
+			})
+		}
+	}
+	o := Options{Workers: 2, AllowTruncated: true}
+	st, err := Load(context.Background(), paths["gzip cut at 60%.json.gz"], bundlesink.New(out), o)
+	if err != nil || !st.Truncated || st.Loaded == 0 || st.Loaded >= 49 || st.LastEntity == "" {
+		t.Fatalf("allowed: %+v, %v", st, err)
+	}
+	var note bytes.Buffer
+	st.Report(&note, false)
+	if !strings.Contains(note.String(), "cut off") || !strings.Contains(note.String(), st.LastEntity) {
+		t.Errorf("report: %s", note.String())
+	}
 }

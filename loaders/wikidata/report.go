@@ -26,7 +26,7 @@ func (st Stats) Report(w io.Writer, asJSON bool) error {
 	fmt.Fprintf(w, "%d triples, %d relations, %.1f MB in %s (%d passes): %.1f MB/s, %.0f entities/s\n",
 		st.Triples, st.Relations, float64(st.Bytes)/1e6, st.Elapsed.Round(time.Millisecond), st.Passes, mbps, eps)
 	if st.Truncated {
-		fmt.Fprintln(w, "note: the compressed stream was cut off; everything before the cut was loaded", st.TruncatedBy)
+		fmt.Fprintln(w, "note: the dump is cut off (loaded as --allow-truncated asked); everything before the cut was loaded:", st.TruncatedBy)
 	}
 	return nil
 }

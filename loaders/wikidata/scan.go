@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/dmar-kg/dmar/internal/jsonlimit"
 )
 
 // scanner is a small validating JSON reader over one dump line. It decodes
@@ -96,7 +97,7 @@ func (s *scanner) rawString() ([]byte, bool, error) {
 					return nil, false, errTruncated
 				}
 				for _, h := range s.b[s.i+2 : s.i+6] {
-					if hexVal(h) < 0 {
+					if jsonlimit.HexDigit(h) < 0 {
 						return nil, false, s.errf("bad \\u escape")
 					}
 				}
@@ -122,7 +123,7 @@ func (s *scanner) str() (string, error) {
 	if !esc {
 		return validUTF8(raw), nil
 	}
-	return unescape(raw), nil
+	return string(jsonlimit.Unescape(raw)), nil
 }
 
 // validUTF8 copies raw into a string, replacing invalid UTF-8 as encoding/json does.
@@ -135,73 +136,6 @@ func validUTF8(raw []byte) string {
 		r, n := utf8.DecodeRune(raw)
 		out = append(out, r)
 		raw = raw[n:]
-	}
-	return string(out)
-}
-
-func hexVal(c byte) int {
-	switch {
-	case '0' <= c && c <= '9':
-		return int(c - '0')
-	case 'a' <= c && c <= 'f':
-		return int(c-'a') + 10
-	case 'A' <= c && c <= 'F':
-		return int(c-'A') + 10
-	}
-	return -1
-}
-
-func hex4(b []byte) rune {
-	return rune(hexVal(b[0])<<12 | hexVal(b[1])<<8 | hexVal(b[2])<<4 | hexVal(b[3]))
-}
-
-// unescape decodes the escapes of a string already validated by rawString,
-// with encoding/json's rules for surrogates and invalid UTF-8.
-func unescape(raw []byte) string {
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		if c != '\\' {
-			if c < utf8.RuneSelf {
-				out = append(out, c)
-				i++
-				continue
-			}
-			r, n := utf8.DecodeRune(raw[i:])
-			out = utf8.AppendRune(out, r)
-			i += n
-			continue
-		}
-		switch raw[i+1] {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r := hex4(raw[i+2:])
-			i += 6
-			if utf16.IsSurrogate(r) {
-				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
-					if r2 := utf16.DecodeRune(r, hex4(raw[i+2:])); r2 != utf8.RuneError {
-						out = utf8.AppendRune(out, r2)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default: // '"', '\\', '/'
-			out = append(out, raw[i+1])
-		}
-		i += 2
 	}
 	return string(out)
 }
@@ -276,7 +210,7 @@ func (s *scanner) object(fn func(key []byte) error) error {
 			return err
 		}
 		if esc {
-			key = []byte(unescape(key))
+			key = jsonlimit.Unescape(key)
 		}
 		if err := s.expect(':'); err != nil {
 			return err

@@ -11,6 +11,7 @@ package bundle
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 )
@@ -57,6 +59,18 @@ const maxProblems = 10
 func (s *Stats) problem(format string, args ...any) {
 	if len(s.Problems) < maxProblems {
 		s.Problems = append(s.Problems, fmt.Sprintf(format, args...))
+	}
+}
+
+// longLine counts a line of path over maxLine bytes as read (when read is
+// set) and bad, and reports it.
+func (s *Stats) longLine(path string, read, bad *int) func(n int) {
+	return func(n int) {
+		if read != nil {
+			*read++
+		}
+		*bad++
+		s.problem("%s:%d: a line over %d bytes", path, n, maxLine)
 	}
 }
 
@@ -137,9 +151,9 @@ func readRelations(path string, out *KG) error {
 			st.problem("%s:%d: %s: %v", path, line, pid, err)
 			continue
 		}
-		if !kg.ValidPID(pid) {
+		if why := badID(pid, kg.ValidPID, "property id"); why != "" {
 			st.RelationsBad++
-			st.problem("%s:%d: %q is not a property id", path, line, pid)
+			st.problem("%s:%d: %s", path, line, why)
 			continue
 		}
 		if at, dup := first[pid]; dup {
@@ -166,7 +180,7 @@ func readEntities(ctx context.Context, path string, ents map[string]kg.Entity, s
 		if e, ok := parseEntity(path, n, line, first, st); ok {
 			ents[e.QID] = e
 		}
-	})
+	}, st.longLine(path, &st.EntitiesRead, &st.EntitiesBad))
 }
 
 // parseEntity reads line n of entities.jsonl; a bad line or a repeated QID
@@ -179,9 +193,9 @@ func parseEntity(path string, n int, line []byte, first map[string]int, st *Stat
 		st.problem("%s:%d: %v", path, n, err)
 		return kg.Entity{}, false
 	}
-	if !kg.ValidQID(l.QID) {
+	if why := badID(l.QID, kg.ValidQID, "QID"); why != "" {
 		st.EntitiesBad++
-		st.problem("%s:%d: %q is not a QID", path, n, l.QID)
+		st.problem("%s:%d: %s", path, n, why)
 		return kg.Entity{}, false
 	}
 	if at, dup := first[l.QID]; dup {
@@ -238,7 +252,7 @@ func readLeadNames(ctx context.Context, path string, ents map[string]kg.Entity, 
 			ents[d.ID] = e
 			st.LeadNamed++
 		}
-	})
+	}, st.longLine(path, nil, &st.DocumentsBad))
 }
 
 func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
@@ -254,7 +268,7 @@ func readTriples(ctx context.Context, path string, out *KG, st *Stats) error {
 		if t, ok := parseTriple(path, n, line, seen, st); ok {
 			out.Triples = append(out.Triples, t)
 		}
-	})
+	}, st.longLine(path, &st.TriplesRead, &st.TriplesBad))
 }
 
 // parseTriple reads line n of triples.tsv; a bad line, or a triple that seen
@@ -269,9 +283,10 @@ func parseTriple(path string, n int, line []byte, seen func(kg.Triple, int) (int
 		return kg.Triple{}, false
 	}
 	t := kg.Triple{Head: f[0], PID: f[1], Tail: f[2]}
-	if !kg.ValidQID(t.Head) || !kg.ValidPID(t.PID) || !kg.ValidQID(t.Tail) {
+	why := cmp.Or(badID(t.Head, kg.ValidQID, "QID"), badID(t.PID, kg.ValidPID, "property id"), badID(t.Tail, kg.ValidQID, "QID"))
+	if why != "" {
 		st.TriplesBad++
-		st.problem("%s:%d: %q is not QID PID QID", path, n, string(line))
+		st.problem("%s:%d: want QID PID QID: %s", path, n, why)
 		return kg.Triple{}, false
 	}
 	if at, dup := seen(t, n); dup {
@@ -283,29 +298,83 @@ func parseTriple(path string, n int, line []byte, seen func(kg.Triple, int) (int
 	return t, true
 }
 
-// eachLine calls fn for every non-empty line of path (1-based numbers).
-func eachLine(ctx context.Context, path string, fn func(n int, line []byte)) error {
+// maxIDDigits bounds an id's number: 20 digits hold every uint64, and no
+// Wikidata id comes near; a longer one is a damaged or hostile line.
+const maxIDDigits = 20
+
+// badID says why id is not a plausible id of its kind ("" when it is).
+func badID(id string, valid func(string) bool, kind string) string {
+	switch {
+	case len(id) > maxIDDigits+1:
+		return fmt.Sprintf("%q (%d characters) is not a plausible %s: at most %d digits", clip(id), len(id), kind, maxIDDigits)
+	case !valid(id):
+		return fmt.Sprintf("%q is not a %s", clip(id), kind)
+	}
+	return ""
+}
+
+// clip cuts a value repeated in a problem to 40 bytes.
+func clip(s string) string {
+	if len(s) <= 40 {
+		return s
+	}
+	n := 40
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// maxLine bounds a line of a bundle file; a longer one is counted bad
+// without being held.
+var maxLine = 64 << 20
+
+// eachLine calls fn for every non-empty line of path (1-based numbers;
+// the line is valid during the call), and tooLong for a line over maxLine
+// bytes, which it skips.
+func eachLine(ctx context.Context, path string, fn func(n int, line []byte), tooLong func(n int)) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", path, err)
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 1<<20)
+	var buf []byte
 	for n := 1; ; n++ {
 		if n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 		}
-		line, err := r.ReadBytes('\n')
-		if t := strings.TrimSpace(string(line)); t != "" {
-			fn(n, []byte(t))
+		line, long, err := readLine(r, buf[:0])
+		buf = line[:0]
+		if long {
+			tooLong(n)
+		} else if t := bytes.TrimSpace(line); len(t) > 0 {
+			fn(n, t)
 		}
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", path, err)
+		}
+	}
+}
+
+// readLine appends the next line to buf, holding at most maxLine bytes:
+// long reports a longer line, whose bytes are dropped.
+func readLine(r *bufio.Reader, buf []byte) (line []byte, long bool, err error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !long && len(buf)+len(chunk) > maxLine {
+			long, buf = true, buf[:0]
+		}
+		if !long {
+			buf = append(buf, chunk...)
+		}
+		if err != bufio.ErrBufferFull {
+			return buf, long, err
 		}
 	}
 }

@@ -190,3 +190,54 @@ not json
 		t.Errorf("stats %+v: want 1 entity with lead names, 1 bad corpus line, the same entities", st)
 	}
 }
+
+// TestImplausibleIDsAreBadLines is issue 34's case: a triple whose QID has
+// 5,242,880 digits used to load as an entity. An id of more than 20
+// digits is a bad line, counted and reported in a short problem, by Read
+// and Stream alike; so is a line over the line limit, which is not held.
+func TestImplausibleIDsAreBadLines(t *testing.T) {
+	dir := copyFilm(t)
+	ctx := context.Background()
+	before, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	huge := "Q" + strings.Repeat("7", 5<<20)
+	appendTo(t, filepath.Join(dir, "triples.tsv"), huge+"\tP31\tQ5\nQ1\tP"+strings.Repeat("3", 25)+"\tQ5\nQ1\tP31\tQ"+strings.Repeat("1", 21)+"\nQ1\tP31\tQ"+strings.Repeat("1", 20)+"\n")
+	appendTo(t, filepath.Join(dir, "entities.jsonl"), `{"qid": "Q`+strings.Repeat("9", 30)+`", "label": "x"}`+"\n")
+	defer func(n int) { maxLine = n }(maxLine)
+	maxLine = 4 << 20 // the huge line is over it, so it is counted without being held
+	got, err := Read(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := got.Stats
+	if st.TriplesBad != before.Stats.TriplesBad+3 || st.TriplesLoaded != before.Stats.TriplesLoaded+1 || st.EntitiesBad != before.Stats.EntitiesBad+1 {
+		t.Fatalf("stats %+v, before %+v", st, before.Stats)
+	}
+	for _, e := range got.Entities {
+		if len(e.QID) > 21 {
+			t.Fatalf("an entity of %d characters loaded", len(e.QID))
+		}
+	}
+	var long, implausible int
+	for _, p := range st.Problems {
+		if len(p) > 300 {
+			t.Errorf("a %d-byte problem: %.100s", len(p), p)
+		}
+		if strings.Contains(p, "a line over") {
+			long++
+		}
+		if strings.Contains(p, "not a plausible") {
+			implausible++
+		}
+	}
+	if long != 1 || implausible != 3 {
+		t.Errorf("problems %q", st.Problems)
+	}
+	maxLine = 64 << 20
+	sst, err := Stream(ctx, dir, &recorder{rels: map[string]kg.Relation{}}, 0)
+	if err != nil || sst.TriplesBad != before.Stats.TriplesBad+3 || sst.EntitiesBad != before.Stats.EntitiesBad+1 {
+		t.Fatalf("stream: %+v, %v", sst, err)
+	}
+}

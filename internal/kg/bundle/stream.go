@@ -49,7 +49,7 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 				flushEntities()
 			}
 		}
-	})
+	}, st.longLine(path, &st.EntitiesRead, &st.EntitiesBad))
 	if flushEntities(); err == nil {
 		err = werr
 	}
@@ -71,7 +71,7 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 				flushTriples()
 			}
 		}
-	})
+	}, st.longLine(path, &st.TriplesRead, &st.TriplesBad))
 	if flushTriples(); err == nil {
 		err = werr
 	}
