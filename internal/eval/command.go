@@ -27,7 +27,7 @@ type Flags struct {
 	seed                       uint64
 	reader                     config.Reader
 	skipMissing                bool
-	linking, half              string
+	linking, half, baselines   string
 }
 
 // Register adds f's flags to fs; reader holds the generator's defaults
@@ -38,6 +38,7 @@ func (f *Flags) Register(fs *flag.FlagSet, reader config.Reader) {
 	fs.StringVar(&f.systems, "systems", strings.Join(SystemNames, ","), "comma-separated systems: "+strings.Join(SystemNames, ", "))
 	fs.StringVar(&f.Out, "out", "", "output folder for report.md, results.json, per_question.jsonl and plots")
 	fs.IntVar(&f.limit, "limit", 0, "evaluate only the first N questions")
+	fs.StringVar(&f.baselines, "baselines", "", "comma-separated baseline systems the best baseline is chosen from, per metric (e.g. dense,hybrid); empty: every baseline in --systems")
 	fs.StringVar(&f.half, "half", "", "evaluate one half of the questions by a fixed rule (the first byte of sha256(id) even: tune, odd: report); empty: all. Settings are tuned on the tune half and reported on the other (docs/eval.md)")
 	fs.IntVar(&f.kmax, "k-max", 20, "documents retrieved per question (metrics at k = 1, 5, 10, 20 up to this)")
 	fs.Float64Var(&f.alpha, "hybrid-alpha", 0.5, "weight of the vector side of the hybrid baseline (Weaviate's alpha)")
@@ -87,6 +88,9 @@ func (f *Flags) Prepare(state, corpus, resolved string) (*Dataset, []System, str
 	base.Linking = f.linking
 	sys, err := Systems(strings.Split(f.systems, ","), base, f.kmax, f.alpha)
 	if err != nil {
+		return nil, nil, "", errs.E(errs.Invalid, "eval: %s", err)
+	}
+	if err := RestrictBaselines(sys, f.baselines); err != nil {
 		return nil, nil, "", errs.E(errs.Invalid, "eval: %s", err)
 	}
 	return ds, sys, corpus, nil

@@ -20,10 +20,42 @@ type System struct {
 	Options     *pipeline.Options     `json:"options,omitempty"`
 	Experiments *pipeline.Experiments `json:"experiments,omitempty"`
 	Ablates     string                `json:"ablates,omitempty"` // what the ablation changes, for the report
+	// Compared says the system is not among the baselines the best is
+	// chosen from (--baselines names others), though it is not DMAR.
+	Compared bool `json:"compared,omitempty"`
 }
 
 // Baseline reports whether s is one of the baselines DMAR is compared against.
-func (s System) Baseline() bool { return s.Kind != "dmar" }
+func (s System) Baseline() bool { return s.Kind != "dmar" && !s.Compared }
+
+// RestrictBaselines keeps only the named systems among the baselines the
+// best is chosen from; the other baselines are compared like DMAR's
+// systems. Empty keeps them all; a name that is no baseline of the run is
+// an error.
+func RestrictBaselines(systems []System, names string) error {
+	if names == "" {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, n := range strings.Split(names, ",") {
+		keep[strings.TrimSpace(n)] = true
+	}
+	found := 0
+	for i := range systems {
+		if !systems[i].Baseline() {
+			continue
+		}
+		if keep[systems[i].Name] {
+			found++
+		} else {
+			systems[i].Compared = true
+		}
+	}
+	if found != len(keep) {
+		return fmt.Errorf("--baselines %q: each must be a baseline system of the run (bm25, dense, hybrid, kg-walk, ppr) listed in --systems", names)
+	}
+	return nil
+}
 
 // SystemNames are the systems a run runs by default, in report order.
 // dmar is the question-aware method (pipeline.Options.QuestionAware) and its

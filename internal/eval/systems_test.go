@@ -122,3 +122,31 @@ func TestReformSystems(t *testing.T) {
 		}
 	}
 }
+
+// --baselines chooses which baselines the best is taken from; the others
+// are compared like DMAR's systems, and a name that is no baseline of the
+// run is refused.
+func TestRestrictBaselines(t *testing.T) {
+	sys, err := Systems([]string{"bm25", "dense", "hybrid", "kg-walk", "dmar"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := RestrictBaselines(sys, "dense,hybrid"); err != nil {
+		t.Fatal(err)
+	}
+	var base []string
+	for _, s := range sys {
+		if s.Baseline() {
+			base = append(base, s.Name)
+		}
+	}
+	if !reflect.DeepEqual(base, []string{"dense", "hybrid"}) {
+		t.Fatalf("baselines %v", base)
+	}
+	for _, bad := range []string{"dmar", "ppr", "dense,bm2"} {
+		fresh, _ := Systems([]string{"bm25", "dense", "dmar"}, pipeline.Defaults(), 20, 0.5)
+		if err := RestrictBaselines(fresh, bad); err == nil {
+			t.Errorf("--baselines %q accepted", bad)
+		}
+	}
+}

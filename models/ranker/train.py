@@ -211,6 +211,29 @@ def baselines(st):
             "graph_first": c["reached"] * (100 + c["graph"]) + c["inv_rank1"]}
 
 
+def ablate(d, drop, without):
+    """d with the named features zeroed and the named sources' candidates
+    taken out of each pool."""
+    names = d["names"]
+    col = {n: i for i, n in enumerate(names)}
+    for n in [n for n in drop.split(",") if n]:
+        if n not in col:
+            raise SystemExit(f"--drop: no feature {n!r} (features: {names})")
+        d["feat"][:, col[n]] = 0
+    keep = np.ones(len(d["feat"]), bool)
+    f = d["feat"]
+    only_search2 = (f[:, col["inv_rank1"]] == 0) & (f[:, col["reached"]] == 0) & (f[:, col["own"]] == 0)
+    for w in [w for w in without.split(",") if w]:
+        if w == "stage2":
+            keep &= ~(only_search2 & (f[:, col["inv_rank2"]] > 0))
+        elif w == "own":
+            keep &= ~((f[:, col["own"]] > 0) & (f[:, col["inv_rank1"]] == 0) & (f[:, col["inv_rank2"]] == 0) & (f[:, col["reached"]] == 0))
+        else:
+            raise SystemExit(f"--pool-without: unknown source {w!r}")
+    d["feat"], d["rows"] = d["feat"][keep], d["rows"][keep]
+    return d
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--train", nargs="+", required=True, help="NAME=DIR of dmar gate ranker exports to fit on")
@@ -222,9 +245,12 @@ def main():
     ap.add_argument("--l2", type=float, default=1e-3)
     ap.add_argument("--shapes", default="0;16;32,16", help="hidden widths to choose from, ';'-separated (0: linear)")
     ap.add_argument("--gradcheck", action="store_true")
+    ap.add_argument("--drop", default="", help="comma-separated features the ranker may not use (an ablation: the column enters as 0)")
+    ap.add_argument("--pool-without", default="", help="comma-separated candidate sources taken out of the pool (an ablation): "
+                    "stage2 (found only by the search for Q'), own (the query entities' pages found by nothing else)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    tr = Set([load(s) for s in a.train])
+    tr = Set([ablate(load(s), a.drop, a.pool_without) for s in a.train])
     names = tr.names
     mu, sd = tr.x.mean(0), tr.x.std(0)
     sd[sd < 1e-6] = 1.0
@@ -262,7 +288,7 @@ def main():
     res["train_held_out"] = {"ranker": metrics(tr, model.forward(xn)[0], held),
                              **{b: metrics(tr, v, held) for b, v in baselines(tr).items()}}
     for spec in a.eval:
-        ev = Set([load(spec)])
+        ev = Set([ablate(load(spec), a.drop, a.pool_without)])
         s = model.forward((ev.x - mu) / sd)[0]
         allq = np.ones(len(ev.qs), bool)
         res[ev.parts[0]] = {"ranker": metrics(ev, s, allq)[ev.parts[0]],
