@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"hash/fnv"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -51,8 +50,8 @@ func (wordHash) Encode(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 var (
-	once  sync.Once
-	film  struct {
+	once sync.Once
+	film struct {
 		g   *memkg.Graph
 		err error
 	}
@@ -270,7 +269,7 @@ func TestRetrieveAndErrors(t *testing.T) {
 		want string
 	}{
 		{"retrieve", map[string]any{"query": "   "}, "query: must not be empty"},
-		{"retrieve", map[string]any{"query": "Inception", "k": 500}, "k"},      // the bound read from the OpenAPI document
+		{"retrieve", map[string]any{"query": "Inception", "k": 500}, "k"}, // the bound read from the OpenAPI document
 		{"subgraph", map[string]any{"qid": "Q999999999"}, "not in the knowledge graph"},
 		{"subgraph", map[string]any{"qid": "Inception"}, "qid"},
 		{"get_document", map[string]any{"id": "no-such-doc"}, "404"},
@@ -301,5 +300,4 @@ func TestSchemasFromOpenAPI(t *testing.T) {
 			t.Errorf("retrieve's input schema %s: want k's maximum from the OpenAPI document and an example", b)
 		}
 	}
-	_ = io.Discard
 }
