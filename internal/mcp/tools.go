@@ -166,8 +166,8 @@ func (o openAPI) parameter(path, method, name string) map[string]any {
 	return nil
 }
 
-// bound copies the validation keywords of an OpenAPI property (nil: none)
-// onto a tool's input property.
+// bound copies the bounds of an OpenAPI property (numbers, lengths, item
+// counts, enums) onto a tool's input property.
 func bound(dst *jsonschema.Schema, src map[string]any) error {
 	if src == nil {
 		return fmt.Errorf("no such property in the OpenAPI document")
@@ -191,9 +191,9 @@ func bound(dst *jsonschema.Schema, src map[string]any) error {
 	if e, ok := src["enum"].([]any); ok {
 		dst.Enum = e
 	}
-	if p, ok := src["pattern"].(string); ok {
-		dst.Pattern = p
-	}
+	// A pattern is left to the REST API: it is written for ECMA-262 and
+	// Python engines (\uXXXX), which Go's regexp does not read, and the
+	// server's refusal names the rule in words.
 	return nil
 }
 

@@ -220,8 +220,9 @@ func (s *Server) subgraph(c *gin.Context) {
 		dst  *int
 		r    pipeline.SubgraphRange
 	}{{"hops", &p.Hops, pipeline.HopsRange}, {"limit", &p.MaxNodes, pipeline.MaxNodesRange}, {"hub_degree", &p.HubDegree, pipeline.HubDegreeRange}} {
-		v := c.Query(q.name)
-		if v == "" {
+		// Absent keeps the default; present, even empty, must be a number.
+		v, given := c.GetQuery(q.name)
+		if !given {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))
