@@ -47,7 +47,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -x bin/dmar ] || go build -o bin/dmar ./cmd/dmar
+go build -o bin/dmar ./cmd/dmar
 tools=$home/tools
 venv "$tools" scripts/clients/requirements.txt
 

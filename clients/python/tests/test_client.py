@@ -48,7 +48,7 @@ def test_subgraph(url, key):
     (lambda c: c.subgraph("Inception"), dmar_client.InvalidArgument, "qid"),
     (lambda c: c.subgraph("Q25188", hub_degree=10**12), dmar_client.InvalidArgument, "hub_degree"),
     (lambda c: c.subgraph("Q999999999"), dmar_client.NotFound, ""),
-    (lambda c: c.get_document("no-such-document"), dmar_client.NotFound, ""),
+    (lambda c: c.get_document("no-such-document"), dmar_client.NotFound, "id"),
 ])
 def test_errors_name_the_field(url, key, call, cls, field):
     with Client(url, api_key=key) as c, pytest.raises(cls) as e:
