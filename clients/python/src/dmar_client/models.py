@@ -36,7 +36,6 @@ class GraphPath(_Model):
     relevance: float = 0.0
     score: float = 0.0
     popularity: float = 0.0
-    fanout: float = 0.0
 
 
 class NamedPath(_Model):
