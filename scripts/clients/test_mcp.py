@@ -137,3 +137,19 @@ def test_write_key_writes_over_http():
     assert not put.is_error and put.structured_content["created"] + put.structured_content["updated"] == 1
     assert not got.is_error and any(e["qid"] == "Q25191" for e in got.structured_content["entities"])
     assert not gone.is_error and gone.structured_content["deleted"] == 1
+
+
+def test_answer_with_a_generator():
+    if not os.environ.get("DMAR_TEST_GENERATOR"):
+        pytest.skip("no generator: dmar serve runs without --chat-url")
+
+    async def go():
+        async with over_http(env("DMAR_READ_KEY")) as s:
+            names = {t.name for t in (await s.list_tools()).tools}
+            return names, await s.call_tool("answer", {"query": QUESTION, "k": 3})
+
+    names, res = run(go())
+    assert "answer" in names
+    assert not res.is_error, res.content
+    out = res.structured_content
+    assert out["answer"] and out["results"] and set(out["citations"]) <= set(out["sources"])
