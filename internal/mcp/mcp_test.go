@@ -58,9 +58,11 @@ var (
 	readKey, writeKey = "reader-key", "writer-key"
 )
 
+func hash(k string) string { s := sha256.Sum256([]byte(k)); return hex.EncodeToString(s[:]) }
+
 // api is dmar's REST handler over codexm-film with a document store and two
 // keys: "reader" (read-only) and "writer".
-func api(t *testing.T) *server.Server {
+func api(t *testing.T, extra ...server.APIKey) *server.Server {
 	t.Helper()
 	ctx := context.Background()
 	once.Do(func() {
@@ -101,9 +103,8 @@ func api(t *testing.T) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hash := func(k string) string { s := sha256.Sum256([]byte(k)); return hex.EncodeToString(s[:]) }
 	return server.New(server.Config{Pipeline: p, Documents: st, Logger: slog.New(slog.DiscardHandler),
-		APIKeys: []server.APIKey{{Name: "reader", SHA256: hash(readKey)}, {Name: "writer", SHA256: hash(writeKey), Write: true}},
+		APIKeys: append([]server.APIKey{{Name: "reader", SHA256: hash(readKey)}, {Name: "writer", SHA256: hash(writeKey), Write: true}}, extra...),
 		MCP: func(h http.Handler) http.Handler {
 			s, err := dmcp.New(dmcp.Config{API: h, Spec: server.OpenAPI(), Documents: true, CanWrite: h.(*server.Server).CanWrite})
 			if err != nil {
@@ -298,6 +299,24 @@ func TestSchemasFromOpenAPI(t *testing.T) {
 		}
 		if tl.Name == "retrieve" && (!strings.Contains(string(b), `"maximum":200`) || !strings.Contains(string(b), "Christopher Nolan")) {
 			t.Errorf("retrieve's input schema %s: want k's maximum from the OpenAPI document and an example", b)
+		}
+	}
+}
+
+// MCP messages are not charged to a key's rate limit; each tool call is,
+// as the REST request it makes.
+func TestRateLimitCountsToolCalls(t *testing.T) {
+	srv := httptest.NewServer(api(t, server.APIKey{Name: "slow", SHA256: hash("slow-key"), Rate: 0.001, Burst: 2}))
+	defer srv.Close()
+	cs, err := overHTTP(t, srv.URL, "slow-key") // initialize and initialized: two messages
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolNames(t, cs) // a third
+	for i, want := range []bool{false, false, true} {
+		res, text := call(t, cs, "link", map[string]any{"text": "Inception"})
+		if res.IsError != want || (want && !strings.Contains(text, "429 rate_limited")) {
+			t.Errorf("tool call %d: error %v %q, want error %v (a burst of 2)", i+1, res.IsError, text, want)
 		}
 	}
 }
