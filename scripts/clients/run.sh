@@ -109,7 +109,7 @@ if want python; then
 fi
 if want contract; then
 	log "contract: Schemathesis for ${DMAR_CONTRACT_TIME:-150} s, every check"
-	(cd scripts/clients && SCHEMATHESIS_HOOKS= "$tools/bin/st" --config-file schemathesis.toml run "$url/openapi.json" \
+	(cd scripts/clients && SCHEMATHESIS_HOOKS=hooks PYTHONPATH=. "$tools/bin/st" --config-file schemathesis.toml run "$url/openapi.json" \
 		--checks all --max-time "${DMAR_CONTRACT_TIME:-150}" --workers 2 --continue-on-failure --request-timeout 60 \
 		--exclude-path /v1/answer --exclude-path /mcp -H "Authorization: Bearer $write_key" --no-color >"$tmp/contract.log" 2>&1) || {
 		grep -v '^ *$' "$tmp/contract.log" | tail -n 80 >&2
