@@ -64,6 +64,12 @@ func hash(k string) string { s := sha256.Sum256([]byte(k)); return hex.EncodeToS
 // keys: "reader" (read-only) and "writer".
 func api(t *testing.T, extra ...server.APIKey) *server.Server {
 	t.Helper()
+	return newAPI(t, true, extra...)
+}
+
+// newAPI is api, with /mcp served or not.
+func newAPI(t testing.TB, withMCP bool, extra ...server.APIKey) *server.Server {
+	t.Helper()
 	ctx := context.Background()
 	once.Do(func() {
 		dir, err := datapath.Dataset("codexm-film")
@@ -106,6 +112,9 @@ func api(t *testing.T, extra ...server.APIKey) *server.Server {
 	return server.New(server.Config{Pipeline: p, Documents: st, Logger: slog.New(slog.DiscardHandler),
 		APIKeys: append([]server.APIKey{{Name: "reader", SHA256: hash(readKey)}, {Name: "writer", SHA256: hash(writeKey), Write: true}}, extra...),
 		MCP: func(h http.Handler) http.Handler {
+			if !withMCP {
+				return nil
+			}
 			s, err := dmcp.New(dmcp.Config{API: h, Spec: server.OpenAPI(), Documents: true, CanWrite: h.(*server.Server).CanWrite})
 			if err != nil {
 				t.Error(err)
@@ -318,5 +327,29 @@ func TestRateLimitCountsToolCalls(t *testing.T) {
 		if res.IsError != want || (want && !strings.Contains(text, "429 rate_limited")) {
 			t.Errorf("tool call %d: error %v %q, want error %v (a burst of 2)", i+1, res.IsError, text, want)
 		}
+	}
+}
+
+// BenchmarkREST times a REST request (POST /v1/link, the cheapest route,
+// where any overhead would show) on a server with and without /mcp, both
+// with API keys (the rate limiter's /mcp exemption is on the path).
+func BenchmarkREST(b *testing.B) {
+	body := `{"text": "Inception by Christopher Nolan"}`
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{{"with-mcp", newAPI(b, true)}, {"without-mcp", newAPI(b, false)}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/v1/link", strings.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+readKey)
+				w := httptest.NewRecorder()
+				c.h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("%d %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
