@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/server"
 )
@@ -90,5 +91,34 @@ func TestSubgraphBoundsDocumented(t *testing.T) {
 	}
 	if len(want) > 0 {
 		t.Errorf("parameters not documented: %v", want)
+	}
+}
+
+// The pattern the OpenAPI document gives a document id and the store's id
+// rule agree, for each character alone, leading, trailing and inside.
+func TestDocumentIDPatternIsTheStoresRule(t *testing.T) {
+	d := openAPIDoc(t)
+	params, _ := at(d, "paths", "/v1/documents/{id}", "get", "parameters").([]any)
+	pat, _ := at(params, 0, "schema", "pattern").(string)
+	if p := at(d, "components", "schemas", "DeleteDocumentsRequest", "properties", "ids", "items", "pattern"); p != pat {
+		t.Errorf("the ids of a batch delete have another pattern: %v", p)
+	}
+	re, err := regexp.Compile(regexp.MustCompile(`\\u([0-9a-fA-F]{4})`).ReplaceAllString(pat, `\x{$1}`))
+	if err != nil || pat == "" {
+		t.Fatalf("pattern %q: %v", pat, err)
+	}
+	limits := docstore.DefaultLimits()
+	bad := 0
+	for r := rune(0); r <= unicode.MaxRune && bad < 10; r++ {
+		if r >= 0xD800 && r <= 0xDFFF || (r > 0xFFFF && r%97 != 0) {
+			continue // every BMP character; a sample of the others
+		}
+		for _, id := range []string{string(r), string(r) + "a", "a" + string(r), "a" + string(r) + "a"} {
+			_, why := limits.CheckID(id)
+			if ok, matches := why == "", re.MatchString(id); ok != matches {
+				t.Errorf("id %q: the store takes it %v, the pattern matches it %v", id, ok, matches)
+				bad++
+			}
+		}
 	}
 }
