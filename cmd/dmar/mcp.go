@@ -37,21 +37,13 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	defer set.Close()
-	var docs server.DocumentStore
-	switch st, err := set.Documents(ctx, log); {
-	case errors.Is(err, docstore.ErrLocked):
-		log.Warn("the document tools are off: their log is held by a dmar serve on this state folder", "err", err)
-	case err != nil:
+	docs, closeDocs, err := liveDocuments(ctx, set, log)
+	if err != nil {
 		return err
-	default:
-		defer st.Close()
-		docs = st
 	}
+	defer closeDocs()
 	backends.Warm(ctx, p, log)
-	var keys []server.APIKey
-	for _, k := range sc.Auth.Keys {
-		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst, Write: k.Write})
-	}
+	keys := apiKeys(sc.Auth.Keys)
 	ans := backends.Answerer(a.cfg.Chat)
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, RequestTimeout: sc.RequestTimeout,
 		APIKeys: keys, MaxResponseBytes: sc.MaxResponseBytes, Answerer: ans, AnswerModel: a.cfg.Chat.Model, Documents: docs})
@@ -82,4 +74,29 @@ func mcpHandler(answer, documents bool, log *slog.Logger) func(http.Handler) htt
 		}
 		return svc.Handler()
 	}
+}
+
+// liveDocuments opens set's document store for dmar serve and dmar mcp.
+// When another process holds its log, documents are off (nil, and a
+// warning): searches still work, the document routes answer 503 and the
+// document tools are not offered.
+func liveDocuments(ctx context.Context, set *backends.Set, log *slog.Logger) (server.DocumentStore, func(), error) {
+	st, err := set.Documents(ctx, log)
+	switch {
+	case errors.Is(err, docstore.ErrLocked):
+		log.Warn("live documents are off: their log is held by another dmar process on this state folder", "err", err)
+		return nil, func() {}, nil
+	case err != nil:
+		return nil, nil, err
+	}
+	return st, func() { st.Close() }, nil
+}
+
+// apiKeys are the configured API keys as the server takes them.
+func apiKeys(keys []config.APIKey) []server.APIKey {
+	var out []server.APIKey
+	for _, k := range keys {
+		out = append(out, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst, Write: k.Write})
+	}
+	return out
 }
