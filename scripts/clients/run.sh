@@ -100,7 +100,9 @@ if want python; then
 		nice -n 10 "$tools/bin/pip" wheel -q --disable-pip-version-check -w "$wheels" -r scripts/clients/package-requirements.txt httpx pydantic >&2
 		echo "$sum" >"$wheels/.requirements"
 	fi
-	"$tools/bin/pip" wheel -q --disable-pip-version-check --no-deps --no-index --find-links "$wheels" -w "$tmp/dist" ./clients/python >&2
+	# Built from a copy: setuptools leaves build/ and *.egg-info beside the sources.
+	cp -r clients/python "$tmp/src"
+	"$tools/bin/pip" wheel -q --disable-pip-version-check --no-deps --no-index --find-links "$wheels" -w "$tmp/dist" "$tmp/src" >&2
 	whl=$(ls "$tmp"/dist/dmar_client-*.whl)
 	log "built $(basename "$whl")"
 	python3 -m venv "$tmp/venv"
