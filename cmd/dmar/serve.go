@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/backends"
-	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/httpserve"
 
 	"github.com/dmar-kg/dmar/internal/server"
@@ -34,30 +33,21 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	var docs server.DocumentStore
-	switch st, err := set.Documents(ctx, log); {
-	case errors.Is(err, docstore.ErrLocked):
-		// Searches still work; the document routes answer 503.
-		log.Warn("live documents are off: their log is held by another dmar serve on this state folder", "err", err)
-	case err != nil:
+	docs, closeDocs, err := liveDocuments(ctx, set, log)
+	if err != nil {
 		set.Close()
 		return err
-	default:
-		defer st.Close()
-		docs = st
 	}
+	defer closeDocs()
 	backends.Warm(ctx, p, log)
 	var ready []server.Checker
 	for _, c := range set.Ready {
 		ready = append(ready, server.Checker{Name: c.Name, Ping: c.Ping})
 	}
-	var keys []server.APIKey
-	for _, k := range sc.Auth.Keys {
-		keys = append(keys, server.APIKey{Name: k.Name, SHA256: k.SHA256, Rate: k.Rate, Burst: k.Burst, Write: k.Write})
-	}
+	keys := apiKeys(sc.Auth.Keys)
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
 		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes,
-		Answerer: backends.Answerer(a.cfg.Chat), AnswerModel: a.cfg.Chat.Model, Documents: docs})
+		Answerer: backends.Answerer(a.cfg.Chat), AnswerModel: a.cfg.Chat.Model, Documents: docs, MCP: mcpHandler(a.cfg.Chat.BaseURL != "", docs != nil, log)})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: set.Close}

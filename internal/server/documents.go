@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -31,9 +32,9 @@ const writeKey = "api_key_write"
 func (s *Server) documentRoutes(r *gin.Engine, jsonBody gin.HandlerFunc) {
 	r.PUT("/v1/documents", jsonBody, s.canWrite, s.putDocuments)
 	r.POST("/v1/documents/delete", jsonBody, s.canWrite, s.deleteDocuments)
-	r.DELETE("/v1/documents/:id", s.canWrite, s.deleteDocument)
-	r.GET("/v1/documents/:id", s.getDocument)
-	r.HEAD("/v1/documents/:id", s.getDocument)
+	r.DELETE("/v1/documents/:id", s.notBatchPath, s.canWrite, s.deleteDocument)
+	r.GET("/v1/documents/:id", s.notBatchPath, s.getDocument)
+	r.HEAD("/v1/documents/:id", s.notBatchPath, s.getDocument)
 }
 
 // canWrite refuses writes with a read-only key when keys are configured.
@@ -83,21 +84,21 @@ func (s *Server) putDocuments(c *gin.Context) {
 	}
 	in := make([]docstore.Input, len(req.Documents))
 	for i, d := range req.Documents {
+		// A wrong type is a malformed request, refused whole, as an id
+		// that is not a string is; the rules on values are judged per
+		// document below.
+		if m := bytes.TrimSpace(d.Metadata); len(m) > 0 && m[0] != '{' {
+			s.fail(c, errs.Field(fmt.Sprintf("documents[%d].metadata", i), "must be a JSON object"))
+			return
+		}
 		in[i] = docstore.Input{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: d.Metadata}
 	}
+	// A well-formed batch is answered 200, even when every document is
+	// rejected: the status says the batch was read, rejected says which
+	// documents were not written and why.
 	res, err := s.cfg.Documents.Put(c.Request.Context(), in)
 	if err != nil {
 		s.fail(c, err)
-		return
-	}
-	if n := len(res.Rejected); n > 0 && n == len(in) {
-		// Nothing was written: the request failed, on its first bad field.
-		r := res.Rejected[0]
-		msg := r.Reason
-		if n > 1 {
-			msg = fmt.Sprintf("%s (and %d more documents rejected; nothing was written)", r.Reason, n-1)
-		}
-		s.fail(c, &errs.Error{Code: r.Code, Field: r.Field, Message: msg})
 		return
 	}
 	out := api.PutDocumentsResponse{Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged, Rejected: []api.RejectedDocument{}}
@@ -114,6 +115,29 @@ func (s *Server) deleteDocuments(c *gin.Context) {
 		return
 	}
 	s.delete(c, req.IDs)
+}
+
+// batchDeletePath is POST only: GET, HEAD and DELETE on it would otherwise
+// match /v1/documents/{id} with the id "delete". A document with that id
+// is deleted with POST /v1/documents/delete.
+const batchDeletePath = "/v1/documents/delete"
+
+// onlyPost refuses a method other than POST on the batch delete path, with
+// the Allow its OpenAPI path has.
+func (s *Server) onlyPost(c *gin.Context) bool {
+	if c.Request.URL.Path != batchDeletePath {
+		return false
+	}
+	c.Header("Allow", http.MethodPost)
+	s.fail(c, errs.E(errs.BadMethod, "method %s is not allowed on %s; allowed: POST", clip(c.Request.Method, maxEcho), batchDeletePath))
+	return true
+}
+
+// notBatchPath keeps the {id} routes off the batch delete path.
+func (s *Server) notBatchPath(c *gin.Context) {
+	if !s.onlyPost(c) {
+		c.Next()
+	}
 }
 
 func (s *Server) deleteDocument(c *gin.Context) {

@@ -147,10 +147,7 @@ func TestDocumentsBadInput(t *testing.T) {
 		{"empty batch", `{"documents": []}`, 400, "documents"},
 		{"unknown key", `{"documents": [{"id": "a", "text": "t", "body": "x"}]}`, 400, "documents[0].body"},
 		{"wrong type", `{"documents": [{"id": "a", "text": "t"}, {"id": 7, "text": "t"}]}`, 400, "documents[1].id"},
-		{"empty id", `{"documents": [{"id": " ", "text": "t"}]}`, 400, "documents[0].id"},
-		{"nothing to index", `{"documents": [{"id": "a"}]}`, 400, "documents[0].text"},
 		{"metadata not an object", `{"documents": [{"id": "a", "text": "t", "metadata": [1]}]}`, 400, "documents[0].metadata"},
-		{"text too long", `{"documents": [{"id": "a", "text": "` + long + `"}]}`, 413, "documents[0].text"},
 		{"batch too big", `{"documents": [` + strings.TrimSuffix(many, ",") + `]}`, 413, "documents"},
 		{"body too big", `{"documents": [{"id": "a", "text": "` + strings.Repeat("y", api.MaxDocumentsBodyBytes) + `"}]}`, 413, ""},
 	} {
@@ -158,6 +155,21 @@ func TestDocumentsBadInput(t *testing.T) {
 		e := errorOf(t, w)
 		if w.Code != c.status || e.Field != c.field {
 			t.Errorf("%s: %d field %q (%s), want %d naming %q", c.name, w.Code, e.Field, e.Message, c.status, c.field)
+		}
+	}
+	// A well-formed batch is answered 200 even when every document breaks a
+	// rule on values: rejected says which and why, and nothing is written.
+	for _, c := range []struct {
+		name, body, field, code string
+	}{
+		{"empty id", `{"documents": [{"id": " ", "text": "t"}]}`, "documents[0].id", "invalid_argument"},
+		{"nothing to index", `{"documents": [{"id": "a"}]}`, "documents[0].text", "invalid_argument"},
+		{"text too long", `{"documents": [{"id": "a", "text": "` + long + `"}]}`, "documents[0].text", "payload_too_large"},
+	} {
+		w := do(t, h, "PUT", "/v1/documents", c.body)
+		r := decodeInto[api.PutDocumentsResponse](t, w.Body.Bytes())
+		if w.Code != 200 || r.Created+r.Updated+r.Unchanged != 0 || len(r.Rejected) != 1 || r.Rejected[0].Field != c.field || r.Rejected[0].Code != c.code {
+			t.Errorf("%s: %d %s, want 200 rejecting %s with %s", c.name, w.Code, w.Body, c.field, c.code)
 		}
 	}
 	// One bad document among good ones: the good are written, the bad listed.

@@ -148,11 +148,14 @@ func TestDocumentIDsKeptExactly(t *testing.T) {
 		status                   int
 		field, contains          string
 	}{
-		{"leading space", "PUT", "/v1/documents", put(" sp"), 400, "documents[0].id", "whitespace"},
-		{"trailing space", "PUT", "/v1/documents", put("sp "), 400, "documents[0].id", "whitespace"},
+		// A string id that breaks the id rule rejects its document (200,
+		// listed in rejected, nothing written); one that is not kept
+		// exactly (a lone surrogate, invalid UTF-8) fails the request.
+		{"leading space", "PUT", "/v1/documents", put(" sp"), 200, "documents[0].id", "whitespace"},
+		{"trailing space", "PUT", "/v1/documents", put("sp "), 200, "documents[0].id", "whitespace"},
 		{"lone surrogate", "PUT", "/v1/documents", put(`col\ud800`), 400, "documents[0].id", "surrogate"},
 		{"invalid bytes", "PUT", "/v1/documents", put("bad\xff"), 400, "documents[0].id", "UTF-8"},
-		{"tab", "PUT", "/v1/documents", put(`\t`), 400, "documents[0].id", "control characters"},
+		{"tab", "PUT", "/v1/documents", put(`\t`), 200, "documents[0].id", "control characters"},
 		{"second document", "PUT", "/v1/documents", `{"documents": [{"id": "ok", "text": "t"}, {"id": "x\ud800", "text": "t"}]}`, 400, "documents[1].id", "surrogate"},
 		{"replacement character is an id", "PUT", "/v1/documents", put(`col\ufffd`), 200, "", ""},
 		{"delete body lone surrogate", "POST", "/v1/documents/delete", `{"ids": ["col\ud800"]}`, 400, "ids[0]", "surrogate"},
@@ -167,6 +170,13 @@ func TestDocumentIDsKeptExactly(t *testing.T) {
 			w := do(t, h, c.method, c.path, c.body)
 			if w.Code != c.status {
 				t.Fatalf("%d %s, want %d", w.Code, w.Body, c.status)
+			}
+			if c.status == 200 && c.field != "" {
+				r := decodeInto[api.PutDocumentsResponse](t, w.Body.Bytes())
+				if r.Created+r.Updated+r.Unchanged != 0 || len(r.Rejected) != 1 || r.Rejected[0].Field != c.field || !strings.Contains(r.Rejected[0].Reason, c.contains) {
+					t.Errorf("%s, want only %s rejected, for %q", w.Body, c.field, c.contains)
+				}
+				return
 			}
 			if c.status == 200 {
 				return
@@ -197,13 +207,21 @@ func TestMetadataNumbersAndIDMessages(t *testing.T) {
 	if e := errorOf(t, w); w.Code != 400 || e.Field != "documents[0].metadata.n" || !strings.Contains(e.Message, "1e999 is out of the range") {
 		t.Errorf("1e999: %d %+v", w.Code, e)
 	}
-	w = do(t, h, "PUT", "/v1/documents", "{\"documents\": [{\"id\": \"m\", \"text\": \"t\", \"metadata\": {\"a\": \"\xff\"}}]}")
-	if e := errorOf(t, w); w.Code != 400 || e.Field != "documents[0].metadata" || !strings.Contains(e.Message, "UTF-8") {
-		t.Errorf("metadata of invalid UTF-8: %d %+v", w.Code, e)
+	// Rules on a document's values reject the document (a well-formed batch
+	// is answered 200, rejected naming the field).
+	rejected := func(body string) api.RejectedDocument {
+		w := do(t, h, "PUT", "/v1/documents", body)
+		r := decodeInto[api.PutDocumentsResponse](t, w.Body.Bytes())
+		if w.Code != 200 || len(r.Rejected) != 1 {
+			t.Fatalf("%d %s, want 200 with one document rejected", w.Code, w.Body)
+		}
+		return r.Rejected[0]
 	}
-	w = do(t, h, "PUT", "/v1/documents", `{"documents": [{"id": "\t", "text": "t"}]}`)
-	if e := errorOf(t, w); w.Code != 400 || strings.Contains(e.Message, "empty") {
-		t.Errorf("a tab id: %d %+v", w.Code, e)
+	if r := rejected("{\"documents\": [{\"id\": \"m\", \"text\": \"t\", \"metadata\": {\"a\": \"\xff\"}}]}"); r.Field != "documents[0].metadata" || !strings.Contains(r.Reason, "UTF-8") {
+		t.Errorf("metadata of invalid UTF-8: %+v", r)
+	}
+	if r := rejected(`{"documents": [{"id": "\t", "text": "t"}]}`); strings.Contains(r.Reason, "empty") {
+		t.Errorf("a tab id: %+v", r)
 	}
 }
 

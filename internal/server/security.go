@@ -65,13 +65,37 @@ func newKeys(keys []APIKey) ([]*keyState, error) {
 
 // presentedKey reads the key from "Authorization: Bearer KEY" (the scheme
 // in any case, RFC 9110 §11.1) or "X-API-Key: KEY".
-func presentedKey(r *http.Request) string {
-	if h := r.Header.Get("Authorization"); h != "" {
+func presentedKey(hd http.Header) string {
+	if h := hd.Get("Authorization"); h != "" {
 		if scheme, k, ok := strings.Cut(strings.TrimSpace(h), " "); ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(k)
 		}
 	}
-	return strings.TrimSpace(r.Header.Get("X-API-Key"))
+	return strings.TrimSpace(hd.Get("X-API-Key"))
+}
+
+// lookup finds a key by its hash; every stored hash is compared, in
+// constant time.
+func (s *Server) lookup(key string) *keyState {
+	sum := sha256.Sum256([]byte(key))
+	var found *keyState
+	for _, k := range s.keys {
+		if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
+			found = k
+		}
+	}
+	return found
+}
+
+// CanWrite says whether a request presenting these headers may change
+// documents: any request when no API key is configured, else one with a
+// known key that has write permission.
+func (s *Server) CanWrite(h http.Header) bool {
+	if len(s.keys) == 0 {
+		return true
+	}
+	k := s.lookup(presentedKey(h))
+	return k != nil && k.write
 }
 
 // authenticate admits requests with a known key, within its rate limit.
@@ -87,20 +111,14 @@ func (s *Server) authenticate(c *gin.Context) {
 		s.fail(c, &errs.Error{Code: errs.RateLimited, Message: "too many wrong API keys from this address; retry later", RetryAfter: ceilSecond(d)})
 		return
 	}
-	key := presentedKey(c.Request)
+	key := presentedKey(c.Request.Header)
 	if key == "" {
 		s.cfg.Metrics.authFailures.WithLabelValues("missing").Inc()
 		c.Header("WWW-Authenticate", `Bearer realm="dmar"`)
 		s.fail(c, errs.E(errs.Unauthorized, "an API key is required (Authorization: Bearer KEY or X-API-Key)"))
 		return
 	}
-	sum := sha256.Sum256([]byte(key))
-	var found *keyState
-	for _, k := range s.keys {
-		if subtle.ConstantTimeCompare(sum[:], k.sum[:]) == 1 {
-			found = k
-		}
-	}
+	found := s.lookup(key)
 	if found == nil {
 		s.backoff.fail(ip)
 		s.cfg.Metrics.authFailures.WithLabelValues("unknown").Inc()
@@ -111,7 +129,9 @@ func (s *Server) authenticate(c *gin.Context) {
 	s.backoff.ok(ip)
 	c.Set("api_key", found.name)
 	c.Set(writeKey, found.write)
-	if found.limiter != nil {
+	// An MCP message is not charged: each tool call is, as the REST request
+	// it makes.
+	if found.limiter != nil && c.Request.URL.Path != mcpPath {
 		r := found.limiter.Reserve()
 		if d := r.Delay(); d > 0 {
 			r.Cancel()

@@ -64,6 +64,9 @@ type Config struct {
 	// 503); AnswerModel names its model in the responses.
 	Answerer    *answer.Answerer
 	AnswerModel string
+	// MCP builds the Model Context Protocol handler served at POST /mcp
+	// from the REST handler its tools call (nil: /mcp answers 404).
+	MCP func(api http.Handler) http.Handler
 }
 
 // DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
@@ -110,6 +113,7 @@ func New(cfg Config) *Server {
 	r.POST("/v1/link", jsonBody, s.link)
 	s.documentRoutes(r, jsonBody)
 	r.POST("/v1/answer", jsonBody, s.answer)
+	s.mcpRoute(r, jsonBody)
 	// HEAD is answered wherever GET is (net/http drops the body).
 	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
 	get("/v1/entities/:qid/subgraph", s.subgraph)
@@ -127,6 +131,9 @@ func New(cfg Config) *Server {
 	// A known path with another method: 405, and gin sets Allow.
 	r.HandleMethodNotAllowed = true
 	r.NoMethod(func(c *gin.Context) {
+		if s.onlyPost(c) {
+			return
+		}
 		s.fail(c, errs.E(errs.BadMethod, "method %s is not allowed on %s; allowed: %s", clip(c.Request.Method, maxEcho),
 			clip(c.Request.URL.Path, maxEcho), c.Writer.Header().Get("Allow")))
 	})
@@ -213,8 +220,9 @@ func (s *Server) subgraph(c *gin.Context) {
 		dst  *int
 		r    pipeline.SubgraphRange
 	}{{"hops", &p.Hops, pipeline.HopsRange}, {"limit", &p.MaxNodes, pipeline.MaxNodesRange}, {"hub_degree", &p.HubDegree, pipeline.HubDegreeRange}} {
-		v := c.Query(q.name)
-		if v == "" {
+		// Absent keeps the default; present, even empty, must be a number.
+		v, given := c.GetQuery(q.name)
+		if !given {
 			continue
 		}
 		n, err := strconv.Atoi(strings.TrimSpace(v))

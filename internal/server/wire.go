@@ -102,10 +102,19 @@ func toQueryEntity(e pipeline.QueryEntity) api.QueryEntity {
 }
 
 // ToSubgraph converts an ego subgraph.
+// Nodes and edges are arrays, never null: a subgraph of one node has no
+// edges, and the OpenAPI document promises an array.
 func ToSubgraph(g kg.Subgraph) api.Subgraph {
 	return api.Subgraph{Root: g.Root, Truncated: g.Truncated,
-		Nodes: convert(g.Nodes, func(n kg.Node) api.Node { return api.Node{QID: n.QID, Label: n.Label, Hop: n.Hop, Hub: n.Hub} }),
-		Edges: convert(g.Edges, func(e kg.Edge) api.Edge { return api.Edge{From: e.From, To: e.To, PID: e.PID, Label: e.Label} })}
+		Nodes: convert(orEmpty(g.Nodes), func(n kg.Node) api.Node { return api.Node{QID: n.QID, Label: n.Label, Hop: n.Hop, Hub: n.Hub} }),
+		Edges: convert(orEmpty(g.Edges), func(e kg.Edge) api.Edge { return api.Edge{From: e.From, To: e.To, PID: e.PID, Label: e.Label} })}
+}
+
+func orEmpty[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
 }
 
 // toErrorBody converts a client-visible error.

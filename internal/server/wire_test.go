@@ -129,5 +129,6 @@ func TestWireBytesIdentical(t *testing.T) {
 	for qid, sg := range sgs {
 		same("subgraph "+qid, sg, server.ToSubgraph(sg))
 	}
-	same("empty subgraph", kg.Subgraph{Root: "Q1"}, server.ToSubgraph(kg.Subgraph{Root: "Q1"}))
+	// Nodes and edges go out as arrays, never null (the OpenAPI document's promise).
+	same("empty subgraph", kg.Subgraph{Root: "Q1", Nodes: []kg.Node{}, Edges: []kg.Edge{}}, server.ToSubgraph(kg.Subgraph{Root: "Q1"}))
 }
