@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 
 	"github.com/dmar-kg/dmar/internal/eval"
@@ -34,10 +35,23 @@ func runGateEvidence(ctx context.Context, args []string, stdout, stderr io.Write
 }
 
 // runGateRanker writes eval.GateRanker of the configured pipeline, run with
-// the question-aware options (dmar eval's dmar), under --out.
+// the question-aware options (dmar eval's dmar, or with --stages all
+// dmar-full's), under --out.
 func runGateRanker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return runFeatures(ctx, "gate ranker", args, stderr, nil, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
-		return eval.GateRanker(ctx, p, ds.Questions, p.Defaults().QuestionAware(), out, stdout, stderr)
+	var stages *string
+	more := func(fs *flag.FlagSet) {
+		stages = fs.String("stages", "dmar", "the options the pool is found with: dmar (the method's) or all (dmar-full: the paper's stages on too)")
+	}
+	return runFeatures(ctx, "gate ranker", args, stderr, more, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
+		o := p.Defaults().QuestionAware()
+		switch *stages {
+		case "dmar":
+		case "all":
+			o = o.WithPaperStages()
+		default:
+			return usageError{fmt.Sprintf("--stages must be dmar or all, got %q", *stages)}
+		}
+		return eval.GateRanker(ctx, p, ds.Questions, o, out, stdout, stderr)
 	})
 }
 

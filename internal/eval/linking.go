@@ -98,7 +98,7 @@ func summarizeLinking(ds *Dataset, systems []System, recs []Record) map[string]L
 	}
 	out := map[string]LinkingScores{}
 	for _, sys := range systems {
-		if sys.Kind != "dmar" || sys.Options == nil || sys.Options.Structure == "off" {
+		if sys.Kind != "dmar" || sys.Options == nil {
 			continue
 		}
 		var linked, gold [][]string

@@ -58,9 +58,12 @@ func RestrictBaselines(systems []System, names string) error {
 }
 
 // SystemNames are the systems a run runs by default, in report order.
-// dmar is the question-aware method (pipeline.Options.QuestionAware) and its
-// ablations start from it; dmar-paper is DMAR-SPEC.md's method.
-var SystemNames = []string{"bm25", "dense", "hybrid", "kg-walk", "dmar-paper", "dmar", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate", "dmar-no-reform", "dmar-no-kg", "dmar-m1", "dmar-ged", "dmar-mc50"}
+// dmar is the question-aware method (pipeline.Options.QuestionAware) and the
+// channel's ablations start from it; dmar-full is dmar with the paper's
+// stages on (structural score, anchors, reformulation, second search), and
+// the ablations of those stages start from it; dmar-paper is DMAR-SPEC.md's
+// method.
+var SystemNames = []string{"bm25", "dense", "hybrid", "kg-walk", "dmar-paper", "dmar", "dmar-full", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-unmasked", "dmar-no-own-pages", "dmar-fixed-gate", "dmar-no-reform", "dmar-no-second-stage", "dmar-no-kg", "dmar-m1", "dmar-ged", "dmar-mc50"}
 
 // GraphSystemNames are the graph channel's sweep systems (beyond the
 // paper), run only when named: dmar-graph (the first channel setting: one
@@ -172,6 +175,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 	linking := base.Linking
 	paper := base
 	base = base.QuestionAware()
+	full := base.WithPaperStages()
 	var out []System
 	seen := map[string]bool{}
 	for _, n := range names {
@@ -188,6 +192,15 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		case "hybrid":
 			s.Kind, s.Alpha = n, alpha
 		case "dmar":
+		case "dmar-full":
+			o, s.Ablates = full, "dmar with the paper's stages on: the structural score (GNN, Shapley values, gate), three anchors, the reformulation and the second search"
+		case "dmar-unmasked":
+			o.GraphRelationQuery, s.Ablates = "question", "the graph channel's relation cosines read enc(Q), not Q without its linked mentions"
+		case "dmar-no-own-pages":
+			o.Experiments.NoOwnPages, s.Ablates = true, "the final pool without the query entities' pages that neither search nor the channel found"
+		case "dmar-no-second-stage":
+			o = full
+			o.M, s.Ablates = 0, "dmar-full without anchors, reformulation and second search (the structural score kept)"
 		case "dmar-paper":
 			o, s.Ablates = paper, "the paper's method (DMAR-SPEC.md; a request's method paper)"
 		case "kg-walk":
@@ -203,22 +216,31 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			o = withGraph(paper)
 			s.Ablates = fmt.Sprintf("dmar with graph recall: %d hop(s), %d documents into both searches, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
 		case "dmar-chat":
+			o = full
 			o.Reformulator, s.Ablates = "chat", "generative reformulation (paper phase 3) by the chat endpoint (--chat-url, --chat-model); the built-in reformulator where it fails"
 		case "dmar-no-reform":
+			o = full
 			o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
 		case "dmar-no-kg":
-			o.Structure, s.Ablates = "off", "no KG path (semantic score only)"
+			o = full
+			o.Structure, s.Ablates = "off", "dmar-full without the KG path's structural score (anchors by the semantic score)"
 		case "dmar-structure-always":
+			o = full
 			o.StructureNeedsChannel, s.Ablates = false, "the structural score also where the graph channel reached no document"
 		case "dmar-m1":
+			o = full
 			o.M, s.Ablates = 1, "single anchor (m=1)"
 		case "dmar-fixed-gate":
+			o = full
 			o.Gate, s.Ablates = "fixed", fmt.Sprintf("fixed fusion weights %.2f/%.2f instead of the gate", o.FixedAlpha, 1-o.FixedAlpha)
 		case "dmar-evidence-gate":
+			o = full
 			o.Gate, s.Ablates = "evidence", "evidence-aware gate (models/evgate: link confidence, path relevance, hubs, z-scores) instead of the paper's gate"
 		case "dmar-ged":
+			o = full
 			o.Structure, s.Ablates = "ged", "graph-edit-distance heuristic instead of the GNN"
 		case "dmar-mc50":
+			o = full
 			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 		default:
 			kind, vo, what, err := variant(n, paper, base)

@@ -9,7 +9,8 @@ import (
 )
 
 func TestGraphSystems(t *testing.T) {
-	names := []string{"dmar", "dmar-paper", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-fixed-gate", "dmar-evidence-gate", "dmar-structure-always", "kg-walk-r1-h2-hyb"}
+	names := []string{"dmar", "dmar-paper", "dmar-full", "kg-walk", "dmar-graph", "dmar-graph-h2-b3-dir-k20-w0.5", "dmar-no-graph-recall", "dmar-no-path-relevance", "dmar-no-link-filter", "dmar-unmasked", "dmar-no-own-pages",
+		"dmar-fixed-gate", "dmar-evidence-gate", "dmar-structure-always", "dmar-no-second-stage", "dmar-no-kg", "dmar-ged", "kg-walk-r1-h2-hyb"}
 	ss, err := Systems(names, pipeline.Defaults(), 20, 0.5)
 	if err != nil {
 		t.Fatal(err)
@@ -27,17 +28,31 @@ func TestGraphSystems(t *testing.T) {
 	if !reflect.DeepEqual(*by["dmar"].Options, qa) || qa.GraphRecall == 0 || qa.GraphRoots == 0 || qa.Linking != "context" {
 		t.Errorf("dmar is not the question-aware method: %+v", by["dmar"].Options)
 	}
-	// Each ablation changes exactly its part of dmar.
-	for name, mod := range map[string]func(*pipeline.Options){
-		"dmar-no-graph-recall":   func(o *pipeline.Options) { o.GraphRecall = 0 },
-		"dmar-no-path-relevance": func(o *pipeline.Options) { o.GraphRelations = "none" },
-		"dmar-no-link-filter":    func(o *pipeline.Options) { o.Linking = "exact" },
-		"dmar-fixed-gate":        func(o *pipeline.Options) { o.Gate = "fixed" },
-		"dmar-evidence-gate":     func(o *pipeline.Options) { o.Gate = "evidence" },
-		"dmar-structure-always":  func(o *pipeline.Options) { o.StructureNeedsChannel = false },
+	// dmar-full is dmar with the paper's stages on.
+	full := qa.WithPaperStages()
+	if !reflect.DeepEqual(*by["dmar-full"].Options, full) || full.M != 3 || full.Structure != "gnn" || qa.M != 0 || qa.Structure != "off" {
+		t.Errorf("dmar-full: %+v", by["dmar-full"].Options)
+	}
+	// Each ablation changes exactly its part of dmar (the channel's) or of
+	// dmar-full (the paper's stages).
+	for name, c := range map[string]struct {
+		from pipeline.Options
+		mod  func(*pipeline.Options)
+	}{
+		"dmar-no-graph-recall":   {qa, func(o *pipeline.Options) { o.GraphRecall = 0 }},
+		"dmar-no-path-relevance": {qa, func(o *pipeline.Options) { o.GraphRelations = "none" }},
+		"dmar-no-link-filter":    {qa, func(o *pipeline.Options) { o.Linking = "exact" }},
+		"dmar-unmasked":          {qa, func(o *pipeline.Options) { o.GraphRelationQuery = "question" }},
+		"dmar-no-own-pages":      {qa, func(o *pipeline.Options) { o.Experiments.NoOwnPages = true }},
+		"dmar-fixed-gate":        {full, func(o *pipeline.Options) { o.Gate = "fixed" }},
+		"dmar-evidence-gate":     {full, func(o *pipeline.Options) { o.Gate = "evidence" }},
+		"dmar-structure-always":  {full, func(o *pipeline.Options) { o.StructureNeedsChannel = false }},
+		"dmar-no-second-stage":   {full, func(o *pipeline.Options) { o.M = 0 }},
+		"dmar-no-kg":             {full, func(o *pipeline.Options) { o.Structure = "off" }},
+		"dmar-ged":               {full, func(o *pipeline.Options) { o.Structure = "ged" }},
 	} {
-		want := qa
-		mod(&want)
+		want := c.from
+		c.mod(&want)
 		if !reflect.DeepEqual(*by[name].Options, want) || by[name].Baseline() {
 			t.Errorf("%s: %+v, want %+v", name, by[name].Options, want)
 		}

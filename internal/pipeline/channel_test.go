@@ -56,7 +56,8 @@ func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
 	g := &countingGraph{Graph: mg, calls: map[string]int{}}
 	p := newPipeline(t, func(c *pipeline.Config) { c.Graph = g })
 	const q = "Which films were produced in Canada?" // Canada: degree 522, a hub at the default cap 500
-	o := p.Defaults().QuestionAware()
+	// With the paper's stages on, which read the graph at every stage.
+	o := p.Defaults().QuestionAware().WithPaperStages()
 	res, err := p.Retrieve(context.Background(), q, o)
 	if err != nil {
 		t.Fatal(err)

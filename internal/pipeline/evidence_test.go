@@ -35,7 +35,7 @@ func (g *ruleGate) EvidenceWeights(ctx context.Context, docs []scoring.Evidence)
 }
 
 func evidenceOptions(p *pipeline.Pipeline) pipeline.Options {
-	o := p.Defaults().QuestionAware()
+	o := p.Defaults().QuestionAware().WithPaperStages() // the gate weighs the structural score
 	o.Gate = "evidence"
 	return o
 }
@@ -108,11 +108,11 @@ func TestEvidenceGateFallbackAndIsolation(t *testing.T) {
 	}
 	g := &ruleGate{}
 	withGate := newPipeline(t, func(c *pipeline.Config) { c.EvidenceGate = g })
-	a, err := p.Retrieve(context.Background(), nolan, p.Defaults().QuestionAware())
+	a, err := p.Retrieve(context.Background(), nolan, p.Defaults().QuestionAware().WithPaperStages())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := withGate.Retrieve(context.Background(), nolan, p.Defaults().QuestionAware())
+	b, err := withGate.Retrieve(context.Background(), nolan, p.Defaults().QuestionAware().WithPaperStages())
 	if err != nil {
 		t.Fatal(err)
 	}

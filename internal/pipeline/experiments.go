@@ -31,6 +31,9 @@ type Experiments struct {
 	// relations added to Q; 0 means the ranking's default (ReformCaps).
 	ReformBridges   int `json:"reform_bridges,omitempty"`
 	ReformRelations int `json:"reform_relations,omitempty"`
+	// NoOwnPages leaves the query entities' pages that nothing else found
+	// out of the learned ranker's pool (an ablation; finalrank.go).
+	NoOwnPages bool `json:"no_own_pages,omitempty"`
 }
 
 // RemovedOptions are the request options that were removed, each with

@@ -146,6 +146,9 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		add(d)
 	}
 	var missing []string
+	if r.opts.Experiments.NoOwnPages {
+		return pool, nil
+	}
 	for _, q := range kg.QIDs(sc.mentions) {
 		if !seen[q] {
 			missing = append(missing, q)

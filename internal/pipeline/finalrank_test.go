@@ -255,3 +255,39 @@ func TestLearnedFinalRankFetchesOwnPages(t *testing.T) {
 		t.Fatalf("%d own pages for %d query entities, %d found by neither search nor channel", own, len(res.QueryEntities), fetched)
 	}
 }
+
+// The dmar method runs no stage the learned ranker does not need: no
+// structural score, no anchors, no reformulation, no second search; the
+// paper's method and WithPaperStages run them all.
+func TestDmarSkipsThePapersStages(t *testing.T) {
+	p := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{} })
+	lean, err := p.Retrieve(context.Background(), nolan, p.Defaults().QuestionAware())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lean.Anchors) != 0 || lean.Reformulator != "none" || lean.ReformulatedQuery != nolan || len(lean.QueryEntities) == 0 || len(lean.Results) != 5 {
+		t.Fatalf("dmar: %d anchors, reformulator %q (%q), %d query entities, %d results", len(lean.Anchors), lean.Reformulator, lean.ReformulatedQuery, len(lean.QueryEntities), len(lean.Results))
+	}
+	for _, stage := range []string{"subgraphs", "structural", "second_stage", "rerank", "reformulate"} {
+		if _, ok := lean.TimingsMS[stage]; ok {
+			t.Errorf("dmar ran stage %s", stage)
+		}
+	}
+	for _, o := range []pipeline.Options{p.Defaults().QuestionAware().WithPaperStages(), p.Defaults().Paper()} {
+		full, err := p.Retrieve(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(full.Anchors) != o.M || full.Reformulator == "none" {
+			t.Fatalf("%s with the paper's stages: %d anchors, reformulator %q", o.Method, len(full.Anchors), full.Reformulator)
+		}
+		for _, stage := range []string{"second_stage", "rerank"} {
+			if _, ok := full.TimingsMS[stage]; !ok {
+				t.Errorf("%s with the paper's stages did not run %s", o.Method, stage)
+			}
+		}
+	}
+	if d, q := p.Defaults().Paper(), p.Defaults().QuestionAware().Paper(); d.M != 3 || d.Structure != "gnn" || q.M != 3 || q.Structure != "gnn" {
+		t.Fatalf("the paper's method: m %d, structure %s (from dmar: %d, %s)", d.M, d.Structure, q.M, q.Structure)
+	}
+}

@@ -94,7 +94,7 @@ func (r request) encodeQuestion(ctx context.Context) (question, error) {
 func (r request) earlyLink(ctx context.Context) (*earlyLink, error) {
 	o := r.opts
 	cl, ok := r.p.cfg.Graph.(kg.CandidateLinker)
-	if !ok || o.GraphRecall == 0 || o.GraphRelationQuery != "masked" || o.Linking != "context" || o.Structure == "off" {
+	if !ok || o.GraphRecall == 0 || o.GraphRelationQuery != "masked" || o.Linking != "context" {
 		return nil, nil
 	}
 	toks, spans, err := cl.LinkCandidates(ctx, r.query)
@@ -158,9 +158,6 @@ type relationPrefetch struct {
 // mentions, taken from the early link or started encoding now; nil when
 // the request needs none before its channel runs.
 func (r request) prefetchRelationQuery(ctx context.Context, q question, mentions []kg.Mention) *relationPrefetch {
-	if r.opts.Structure == "off" {
-		return nil // the channel links Q itself, after stage 1
-	}
 	if pf := q.early.relationQuery(r.query, mentions); pf != nil {
 		return pf
 	}

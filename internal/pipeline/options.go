@@ -15,7 +15,7 @@ type Options struct {
 	Method string `json:"method,omitempty"`
 
 	N int `json:"n"` // stage-1 candidates
-	M int `json:"m"` // anchors
+	M int `json:"m"` // anchors; 0: none, no reformulation and no second search
 	P int `json:"p"` // stage-2 candidates
 	K int `json:"k"` // results
 
@@ -128,6 +128,19 @@ func (o Options) QuestionAware() Options {
 	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
 	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
 	o.FinalRank = FinalRankLearned
+	// The paper's stages that change no ranking the learned ranker makes
+	// (the ablation in docs/method.md): no structural score, no anchors, no
+	// reformulation, no second search. WithPaperStages turns them back on.
+	o.Structure, o.M = "off", 0
+	return o
+}
+
+// WithPaperStages is o with the paper's structural score, anchors,
+// reformulation and second search on (their values in Defaults), as
+// QuestionAware leaves them off: dmar eval's dmar-full.
+func (o Options) WithPaperStages() Options {
+	d := Defaults()
+	o.Structure, o.M = d.Structure, d.M
 	return o
 }
 
@@ -170,6 +183,7 @@ func (o Options) Paper() Options {
 	o.Stage1 = d.Stage1
 	o.GraphRelationQuery = d.GraphRelationQuery
 	o.FinalRank = d.FinalRank
+	o.Structure, o.M = d.Structure, d.M
 	return o
 }
 
@@ -213,7 +227,7 @@ func (o Options) Validate() error {
 	for _, err := range []error{
 		optionalOneOf("method", o.Method, Methods...),
 		intIn("n", o.N, 1, 1000),
-		intIn("m", o.M, 1, 20),
+		intIn("m", o.M, 0, 20),
 		intIn("p", o.P, 1, 200),
 		intIn("k", o.K, 1, 200),
 		ValidateSubgraph(o.SubgraphParams()),

@@ -142,7 +142,7 @@ func rootsOf(res *pipeline.Result) map[string]string {
 func TestResultsNameTheirPaths(t *testing.T) {
 	var drawn []kg.Path
 	p := newPipeline(t, func(c *pipeline.Config) { c.Graph = drawingGraph{Graph: c.Graph.(*memkg.Graph), drawn: &drawn} })
-	res, err := p.Retrieve(context.Background(), director, p.Defaults().QuestionAware())
+	res, err := p.Retrieve(context.Background(), director, p.Defaults().QuestionAware().WithPaperStages()) // anchors and their phi
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,9 +282,9 @@ func TestOwnEntityPathFirst(t *testing.T) {
 	}
 }
 
-// With the structural path off, dmar's graph channel still links Q and walks
-// from its entities: their paths start from a query entity, though no G_Q
-// or phi names it.
+// With the structural path off, Q is still linked (the graph channel and
+// the final ranking read its entities) and the channel walks from them:
+// their paths start from a query entity, though no G_Q or phi names it.
 func TestStructureOffNamesTheChannelsPaths(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults().QuestionAware()
@@ -293,8 +293,8 @@ func TestStructureOffNamesTheChannelsPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.QueryEntities) != 0 {
-		t.Fatalf("structure off lists query entities %v", res.QueryEntities)
+	if len(res.QueryEntities) != 1 || res.QueryEntities[0].QID != inception || len(res.QuerySubgraphs) != 0 || len(res.Anchors) > 0 && len(res.Anchors[0].Phi) != 0 {
+		t.Fatalf("structure off: query entities %v, %d query subgraphs, anchors %v", res.QueryEntities, len(res.QuerySubgraphs), res.Anchors)
 	}
 	named := 0
 	for _, d := range res.Results {

@@ -190,18 +190,7 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 		return nil, err
 	}
 	anchors := r.anchors(sc)
-	// Phase 3: the anchors guide the reformulation Q', searched for over the
-	// whole corpus.
-	ref, err := r.reformulate(ctx, sc, anchors)
-	if err != nil {
-		return nil, err
-	}
-	second, err := r.secondStage(ctx, rec, ref)
-	if err != nil {
-		return nil, err
-	}
-	// Phase 4: rerank against the original Q, and explain.
-	fin, err := r.rerank(ctx, sc, anchors, second.hits)
+	ref, second, fin, err := r.anchorsGuided(ctx, rec, sc, anchors)
 	if err != nil {
 		return nil, err
 	}
@@ -216,6 +205,32 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 	}
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
 	return res, nil
+}
+
+// anchorsGuided is phases 3 and 4: the anchors guide the reformulation Q',
+// searched for over the whole corpus, and the second search's candidates
+// are reranked against the original Q. With m = 0 there are no anchors to
+// guide anything: Q' is Q, there is no second search, and the results are
+// phase 2's candidates in their order.
+func (r request) anchorsGuided(ctx context.Context, rec recalled, sc scored, anchors []Doc) (reformulated, searchHits, reranked, error) {
+	if r.opts.M == 0 {
+		docs := []Doc{}
+		for _, d := range topByScore(sc.docs, r.opts.K) {
+			d.Breakdown.InFirst = true
+			docs = append(docs, d)
+		}
+		return reformulated{query: r.query, by: "none"}, searchHits{}, reranked{docs: docs, st: sc.st}, nil
+	}
+	ref, err := r.reformulate(ctx, sc, anchors)
+	if err != nil {
+		return reformulated{}, searchHits{}, reranked{}, err
+	}
+	second, err := r.secondStage(ctx, rec, ref)
+	if err != nil {
+		return reformulated{}, searchHits{}, reranked{}, err
+	}
+	fin, err := r.rerank(ctx, sc, anchors, second.hits)
+	return ref, second, fin, err
 }
 
 // Candidates runs phases 1 and 2 only and returns every stage-1 candidate

@@ -67,12 +67,6 @@ func (r request) withChannels(ctx context.Context, rec recalled, relq *relationP
 		return rec, nil
 	}
 	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq}
-	if o.Structure == "off" {
-		var err error
-		if in.mentions, err = r.p.cfg.Graph.Link(ctx, r.query); err != nil && ctx.Err() != nil {
-			return rec, ctx.Err()
-		}
-	}
 	ch, err := r.runChannels(ctx, in)
 	if err != nil {
 		return rec, err
@@ -96,14 +90,11 @@ func (r request) stage1Query(qvec []float32, limit int) retrieval.Query {
 	return q
 }
 
-// linkQuery links Q unless the request turned the structural path off. A
-// graph failure turns the path off instead of failing the request; it
-// reports whether the path is still on.
+// linkQuery links Q (the graph channel and the final ranking read its
+// entities whatever the structural path does) and says whether the
+// structural path is on: the request may turn it off (structure off), and
+// a graph failure turns it off instead of failing the request.
 func (r request) linkQuery(ctx context.Context, q question) ([]kg.Mention, bool, error) {
-	if r.opts.Structure == "off" {
-		r.trace.fallback("structure_off", "the request turned the structural path off (semantic only)")
-		return nil, false, nil
-	}
 	ms, err := r.linkWith(ctx, q.vec, q.early)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -112,5 +103,5 @@ func (r request) linkQuery(ctx context.Context, q question) ([]kg.Mention, bool,
 		r.trace.fallback("graph_unavailable", "linking failed, structural path off: "+err.Error())
 		return ms, false, nil
 	}
-	return ms, true, nil
+	return ms, r.opts.Structure != "off", nil
 }

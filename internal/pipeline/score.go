@@ -84,7 +84,9 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 		g.st.on = false
 		r.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
 	}
-	r.trace.timed("subgraphs", t)
+	if rec.structOn {
+		r.trace.timed("subgraphs", t) // with the path off, only the labels were read
+	}
 	if g.st.on && r.opts.Experiments.Utility == "path" {
 		rel, err := r.pathRelevance(ctx, rec.relvec, g.st.qsubs)
 		if err != nil {

@@ -16,6 +16,7 @@ sets only (a seeded 20% of each one's questions is held out for that);
 --eval sets are only reported, after the choice.
 """
 import argparse
+import hashlib
 import json
 import os
 
@@ -28,6 +29,7 @@ def load(spec):
     name, folder = spec.split("=", 1)
     d = {k: np.load(os.path.join(folder, k + ".npy")) for k in ("feat", "rows", "ngold")}
     d["names"] = json.load(open(os.path.join(folder, "features.json")))
+    d["ids"] = json.load(open(os.path.join(folder, "questions.json")))
     d["name"] = name
     return d
 
@@ -38,7 +40,7 @@ class Set:
 
     def __init__(self, parts):
         self.names = parts[0]["names"]
-        feats, labels, qid, part, ngold = [], [], [], [], []
+        feats, labels, qid, part, ngold, ids = [], [], [], [], [], []
         base = 0
         for i, p in enumerate(parts):
             if p["names"] != self.names:
@@ -48,6 +50,7 @@ class Set:
             qid.append(p["rows"][:, 0].astype(np.int64) + base)
             part += [i] * len(p["ngold"])
             ngold.append(p["ngold"])
+            ids += p["ids"]
             base += len(p["ngold"])
         self.x = np.concatenate(feats)
         self.y = np.concatenate(labels)
@@ -55,6 +58,7 @@ class Set:
         self.part = np.array(part)
         self.ngold = np.concatenate(ngold)
         self.parts = [p["name"] for p in parts]
+        self.ids = ids
         starts = np.flatnonzero(np.r_[True, np.diff(self.q) != 0])
         self.bounds = np.r_[starts, len(self.q)]
         self.qs = self.q[starts]
@@ -256,10 +260,10 @@ def main():
     sd[sd < 1e-6] = 1.0
     xn = (tr.x - mu) / sd
     nq = len(tr.qs)
-    held = np.zeros(nq, bool)
-    for i in range(len(tr.parts)):  # 20% of each part's questions
-        idx = np.flatnonzero(tr.part == i)
-        held[rng.choice(idx, idx.size // 5, replace=False)] = True
+    # A fifth of the questions, by a hash of the id and the seed, so that a
+    # question exported twice (the pools of two option sets) is held out in
+    # both or in neither.
+    held = np.array([hashlib.sha256(f"{a.seed}|{tr.ids[q]}".encode()).digest()[0] % 5 == 0 for q in tr.qs])
     fit_w, held_w = weights(tr, ~held), weights(tr, held)
     print(f"train: {nq} questions ({held.sum()} held out) in {tr.parts}, {len(tr.x)} rows")
     shapes = [tuple(int(w) for w in s.split(",") if int(w) > 0) for s in a.shapes.split(";")]

@@ -23,14 +23,20 @@ data="${DMAR_DATA_ROOT:-../shared/data}"
 mkdir -p "$work"
 go build -o "$work/dmar" ./cmd/dmar
 # 1. Final-pool rows: dmar (the question-aware options) run whole on every
-#    question; every candidate of its final pool with the ranker's inputs.
-#    (The pool does not depend on the ranker, so an old model changes nothing.)
-x() { "$work/dmar" gate ranker --data "$data/codexm" "$@"; }
-x --dataset "kgqa:$data/kgqa/train.jsonl" --out "$work/kgqa-train"
-x --dataset "nq-open:$data/nq-open/dev.jsonl" --half tune --out "$work/nq-tune"
-x --dataset "triviaqa:$data/triviaqa/dev.jsonl" --half tune --out "$work/tqa-tune"
-x --dataset "fever:$data/fever/dev.jsonl" --half tune --out "$work/fever-tune"
-sets=(kgqa="$work/kgqa-train" nq="$work/nq-tune" tqa="$work/tqa-tune" fever="$work/fever-tune")
+#    question; every candidate of its final pool with the ranker's inputs,
+#    for the method's options (--stages dmar) and for dmar-full's (--stages
+#    all: the paper's stages on), so that one model ranks both and dmar eval
+#    can compare them. (The pool does not depend on the ranker, so an old
+#    model changes nothing.)
+sets=()
+for st in dmar all; do
+	x() { "$work/dmar" gate ranker --stages "$st" --data "$data/codexm" "$@"; }
+	x --dataset "kgqa:$data/kgqa/train.jsonl" --out "$work/pool-$st/kgqa-train"
+	x --dataset "nq-open:$data/nq-open/dev.jsonl" --half tune --out "$work/pool-$st/nq-tune"
+	x --dataset "triviaqa:$data/triviaqa/dev.jsonl" --half tune --out "$work/pool-$st/tqa-tune"
+	x --dataset "fever:$data/fever/dev.jsonl" --half tune --out "$work/pool-$st/fever-tune"
+	for b in kgqa-train nq-tune tqa-tune fever-tune; do sets+=("$b-$st=$work/pool-$st/$b"); done
+done
 # 2. Gradient check, training (shape and early stopping on held-out train
 #    and tune questions), ONNX export.
 "$py" models/ranker/train.py --train "${sets[@]}" --gradcheck --seed "$seed" --encoder "$enc" --shapes "0;16;32,16"
