@@ -48,6 +48,7 @@ func testStoreClass(t testing.TB, class, tenant string) *Store {
 		if err := s.Drop(context.Background()); err != nil {
 			t.Errorf("drop %s: %v", class, err)
 		}
+		s.Close()
 	})
 	return s
 }
