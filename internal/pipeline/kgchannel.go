@@ -62,10 +62,12 @@ type graphChannel struct {
 }
 
 // kgNeighbourhoods are the channel's roots and the subgraphs walked from
-// them, by root QID.
+// them, by root QID, and the degrees of their nodes when the graph read
+// them in the same round trip (nil: popularity asks Entities).
 type kgNeighbourhoods struct {
-	roots []pathrel.Root
-	subs  map[string]kg.Subgraph
+	roots   []pathrel.Root
+	subs    map[string]kg.Subgraph
+	degrees map[string]int
 }
 
 // kgWalk is the reach stage's output: the best path to every entity reached,
@@ -163,11 +165,11 @@ func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root) (kgNe
 	for i, s := range roots {
 		qids[i] = s.QID
 	}
-	subs, err := r.p.ChannelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
+	subs, deg, err := r.p.channelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
 	if err != nil {
 		return kgNeighbourhoods{}, err
 	}
-	return kgNeighbourhoods{roots: roots, subs: subs}, nil
+	return kgNeighbourhoods{roots: roots, subs: subs, degrees: deg}, nil
 }
 
 // ChannelSubgraphs are the subgraphs the graph channel walks from roots:
@@ -177,7 +179,15 @@ func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root) (kgNe
 // goes on through a neighbour), capped. One round trip on a backend that
 // reads them in one (kg.Neighbourhoods).
 func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {
-	return kg.Neighbourhoods(ctx, p.cfg.Graph, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
+	subs, _, err := p.channelSubgraphs(ctx, roots, hops, hubDegree)
+	return subs, err
+}
+
+// channelSubgraphs are ChannelSubgraphs and, from a graph that reads them
+// in the same round trip (kg.NeighbourhoodDegreeReader), their nodes'
+// degrees; nil degrees otherwise.
+func (p *Pipeline) channelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, map[string]int, error) {
+	return kg.NeighbourhoodsWithDegrees(ctx, p.cfg.Graph, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
 }
 
 // reach is the best path from a root to every entity of the

@@ -27,7 +27,7 @@ type kgScored struct {
 // and the path's fan-out, and keeps the graph_recall_k best.
 func (r request) scoreDocuments(ctx context.Context, w kgWalk, d kgDocuments) (kgScored, error) {
 	o := r.opts
-	pop, err := r.popularity(ctx, d.docs)
+	pop, err := r.popularity(ctx, d.docs, w.degrees)
 	if err != nil {
 		return kgScored{}, err
 	}
@@ -97,13 +97,23 @@ func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, erro
 }
 
 // popularity is graph_popularity x ln(1 + degree) of each document's
-// entity, by document ID; empty when the option is off. The degrees come in
-// one Entities call; when that fails the channel ranks without them and the
-// trace says so.
-func (r request) popularity(ctx context.Context, docs []reachedDoc) (map[string]float64, error) {
+// entity, by document ID; empty when the option is off. The degrees are
+// the neighbourhoods' when the graph read them with those (degrees), else
+// they come in one Entities call; when that fails the channel ranks
+// without them and the trace says so.
+func (r request) popularity(ctx context.Context, docs []reachedDoc, degrees map[string]int) (map[string]float64, error) {
 	w := r.opts.GraphPopularity
 	if w == 0 || len(docs) == 0 {
 		return nil, nil
+	}
+	if degrees != nil {
+		out := make(map[string]float64, len(docs))
+		for _, d := range docs {
+			if deg, ok := degrees[d.id]; ok {
+				out[d.id] = w * math.Log1p(float64(deg))
+			}
+		}
+		return out, nil
 	}
 	ids := make([]string, len(docs))
 	for i, d := range docs {
