@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -33,17 +34,25 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer set.Close()
-	b := bench.Latency{Pipeline: p, Questions: qs, QuestionsPath: f.Questions, Index: a.cfg.Index, Graph: a.cfg.Graph}
-	if f.Warm {
-		// Neo4j: the same roots as the embedded run's, read from the bundle
-		// the graph was loaded from.
-		if b.WarmRoots = backends.EntityRoots(p.Graph()); b.WarmRoots == nil {
-			emb, _, err := a.inputs(stderr).Graph(ctx)
-			if err != nil {
-				return fmt.Errorf("bench latency: the warm-up's entities: %w", err)
-			}
-			b.WarmRoots = backends.EntityRoots(emb)
+	given := bench.LatencyBackend{Name: "embedded", Detail: backendName(a.cfg.Graph, a.cfg.Index), Pipeline: p, WarmRoots: backends.EntityRoots(p.Graph())}
+	b := bench.Latency{Backends: []bench.LatencyBackend{given}, Questions: qs, QuestionsPath: f.Questions, Cold: f.Cold, Warm: f.Warm}
+	if !a.cfg.GraphBackend().Embedded() || !a.cfg.IndexBackend().Embedded() {
+		// A remote deployment is timed beside the embedded one over the same
+		// data and models, whose graph also gives Neo4j's warm-up roots.
+		emb, err := set.Embedded(ctx, stderr)
+		if err != nil {
+			return fmt.Errorf("bench latency: the embedded backends to compare with: %w", err)
 		}
+		ep, err := emb.Pipeline(nil, warnLogger(stderr), false)
+		if err != nil {
+			return err
+		}
+		roots := backends.EntityRoots(ep.Graph())
+		if given.WarmRoots == nil {
+			given.WarmRoots = roots
+		}
+		given.Name = "remote"
+		b.Backends = []bench.LatencyBackend{{Name: "embedded", Detail: backendName("", ""), Pipeline: ep, WarmRoots: roots}, given}
 	}
 	stop, err := f.StartProfile()
 	if err != nil {
@@ -51,6 +60,14 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	defer stop()
 	return b.Run(ctx, stdout, stderr)
+}
+
+// backendName names a graph and index setting in reports.
+func backendName(graph, index string) string {
+	if graph == "" && index == "" {
+		return "the embedded graph and index"
+	}
+	return cmp.Or(graph, "embedded graph") + " + " + cmp.Or(index, "embedded index")
 }
 
 func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +67,9 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 	run("load", "neo4j", "--uri", nuri, "--bundle", film)
 	graph := "neo4j://" + strings.TrimPrefix(nuri, "bolt://")
 	index := "weaviate://" + strings.TrimPrefix(strings.TrimPrefix(wurl, "http://"), "https://") + "/EvalFilmTest"
+	if g := os.Getenv("DMAR_WEAVIATE_GRPC"); g != "" {
+		index += "?grpc=" + g // searches and imports go over gRPC: the same server's port
+	}
 	// The class is this test's own: drop what an earlier run left, which may
 	// hold another encoder's vectors (dmar refuses to load into it).
 	drop, err := http.NewRequest(http.MethodDelete, strings.TrimSuffix(wurl, "/")+"/v1/schema/EvalFilmTest", nil)
@@ -119,6 +123,21 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 	rep, err := os.ReadFile(filepath.Join(nwOut, "report.md"))
 	if err != nil || !strings.Contains(string(rep), "graph "+graph) || !strings.Contains(string(rep), "index "+index) {
 		t.Errorf("report.md does not name the backends (%v):\n%.600s", err, rep)
+	}
+
+	// dmar bench latency times the same backends beside the embedded ones
+	// in one run, cold then warm, and ends with their ratio.
+	var out, errOut bytes.Buffer
+	args := []string{"bench", "latency", "--data", film, "--questions", filepath.Join(kgqa, "dev.jsonl"), "--limit", "2", "--graph", graph, "--index", index}
+	if err := Run(context.Background(), args, &out, &errOut); err != nil {
+		t.Fatalf("bench latency: %v (%s)", err, errOut.String())
+	}
+	got := out.String()
+	if strings.Count(got, "remote p50 ms") != 2 || !strings.Contains(got, "remote: "+graph+" + "+index) ||
+		!regexp.MustCompile(`(?m)^default request \(method dmar\) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+x`).MatchString(got) ||
+		!regexp.MustCompile(`(?m)^graph_neighbourhoods +[0-9.]+ +[0-9]+ +[0-9.]+ +2$`).MatchString(got) ||
+		!regexp.MustCompile(`\n\ndmar bench latency \(warm, default request p50 over 2 questions\): .* remote_ratio=[0-9]+\.[0-9]{2}\n$`).MatchString(got) {
+		t.Errorf("bench latency does not time both backends, cold and warm, with the stages and the ratio:\n%s", got)
 	}
 }
 

@@ -61,8 +61,31 @@ func Open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logge
 	return &Set{Models: m, Graph: g, Index: x, Ready: append(checks, more...), cfg: cfg}, nil
 }
 
-// Close frees the models.
-func (s *Set) Close() { s.Models.Close() }
+// Embedded is a set over the same models with the embedded graph and index
+// of the configured data: a remote deployment's twin, so that dmar bench
+// latency times both in one process. It shares the receiver's models: close
+// the receiver only.
+func (s *Set) Embedded(ctx context.Context, out io.Writer) (*Set, error) {
+	cfg := s.cfg
+	cfg.Graph, cfg.Index = "", ""
+	g, checks, err := OpenGraph(ctx, cfg, out)
+	if err != nil {
+		return nil, err
+	}
+	x, more, err := OpenIndex(ctx, cfg, g, s.Models.DocEncoder, out, false)
+	if err != nil {
+		return nil, err
+	}
+	return &Set{Models: s.Models, Graph: g, Index: x, Ready: append(checks, more...), cfg: cfg}, nil
+}
+
+// Close frees the models and the index's connection, if it holds one.
+func (s *Set) Close() {
+	s.Models.Close()
+	if c, ok := s.Index.(io.Closer); ok {
+		c.Close()
+	}
+}
 
 // progress is out, or nil when the configuration asks for quiet.
 func progress(cfg config.Config, out io.Writer) io.Writer {

@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -45,91 +47,170 @@ func ReadQuestions(path string, limit int) ([]string, error) {
 	return qs, sc.Err()
 }
 
-// Latency is one latency benchmark.
+// Latency is one latency benchmark: every question asked of every backend
+// in turn, cold cache first, then warm, so that a remote deployment and the
+// embedded one are timed in the same run on the same machine state.
 type Latency struct {
-	Pipeline      *pipeline.Pipeline
+	// Backends are timed side by side; the first is the reference the
+	// others' ratios divide by (the embedded backends).
+	Backends      []LatencyBackend
 	Questions     []string
 	QuestionsPath string // named in the report
-	Index, Graph  string // the backends, named in the report
-	// WarmRoots, when set, gives the entities whose subgraphs and GNN
-	// embeddings are cached before timing (the embedded graph: steady
-	// state, as a long-running server's cache would be).
+	// Cold times a pass before any warm-up; Warm a pass after each
+	// backend's WarmRoots are cached. At least one is set.
+	Cold, Warm bool
+}
+
+// LatencyBackend is one deployment of the pipeline to time.
+type LatencyBackend struct {
+	Name     string // a short name for the report's columns
+	Detail   string // the graph and the index, named once in the report
+	Pipeline *pipeline.Pipeline
+	// WarmRoots gives the entities whose subgraphs and GNN embeddings the
+	// warm pass caches first (steady state, as a long-running server's
+	// cache would hold them).
 	WarmRoots func() []string
 }
 
-// latencySeries is one system's timings: the request's total, and its
-// structural and Shapley parts.
+// latencySeries is one system's timings on one backend: the request's
+// total, its structural and Shapley parts, and (for the default request)
+// every stage's time.
 type latencySeries struct {
 	name                       string
 	o                          pipeline.Options
 	total, structural, shapley []float64
+	stages                     map[string][]float64
 }
 
-// Run times every question and writes the table to stdout, progress to stderr.
+// backendRun is one backend's series in one pass, hybrid search first.
+type backendRun struct {
+	b      LatencyBackend
+	hybrid *latencySeries
+	dmar   []*latencySeries
+}
+
+// defaultRow is the index of the default request among latencySystems'.
+const defaultRow = 3
+
+// Run times every question and writes the tables to stdout, progress to
+// stderr. With two backends or more it ends with the line
+// "dmar bench latency ... remote_ratio=R": the default request's p50 on the
+// second backend over the first's, in the last pass.
 func (c Latency) Run(ctx context.Context, stdout, stderr io.Writer) error {
-	p, qs := c.Pipeline, c.Questions
-	opts := pipeline.Defaults() // n=100, m=3, p=20, k=5, exact
-	if err := c.warm(ctx, opts, stdout); err != nil {
-		return err
+	if len(c.Backends) == 0 || len(c.Questions) == 0 || !c.Cold && !c.Warm {
+		return fmt.Errorf("bench latency: want a backend, a question and a pass (cold or warm)")
 	}
+	opts := pipeline.Defaults()
 	opts.N, opts.M, opts.P, opts.K = 100, 3, 20, 5
-	hybrid := &latencySeries{name: "hybrid search (encode + hybrid, k=5)"}
-	dmar := latencySystems(opts)
-	// Warm-up: one request of each kind, so that lazy index building and the
-	// first model runs are not timed.
-	for _, o := range []pipeline.Options{opts, QuestionAware(opts)} {
-		if _, err := p.Retrieve(ctx, qs[0], o); err != nil {
-			return err
+	// One untimed request of each kind per backend, so that lazy index
+	// building, first model runs and statement planning are not timed.
+	for _, b := range c.Backends {
+		for _, o := range []pipeline.Options{opts, QuestionAware(opts), b.Pipeline.Defaults()} {
+			if _, err := b.Pipeline.Retrieve(ctx, c.Questions[0], o); err != nil {
+				return fmt.Errorf("bench latency: %s: %w", b.Name, err)
+			}
 		}
 	}
-	for i, q := range qs {
-		t := time.Now()
-		v, err := p.Encoder().Encode(ctx, []string{q})
+	var last []*backendRun
+	for _, warm := range []bool{false, true} {
+		if warm && !c.Warm || !warm && !c.Cold {
+			continue
+		}
+		pass := "cold cache: subgraphs are extracted and encoded as the questions need them"
+		if warm {
+			var err error
+			if pass, err = c.warm(ctx); err != nil {
+				return err
+			}
+		}
+		runs, err := c.pass(ctx, opts, stderr)
 		if err != nil {
 			return err
 		}
-		if _, err := p.Index().Search(ctx, retrieval.Query{Mode: retrieval.Hybrid, Text: q, Vector: v[0], Alpha: opts.Stage2Alpha, Fusion: opts.Fusion, Limit: 5}); err != nil {
-			return err
-		}
-		hybrid.total = append(hybrid.total, ms(time.Since(t)))
-		for _, s := range dmar {
-			res, err := p.Retrieve(ctx, q, s.o)
-			if err != nil {
-				return fmt.Errorf("question %d: %w", i+1, err)
-			}
-			s.total = append(s.total, res.TimingsMS["total"])
-			s.structural = append(s.structural, res.TimingsMS["structural"])
-			s.shapley = append(s.shapley, res.TimingsMS["shapley"])
-		}
-		if (i+1)%25 == 0 {
-			fmt.Fprintf(stderr, "bench: %d/%d questions\n", i+1, len(qs))
-		}
+		c.report(stdout, pass, opts, runs)
+		last = runs
 	}
-	c.report(stdout, opts, hybrid, dmar)
+	if len(last) > 1 {
+		ref, remote := last[0].dmar[defaultRow], last[1].dmar[defaultRow]
+		which := map[bool]string{true: "warm", false: "cold"}[c.Warm]
+		fmt.Fprintf(stdout, "\ndmar bench latency (%s, default request p50 over %d questions): %s %.1f ms, %s %.1f ms (%s) remote_ratio=%.2f\n",
+			which, len(c.Questions), last[0].b.Name, pct(ref.total, 50), last[1].b.Name, pct(remote.total, 50), last[1].b.Detail, pct(remote.total, 50)/pct(ref.total, 50))
+	}
 	return nil
 }
 
-// warm caches every entity's subgraph and GNN embedding first when
-// WarmRoots is set: steady state, as a long-running server's cache would
-// be.
-func (c Latency) warm(ctx context.Context, opts pipeline.Options, stdout io.Writer) error {
-	if c.WarmRoots == nil {
-		fmt.Fprintln(stdout, "cache: cold (no warm-up): subgraphs are extracted and encoded as the questions need them")
-		return nil
+// warm caches every backend's WarmRoots and names the pass.
+func (c Latency) warm(ctx context.Context) (string, error) {
+	var parts []string
+	for _, b := range c.Backends {
+		if b.WarmRoots == nil {
+			parts = append(parts, b.Name+": no warm-up")
+			continue
+		}
+		t := time.Now()
+		n, err := b.Pipeline.Warm(ctx, b.WarmRoots(), b.Pipeline.Defaults())
+		if err != nil {
+			return "", fmt.Errorf("bench latency: warm %s: %w", b.Name, err)
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d subgraphs extracted and encoded in %s", b.Name, n, time.Since(t).Round(time.Millisecond)))
 	}
+	return "warm cache: " + strings.Join(parts, "; "), nil
+}
+
+// pass times every question on every backend. The backends take turns in
+// a rotating order, so that a busy machine slows them alike.
+func (c Latency) pass(ctx context.Context, opts pipeline.Options, stderr io.Writer) ([]*backendRun, error) {
+	runs := make([]*backendRun, len(c.Backends))
+	for i, b := range c.Backends {
+		runs[i] = &backendRun{b: b, hybrid: &latencySeries{name: "hybrid search (encode + hybrid, k=5)"}, dmar: latencySystems(opts, b.Pipeline.Defaults())}
+	}
+	for i, q := range c.Questions {
+		for k := range runs {
+			if err := runs[(i+k)%len(runs)].question(ctx, q, opts); err != nil {
+				return nil, fmt.Errorf("question %d: %w", i+1, err)
+			}
+		}
+		if (i+1)%25 == 0 {
+			fmt.Fprintf(stderr, "bench: %d/%d questions\n", i+1, len(c.Questions))
+		}
+	}
+	return runs, nil
+}
+
+// question times plain hybrid search and every system on q.
+func (br *backendRun) question(ctx context.Context, q string, opts pipeline.Options) error {
+	p := br.b.Pipeline
 	t := time.Now()
-	n, err := c.Pipeline.Warm(ctx, c.WarmRoots(), opts)
+	v, err := p.Encoder().Encode(ctx, []string{q})
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "cache warm-up: %d subgraphs extracted and encoded in %s\n", n, time.Since(t).Round(time.Millisecond))
+	if _, err := p.Index().Search(ctx, retrieval.Query{Mode: retrieval.Hybrid, Text: q, Vector: v[0], Alpha: opts.Stage2Alpha, Fusion: opts.Fusion, Limit: 5}); err != nil {
+		return err
+	}
+	br.hybrid.total = append(br.hybrid.total, ms(time.Since(t)))
+	for _, s := range br.dmar {
+		res, err := p.Retrieve(ctx, q, s.o)
+		if err != nil {
+			return fmt.Errorf("%s: %w", br.b.Name, err)
+		}
+		s.total = append(s.total, res.TimingsMS["total"])
+		s.structural = append(s.structural, res.TimingsMS["structural"])
+		s.shapley = append(s.shapley, res.TimingsMS["shapley"])
+		if s.stages != nil {
+			for k, v := range res.TimingsMS {
+				s.stages[k] = append(s.stages[k], v)
+			}
+		}
+	}
 	return nil
 }
 
 // latencySystems are the DMAR systems timed, in report order: the paper's
-// (exact, Monte Carlo), the question-aware one and, each without one of its
-// parts, what that part costs or saves.
-func latencySystems(opts pipeline.Options) []*latencySeries {
+// (exact, Monte Carlo), the question-aware one, the default request (def,
+// what dmar serve runs for a request that names no option; its stages are
+// kept) and, each without one of its parts, what that part costs or saves.
+func latencySystems(opts, def pipeline.Options) []*latencySeries {
 	mc := opts
 	mc.Shapley, mc.Samples = "montecarlo", 50
 	qa := QuestionAware(opts)
@@ -143,35 +224,105 @@ func latencySystems(opts pipeline.Options) []*latencySeries {
 		{name: "DMAR exact (n=100 m=3 p=20 k=5)", o: opts},
 		{name: "DMAR Monte Carlo T=50", o: mc},
 		{name: "DMAR question-aware (the same, every new part on)", o: qa},
+		defaultRow: {name: "default request (method " + def.Method + ")", o: def, stages: map[string][]float64{}},
 		{name: "DMAR question-aware, Shapley-ranked reformulation", o: qaShapley},
 		{name: "DMAR question-aware, stage 2 searched with enc(Q')", o: qaQ2},
 		{name: "DMAR question-aware, relations matched to enc(Q), not masked", o: qaPlainRel},
 	}
 }
 
-// report writes the table and the ratios the targets are stated in.
-func (c Latency) report(stdout io.Writer, opts pipeline.Options, hybrid *latencySeries, dmar []*latencySeries) {
-	exact, monte, aware := dmar[0], dmar[1], dmar[2]
-	fmt.Fprintf(stdout, "DMAR latency over %d questions of %s (index: %s, graph: %s)\n\n", len(c.Questions), c.QuestionsPath, c.Index, c.Graph)
+// report writes one pass: the systems on each backend, the ratios the
+// targets are stated in, and the default request's stages.
+func (c Latency) report(stdout io.Writer, pass string, opts pipeline.Options, runs []*backendRun) {
+	names := make([]string, len(runs))
+	for i, r := range runs {
+		names[i] = r.b.Name + ": " + r.b.Detail
+	}
+	fmt.Fprintf(stdout, "\nDMAR latency over %d questions of %s (%s)\n%s\n\n", len(c.Questions), c.QuestionsPath, strings.Join(names, "; "), pass)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "system\tp50 ms\tp95 ms\tstructural p50 ms\tstructural p95 ms\tShapley p50 ms\tShapley p95 ms")
-	for _, s := range append([]*latencySeries{hybrid}, dmar...) {
+	head := "system"
+	for i, r := range runs {
+		head += "\t" + r.b.Name + " p50 ms\tp95 ms"
+		if i > 0 {
+			head += "\tp50 ratio"
+		}
+	}
+	fmt.Fprintln(tw, head+"\tstructural p50 ms\tstructural p95 ms\tShapley p50 ms\tShapley p95 ms")
+	ref := runs[0]
+	for row := -1; row < len(ref.dmar); row++ {
+		line := ""
+		for i, r := range runs {
+			s := r.hybrid
+			if row >= 0 {
+				s = r.dmar[row]
+			}
+			if i == 0 {
+				line = s.name
+			}
+			line += fmt.Sprintf("\t%.1f\t%.1f", pct(s.total, 50), pct(s.total, 95))
+			if i > 0 {
+				base := ref.hybrid
+				if row >= 0 {
+					base = ref.dmar[row]
+				}
+				line += fmt.Sprintf("\t%.2fx", pct(s.total, 50)/pct(base.total, 50))
+			}
+		}
 		st := "-\t-\t-\t-"
-		if len(s.structural) > 0 {
+		if row >= 0 {
+			s := ref.dmar[row]
 			st = fmt.Sprintf("%.2f\t%.2f\t%.3f\t%.3f", pct(s.structural, 50), pct(s.structural, 95), pct(s.shapley, 50), pct(s.shapley, 95))
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s\n", s.name, pct(s.total, 50), pct(s.total, 95), st)
+		fmt.Fprintln(tw, line+"\t"+st)
 	}
 	tw.Flush()
+	fmt.Fprintf(stdout, "(structural and Shapley columns: %s)\n", ref.b.Name)
 	fmt.Fprintf(stdout, "\nquestion-aware: %s\n", QuestionAwareParts(opts))
-	fmt.Fprintf(stdout, "\nDMAR exact p50 / hybrid p50 = %.2fx (target <= 3x)\n", pct(exact.total, 50)/pct(hybrid.total, 50))
-	fmt.Fprintf(stdout, "DMAR question-aware p50 / hybrid p50 = %.2fx (target <= 2.5x)\n", pct(aware.total, 50)/pct(hybrid.total, 50))
-	if e := pct(exact.structural, 50); e > 0 {
-		fmt.Fprintf(stdout, "structural stage p50 (subgraph games + Shapley), Monte Carlo T=50 / exact = %.1fx\n", pct(monte.structural, 50)/e)
+	for _, r := range runs {
+		exact, monte, aware := r.dmar[0], r.dmar[1], r.dmar[2]
+		fmt.Fprintf(stdout, "\n%s:\n", r.b.Name)
+		fmt.Fprintf(stdout, "DMAR exact p50 / hybrid p50 = %.2fx (target <= 3x)\n", pct(exact.total, 50)/pct(r.hybrid.total, 50))
+		fmt.Fprintf(stdout, "DMAR question-aware p50 / hybrid p50 = %.2fx (target <= 2.5x)\n", pct(aware.total, 50)/pct(r.hybrid.total, 50))
+		if e := pct(exact.structural, 50); e > 0 {
+			fmt.Fprintf(stdout, "structural stage p50 (subgraph games + Shapley), Monte Carlo T=50 / exact = %.1fx\n", pct(monte.structural, 50)/e)
+		}
+		if e := pct(exact.shapley, 50); e > 0 {
+			fmt.Fprintf(stdout, "Shapley computation p50, Monte Carlo T=50 / exact = %.1fx (target >= 20x)\n", pct(monte.shapley, 50)/e)
+		}
 	}
-	if e := pct(exact.shapley, 50); e > 0 {
-		fmt.Fprintf(stdout, "Shapley computation p50, Monte Carlo T=50 / exact = %.1fx (target >= 20x)\n", pct(monte.shapley, 50)/e)
+	c.reportStages(stdout, runs)
+}
+
+// reportStages writes the default request's stage times on each backend,
+// the profile that says where a remote backend's time goes.
+func (c Latency) reportStages(stdout io.Writer, runs []*backendRun) {
+	seen := map[string]bool{}
+	var stages []string
+	for _, r := range runs {
+		for k := range r.dmar[defaultRow].stages {
+			if !seen[k] {
+				seen[k] = true
+				stages = append(stages, k)
+			}
+		}
 	}
+	slices.Sort(stages)
+	fmt.Fprintf(stdout, "\nstages of the default request (p50 ms over the questions that ran the stage; n: how many)\n")
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	head := "stage"
+	for _, r := range runs {
+		head += "\t" + r.b.Name + "\tn"
+	}
+	fmt.Fprintln(tw, head)
+	for _, k := range stages {
+		line := k
+		for _, r := range runs {
+			xs := r.dmar[defaultRow].stages[k]
+			line += fmt.Sprintf("\t%.2f\t%d", pct(xs, 50), len(xs))
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
 }
 
 // QuestionAwareParts names what QuestionAware(o) runs with, for the report.

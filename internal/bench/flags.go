@@ -20,7 +20,7 @@ type LatencyFlags struct {
 	Questions  string
 	Limit      int
 	CPUProfile string
-	Warm       bool
+	Cold, Warm bool
 }
 
 // Register adds the flags to fs.
@@ -28,13 +28,17 @@ func (f *LatencyFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Questions, "questions", "", "JSONL file with a question field per line (e.g. ../shared/data/kgqa/dev.jsonl)")
 	fs.IntVar(&f.Limit, "limit", 0, "use only the first N questions")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
-	fs.BoolVar(&f.Warm, "warm", true, "first cache every entity's subgraph and GNN embedding, as a long-running server's cache holds them (with --graph neo4j://..., the entities of the --data bundle); false: time a cold cache")
+	fs.BoolVar(&f.Cold, "cold", true, "time a pass with a cold cache first (subgraphs extracted and encoded as the questions need them)")
+	fs.BoolVar(&f.Warm, "warm", true, "then cache every entity's subgraph and GNN embedding, as a long-running server's cache holds them (with --graph neo4j://..., the entities of the --data bundle), and time a second pass")
 }
 
 // ReadQuestions reads the --questions file, up to --limit questions.
 func (f LatencyFlags) ReadQuestions() ([]string, error) {
 	if f.Questions == "" {
 		return nil, errs.E(errs.Invalid, "bench latency: --questions is required")
+	}
+	if !f.Cold && !f.Warm {
+		return nil, errs.E(errs.Invalid, "bench latency: --cold=false and --warm=false leave nothing to time")
 	}
 	return ReadQuestions(f.Questions, f.Limit)
 }

@@ -20,6 +20,30 @@ type NeighbourhoodReader interface {
 	Neighbourhoods(ctx context.Context, roots []string, p SubgraphParams) (map[string]Subgraph, error)
 }
 
+// NeighbourhoodDegreeReader is implemented by backends that read, in the
+// round trip of the channel's neighbourhoods, the degree of every entity in
+// them (neo4jkg: its statement reads them anyway, for the hub rule), so that
+// the channel's popularity term needs no Entities call of its own. The
+// embedded graph answers Entities from memory and does not implement it.
+type NeighbourhoodDegreeReader interface {
+	// NeighbourhoodDegrees is Neighbourhoods(ctx, g, roots, p) and the
+	// degree of every node of those neighbourhoods by QID (Entity.Degree),
+	// in one call, with the error contract of Graph.Subgraphs.
+	NeighbourhoodDegrees(ctx context.Context, roots []string, p SubgraphParams) (map[string]Subgraph, map[string]int, error)
+}
+
+// NeighbourhoodsWithDegrees is Neighbourhoods and, when g is a
+// NeighbourhoodDegreeReader, the degrees of their nodes from the same round
+// trip; degrees is nil for another graph (the caller asks Entities for the
+// ones it needs).
+func NeighbourhoodsWithDegrees(ctx context.Context, g Graph, roots []string, p SubgraphParams) (subs map[string]Subgraph, degrees map[string]int, err error) {
+	if dr, ok := g.(NeighbourhoodDegreeReader); ok {
+		return dr.NeighbourhoodDegrees(ctx, roots, p)
+	}
+	subs, err = Neighbourhoods(ctx, g, roots, p)
+	return subs, nil, err
+}
+
 // Neighbourhoods are the graph channel's neighbourhoods of roots on g:
 // Subgraphs(roots, p) with only the edges that have an end at a walked node
 // (Walked: a non-hub short of the last hop), the only ones a walk of p.Hops

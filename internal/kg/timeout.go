@@ -11,9 +11,10 @@ import (
 // counted on m (optional) under backend. A call past its limit while the
 // request still has time is an outage of the backend (errs.Unavailable).
 // The result is an Inspector, a Recorder and a Pinger exactly when g is; a
-// CandidateLinker too when g is all four, and a NeighbourhoodReader when g
-// is all five (neo4jkg), so that the context linker and the graph channel's
-// one round trip keep working behind the limit.
+// CandidateLinker too when g is all four, a NeighbourhoodReader when g is
+// all five, and a NeighbourhoodDegreeReader when g is all six (neo4jkg), so
+// that the context linker and the graph channel's one round trip keep
+// working behind the limit.
 func WithTimeout(g Graph, backend string, d time.Duration, m errs.BackendErrors) Graph {
 	t := timedGraph{g: g, backend: backend, d: d, m: m}
 	insp, isInsp := g.(Inspector)
@@ -24,7 +25,17 @@ func WithTimeout(g Graph, backend string, d time.Duration, m errs.BackendErrors)
 	}
 	cl, isCL := g.(CandidateLinker)
 	nr, isNR := g.(NeighbourhoodReader)
+	dr, isDR := g.(NeighbourhoodDegreeReader)
 	switch {
+	case isInsp && isRec && isPing && isCL && isNR && isDR:
+		return struct {
+			timedRecorder
+			timedLinker
+			timedNeighbourhoods
+			timedNeighbourhoodDegrees
+			Inspector
+			Pinger
+		}{timedRecorder{t}, timedLinker{t, cl}, timedNeighbourhoods{t, nr}, timedNeighbourhoodDegrees{t, dr}, insp, p}
 	case isInsp && isRec && isPing && isCL && isNR:
 		return struct {
 			timedRecorder
@@ -131,4 +142,14 @@ type timedNeighbourhoods struct {
 func (n timedNeighbourhoods) Neighbourhoods(ctx context.Context, roots []string, p SubgraphParams) (out map[string]Subgraph, err error) {
 	err = n.t.call(ctx, "neighbourhoods", func(ctx context.Context) error { out, err = n.nr.Neighbourhoods(ctx, roots, p); return err })
 	return out, err
+}
+
+type timedNeighbourhoodDegrees struct {
+	t  timedGraph
+	dr NeighbourhoodDegreeReader
+}
+
+func (n timedNeighbourhoodDegrees) NeighbourhoodDegrees(ctx context.Context, roots []string, p SubgraphParams) (out map[string]Subgraph, deg map[string]int, err error) {
+	err = n.t.call(ctx, "neighbourhoods", func(ctx context.Context) error { out, deg, err = n.dr.NeighbourhoodDegrees(ctx, roots, p); return err })
+	return out, deg, err
 }

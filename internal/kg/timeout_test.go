@@ -142,3 +142,32 @@ func TestWithTimeoutKeepsNeighbourhoodReader(t *testing.T) {
 		t.Errorf("counted %v", m)
 	}
 }
+
+type degreeGraph struct{ channelGraph }
+
+func (degreeGraph) NeighbourhoodDegrees(ctx context.Context, _ []string, _ kg.SubgraphParams) (map[string]kg.Subgraph, map[string]int, error) {
+	<-ctx.Done()
+	return nil, nil, ctx.Err()
+}
+
+// The neighbourhoods with their degrees survive the limit too, on a graph
+// with every optional port (neo4jkg); NeighbourhoodsWithDegrees then calls
+// them, not Neighbourhoods.
+func TestWithTimeoutKeepsNeighbourhoodDegreeReader(t *testing.T) {
+	m := countErrs{}
+	if is[kg.NeighbourhoodDegreeReader](kg.WithTimeout(channelGraph{}, "neo4j", time.Millisecond, m)) {
+		t.Error("a graph without NeighbourhoodDegrees became a NeighbourhoodDegreeReader")
+	}
+	g := kg.WithTimeout(degreeGraph{}, "neo4j", 10*time.Millisecond, m)
+	for _, port := range []bool{is[kg.NeighbourhoodDegreeReader](g), is[kg.NeighbourhoodReader](g), is[kg.CandidateLinker](g), is[kg.Inspector](g), is[kg.Recorder](g), is[kg.Pinger](g)} {
+		if !port {
+			t.Fatal("the timed graph lost an optional port")
+		}
+	}
+	if _, _, err := kg.NeighbourhoodsWithDegrees(context.Background(), g, []string{"Q1"}, kg.DefaultSubgraphParams()); errs.CodeOf(err) != errs.Unavailable {
+		t.Errorf("a slow NeighbourhoodDegrees: %v, want unavailable", err)
+	}
+	if m["neo4j/neighbourhoods"] != 1 || m["neo4j/subgraphs"] != 0 {
+		t.Errorf("counted %v", m)
+	}
+}

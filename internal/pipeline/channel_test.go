@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"github.com/google/go-cmp/cmp"
 	"sync"
 	"testing"
 
@@ -125,4 +126,59 @@ func equalSubgraphs(a, b kg.Subgraph) bool {
 		}
 	}
 	return true
+}
+
+// degreeGraph reads the neighbourhoods' degrees with them, as neo4jkg does
+// (kg.NeighbourhoodDegreeReader), from memkg's answers.
+type degreeGraph struct{ *countingGraph }
+
+func (g degreeGraph) NeighbourhoodDegrees(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, map[string]int, error) {
+	g.count("NeighbourhoodDegrees")
+	subs, err := g.Graph.Neighbourhoods(ctx, roots, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var qids []string
+	for _, sg := range subs {
+		for _, n := range sg.Nodes {
+			qids = append(qids, n.QID)
+		}
+	}
+	ents, err := g.Graph.Entities(ctx, qids)
+	deg := make(map[string]int, len(ents))
+	for q, e := range ents {
+		deg[q] = e.Degree
+	}
+	return subs, deg, err
+}
+
+// A graph that reads the neighbourhoods' degrees with them saves the
+// channel's Entities call for popularity and ranks exactly as before.
+func TestChannelPopularityFromNeighbourhoodDegrees(t *testing.T) {
+	mg, _ := film(t)
+	plain := &countingGraph{Graph: mg, calls: map[string]int{}}
+	withDeg := degreeGraph{&countingGraph{Graph: mg, calls: map[string]int{}}}
+	p1 := newPipeline(t, func(c *pipeline.Config) { c.Graph = plain })
+	p2 := newPipeline(t, func(c *pipeline.Config) { c.Graph = withDeg })
+	o := p1.Defaults().QuestionAware()
+	if o.GraphPopularity == 0 {
+		t.Fatal("the question-aware method has no popularity term: the case tests nothing")
+	}
+	for _, q := range []string{"Which films were produced in Canada?", "Who directed Inception?", "What films did Christopher Nolan direct?"} {
+		a, err := p1.Retrieve(context.Background(), q, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := p2.Retrieve(context.Background(), q, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a.TimingsMS, b.TimingsMS = nil, nil
+		if diff := cmp.Diff(a, b); diff != "" {
+			t.Errorf("%q: the results differ with the degrees read with the neighbourhoods (-Entities +neighbourhoods):\n%s", q, diff)
+		}
+	}
+	if plain.calls["Entities"] != 2*3 || withDeg.calls["Entities"] != 3 || withDeg.calls["NeighbourhoodDegrees"] != 3 || withDeg.calls["Neighbourhoods"] != 0 {
+		t.Errorf("calls: %v without the port, %v with it; want 2 Entities a request without, 1 with", plain.calls, withDeg.calls)
+	}
 }

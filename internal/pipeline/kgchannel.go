@@ -19,7 +19,8 @@ import (
 //	roots          []pathrel.Root     Q's linked entities and the top stage-1 documents' (kgRoots)
 //	neighbourhoods kgNeighbourhoods   the subgraphs walked from them (this file)
 //	reach          kgWalk             the best path to every entity reached (this file)
-//	documents      kgDocuments        the reached entities' documents and cosines (kgdocs.go)
+//	documents      kgDocuments        the reached entities' documents (kgdocs.go), their
+//	                                  popularity and, from Weaviate, the cosines the scores can need (kgcosines.go)
 //	scores         kgScored           the graph_recall_k best by graph score (kgscore.go)
 //	paths          graphChannel       the kept documents with their paths' texts (kgscore.go)
 //
@@ -62,10 +63,12 @@ type graphChannel struct {
 }
 
 // kgNeighbourhoods are the channel's roots and the subgraphs walked from
-// them, by root QID.
+// them, by root QID, and the degrees of their nodes when the graph read
+// them in the same round trip (nil: popularity asks Entities).
 type kgNeighbourhoods struct {
-	roots []pathrel.Root
-	subs  map[string]kg.Subgraph
+	roots   []pathrel.Root
+	subs    map[string]kg.Subgraph
+	degrees map[string]int
 }
 
 // kgWalk is the reach stage's output: the best path to every entity reached,
@@ -107,23 +110,37 @@ func (r request) kgChannel(ctx context.Context, in channelQuery) (graphChannel, 
 	// structure_needs_channel an empty channel also turns the structural
 	// path off, so no later graph call would report it); a failing index
 	// is the channel's own graph_recall_unavailable.
+	// The backends' parts of graph_recall are timed on their own too
+	// (graph_neighbourhoods, graph_documents, graph_kept), without metrics:
+	// the profile of a remote deployment.
+	t := time.Now()
 	nb, err := r.neighbourhoods(ctx, roots)
 	if err != nil {
 		return r.channelFailed(ctx, "graph_unavailable", "the graph channel's subgraph extraction", err)
 	}
+	r.trace.add("graph_neighbourhoods", time.Since(t))
 	walk, err := r.reach(ctx, in, nb)
 	if err != nil {
 		return graphChannel{}, err
 	}
+	t = time.Now()
 	docs, err := r.entityDocuments(ctx, in.qvec, walk)
 	if err != nil {
 		return r.channelFailed(ctx, "graph_recall_unavailable", "fetching the entities' documents", err)
 	}
-	sc, err := r.scoreDocuments(ctx, walk, docs)
+	pop, err := r.popularity(ctx, docs.docs, walk.degrees)
 	if err != nil {
 		return graphChannel{}, err
 	}
+	fan := r.fanout(walk.subs)
+	if docs, err = r.indexCosines(ctx, in.qvec, docs, pop, fan); err != nil {
+		return r.channelFailed(ctx, "graph_recall_unavailable", "reading the entities' documents' cosines", err)
+	}
+	r.trace.add("graph_documents", time.Since(t))
+	sc := r.scoreDocuments(docs, pop, fan)
+	t = time.Now()
 	ch, err := r.keptPaths(ctx, sc)
+	r.trace.add("graph_kept", time.Since(t))
 	if err != nil {
 		return r.channelFailed(ctx, "graph_recall_unavailable", "fetching the entities' documents", err)
 	}
@@ -163,11 +180,11 @@ func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root) (kgNe
 	for i, s := range roots {
 		qids[i] = s.QID
 	}
-	subs, err := r.p.ChannelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
+	subs, deg, err := r.p.channelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
 	if err != nil {
 		return kgNeighbourhoods{}, err
 	}
-	return kgNeighbourhoods{roots: roots, subs: subs}, nil
+	return kgNeighbourhoods{roots: roots, subs: subs, degrees: deg}, nil
 }
 
 // ChannelSubgraphs are the subgraphs the graph channel walks from roots:
@@ -177,7 +194,15 @@ func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root) (kgNe
 // goes on through a neighbour), capped. One round trip on a backend that
 // reads them in one (kg.Neighbourhoods).
 func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {
-	return kg.Neighbourhoods(ctx, p.cfg.Graph, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
+	subs, _, err := p.channelSubgraphs(ctx, roots, hops, hubDegree)
+	return subs, err
+}
+
+// channelSubgraphs are ChannelSubgraphs and, from a graph that reads them
+// in the same round trip (kg.NeighbourhoodDegreeReader), their nodes'
+// degrees; nil degrees otherwise.
+func (p *Pipeline) channelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, map[string]int, error) {
+	return kg.NeighbourhoodsWithDegrees(ctx, p.cfg.Graph, roots, kg.SubgraphParams{Hops: hops, MaxNodes: graphMaxNodes, HubDegree: hubDegree})
 }
 
 // reach is the best path from a root to every entity of the

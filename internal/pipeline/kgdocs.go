@@ -9,10 +9,13 @@ import (
 
 // kgDocuments is the documents stage's output: the documents of the reached
 // entities that pass the request's filter, best path first, and the path
-// to each document's entity by document ID.
+// to each document's entity by document ID. From an index that computes
+// cosines (pending), docs are every reached entity's ID, and the cosines
+// stage (kgcosines.go) keeps those with a document.
 type kgDocuments struct {
-	docs   []reachedDoc
-	pathOf map[string]pathrel.Path
+	docs    []reachedDoc
+	pathOf  map[string]pathrel.Path
+	pending bool
 }
 
 // reachedDoc is a reached entity's document as the channel scores it: its
@@ -49,35 +52,36 @@ func (r request) entityDocuments(ctx context.Context, qvec []float32, w kgWalk) 
 	for i, p := range paths {
 		ids[i], pathOf[p.Entity] = p.Entity, p
 	}
-	docs, err := r.reachedCosines(ctx, qvec, ids)
+	if _, ok := r.p.cfg.Index.(retrieval.CosineReader); ok {
+		docs := make([]reachedDoc, len(ids))
+		for i, id := range ids {
+			docs[i].id = id
+		}
+		return kgDocuments{docs: docs, pathOf: pathOf, pending: true}, nil
+	}
+	docs, err := r.reachedDocuments(ctx, qvec, ids)
 	if err != nil {
 		return kgDocuments{}, err
 	}
-	if len(docs) == 0 && len(paths) > 0 && r.opts.Filter.Empty() {
-		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
-	}
+	r.noDocuments(len(docs), len(paths))
 	return kgDocuments{docs: docs, pathOf: pathOf}, nil
 }
 
-// reachedCosines are the documents of ids that pass the request's filter, in
-// the order of ids. An index that computes cosines where the documents are
-// (retrieval.CosineReader: Weaviate) sends only their IDs and cosines, and
-// fetchKept fetches the few kept; another one's documents are fetched whole
-// here (memindex: no copy, no wire), their cosines computed as needed.
-func (r request) reachedCosines(ctx context.Context, qvec []float32, ids []string) ([]reachedDoc, error) {
-	if c, ok := r.p.cfg.Index.(retrieval.CosineReader); ok {
-		cos, err := c.Cosines(ctx, qvec, ids, r.opts.Filter)
-		if err != nil {
-			return nil, err
-		}
-		out := make([]reachedDoc, 0, len(cos))
-		for _, id := range ids {
-			if v, ok := cos[id]; ok {
-				out = append(out, reachedDoc{id: id, cosQD: v})
-			}
-		}
-		return out, nil
+// noDocuments says so in the trace when n entities were reached and none
+// has a document.
+func (r request) noDocuments(docs, reached int) {
+	if docs == 0 && reached > 0 && r.opts.Filter.Empty() {
+		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
 	}
+}
+
+// reachedDocuments are the documents of ids that pass the request's filter,
+// in the order of ids, fetched whole (memindex: no copy, no wire), their
+// cosines computed as needed. An index that computes cosines where the
+// documents are (retrieval.CosineReader: Weaviate) sends only the cosines
+// the ranking can need instead (kgcosines.go), and fetchKept fetches the
+// few kept.
+func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []string) ([]reachedDoc, error) {
 	docs, err := r.p.cfg.Index.Documents(ctx, ids)
 	if err != nil {
 		return nil, err

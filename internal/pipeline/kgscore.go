@@ -24,39 +24,22 @@ type kgScored struct {
 
 // scoreDocuments gives each document its graph score: the path's
 // relevance, graph_weight x cos(enc(Q), enc(D)), the entity's popularity
-// and the path's fan-out, and keeps the graph_recall_k best.
-func (r request) scoreDocuments(ctx context.Context, w kgWalk, d kgDocuments) (kgScored, error) {
+// (pop) and the path's fan-out, and keeps the graph_recall_k best.
+func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fanoutScorer) kgScored {
 	o := r.opts
-	pop, err := r.popularity(ctx, d.docs)
-	if err != nil {
-		return kgScored{}, err
-	}
-	fan := r.fanout(w.subs)
 	sc := kgScored{paths: map[string]GraphPath{}, pathOf: d.pathOf, unfetched: map[string]bool{}}
 	// Only the graph_recall_k best are kept: a document whose score cannot
 	// reach the k-th best so far, whatever its cosine, is passed over
 	// (documents come best path first, so most are). The bound is strict,
 	// so the kept ones are those of the full ranking.
 	floor := newScoreFloor(o.GraphRecallK)
-	reach := math.Abs(o.GraphWeight)*(1+1e-9) + 1e-12 // the most the cosine term adds
+	reach := cosineReach(o.GraphWeight)
 	for _, doc := range d.docs {
-		p := d.pathOf[doc.id]
-		gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
-		if o.GraphRelations == "none" {
-			gp.Score = 0 // the ablation: the document's cosine alone ranks
-		}
-		gp.Popularity = pop[doc.id]
-		if fan != nil {
-			gp.Fanout = fan.of(p)
-		}
-		if floor.below(gp.Score + gp.Popularity + gp.Fanout + reach) {
+		gp := r.pathScore(d.pathOf[doc.id], pop[doc.id], fan)
+		if floor.below(gp.bound(reach)) {
 			continue
 		}
-		gp.Score += o.GraphWeight * doc.cos()
-		gp.Score += gp.Popularity
-		if fan != nil {
-			gp.Score += gp.Fanout
-		}
+		gp.Score = gp.withCosine(o.GraphWeight, doc.cos(), fan != nil)
 		floor.add(gp.Score)
 		sc.paths[doc.id] = gp
 		hit := retrieval.Document{ID: doc.id}
@@ -68,7 +51,39 @@ func (r request) scoreDocuments(ctx context.Context, w kgWalk, d kgDocuments) (k
 		sc.hits = append(sc.hits, retrieval.Hit{Doc: hit, Score: gp.Score})
 	}
 	sc.hits = best(sc.hits, o.GraphRecallK)
-	return sc, nil
+	return sc
+}
+
+// pathScore is a reached document's graph path scored without its cosine:
+// Score the path's relevance (0 in the ablation without relations), its
+// entity's popularity and its fan-out.
+func (r request) pathScore(p pathrel.Path, pop float64, fan *fanoutScorer) GraphPath {
+	gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+	if r.opts.GraphRelations == "none" {
+		gp.Score = 0 // the ablation: the document's cosine alone ranks
+	}
+	gp.Popularity = pop
+	if fan != nil {
+		gp.Fanout = fan.of(p)
+	}
+	return gp
+}
+
+// cosineReach is the most the cosine term adds to a graph score.
+func cosineReach(graphWeight float64) float64 { return math.Abs(graphWeight)*(1+1e-9) + 1e-12 }
+
+// bound is the most gp's graph score can be with its cosine term.
+func (gp GraphPath) bound(reach float64) float64 { return gp.Score + gp.Popularity + gp.Fanout + reach }
+
+// withCosine is gp's graph score with its cosine term, popularity and
+// fan-out (withFanout: the normaliser is on).
+func (gp GraphPath) withCosine(graphWeight, cos float64, withFanout bool) float64 {
+	s := gp.Score + graphWeight*cos
+	s += gp.Popularity
+	if withFanout {
+		s += gp.Fanout
+	}
+	return s
 }
 
 // keptPaths is the paths stage: the kept documents fetched where only
@@ -97,13 +112,23 @@ func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, erro
 }
 
 // popularity is graph_popularity x ln(1 + degree) of each document's
-// entity, by document ID; empty when the option is off. The degrees come in
-// one Entities call; when that fails the channel ranks without them and the
-// trace says so.
-func (r request) popularity(ctx context.Context, docs []reachedDoc) (map[string]float64, error) {
+// entity, by document ID; empty when the option is off. The degrees are
+// the neighbourhoods' when the graph read them with those (degrees), else
+// they come in one Entities call; when that fails the channel ranks
+// without them and the trace says so.
+func (r request) popularity(ctx context.Context, docs []reachedDoc, degrees map[string]int) (map[string]float64, error) {
 	w := r.opts.GraphPopularity
 	if w == 0 || len(docs) == 0 {
 		return nil, nil
+	}
+	if degrees != nil {
+		out := make(map[string]float64, len(docs))
+		for _, d := range docs {
+			if deg, ok := degrees[d.id]; ok {
+				out[d.id] = w * math.Log1p(float64(deg))
+			}
+		}
+		return out, nil
 	}
 	ids := make([]string, len(docs))
 	for i, d := range docs {

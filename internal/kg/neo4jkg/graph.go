@@ -117,37 +117,50 @@ func subgraphParams(roots []string, p kg.SubgraphParams) map[string]any {
 	return map[string]any{"roots": roots, "hops": p.Hops, "maxNodes": p.MaxNodes, "hubDegree": p.HubDegree}
 }
 
-var _ kg.NeighbourhoodReader = (*Store)(nil)
+var (
+	_ kg.NeighbourhoodReader       = (*Store)(nil)
+	_ kg.NeighbourhoodDegreeReader = (*Store)(nil)
+)
 
 // Subgraphs implements kg.Graph with one statement for all roots.
 func (s *Store) Subgraphs(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
-	return s.subgraphs(ctx, "subgraphs", roots, p, false)
+	out, _, err := s.subgraphs(ctx, "subgraphs", roots, p, false, nil)
+	return out, err
 }
 
 // Neighbourhoods implements kg.NeighbourhoodReader with the same statement
 // for all roots, a hub root's star included: one round trip.
 func (s *Store) Neighbourhoods(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, error) {
-	return s.subgraphs(ctx, "neighbourhoods", roots, p, true)
+	out, _, err := s.subgraphs(ctx, "neighbourhoods", roots, p, true, nil)
+	return out, err
 }
 
-// subgraphs runs subgraphs.cypher; star expands hub roots one level.
-func (s *Store) subgraphs(ctx context.Context, op string, roots []string, p kg.SubgraphParams, star bool) (map[string]kg.Subgraph, error) {
+// NeighbourhoodDegrees implements kg.NeighbourhoodDegreeReader: the
+// neighbourhoods' statement returns every node's degree (it reads them
+// for the hub rule), which Neighbourhoods drops.
+func (s *Store) NeighbourhoodDegrees(ctx context.Context, roots []string, p kg.SubgraphParams) (map[string]kg.Subgraph, map[string]int, error) {
+	return s.subgraphs(ctx, "neighbourhoods", roots, p, true, map[string]int{})
+}
+
+// subgraphs runs subgraphs.cypher; star expands hub roots one level. When
+// degrees is not nil it collects every node's degree into it.
+func (s *Store) subgraphs(ctx context.Context, op string, roots []string, p kg.SubgraphParams, star bool, degrees map[string]int) (map[string]kg.Subgraph, map[string]int, error) {
 	if err := checkParams(p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := map[string]kg.Subgraph{}
 	uniq := dedupe(roots)
 	if len(uniq) == 0 {
-		return out, nil
+		return out, degrees, nil
 	}
 	params := subgraphParams(uniq, p)
 	params["star"] = star
 	res, err := s.read(ctx, op, cypher.Subgraphs, params)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p = uncapped(p)
 	for _, r := range res.Records {
@@ -159,6 +172,9 @@ func (s *Store) subgraphs(ctx context.Context, op string, roots []string, p kg.S
 				f := list(n)
 				level = append(level, kg.Node{QID: str(f[0]), Label: str(f[1]), Hop: hop, Hub: integer(f[2]) > p.HubDegree})
 				qidOf[str(f[3])] = str(f[0])
+				if degrees != nil {
+					degrees[str(f[0])] = integer(f[2])
+				}
 			}
 			sort.Slice(level, func(i, j int) bool { return level[i].QID < level[j].QID })
 			sg.Nodes = append(sg.Nodes, level...)
@@ -170,7 +186,7 @@ func (s *Store) subgraphs(ctx context.Context, op string, roots []string, p kg.S
 		kg.SortEdges(sg.Edges)
 		out[sg.Root] = sg
 	}
-	return out, nil
+	return out, degrees, nil
 }
 
 // SubgraphStatement implements kg.Inspector: browse_subgraphs.cypher with its

@@ -66,6 +66,30 @@ func TestQuestionAwareStagesOneRoundTrip(t *testing.T) {
 		if len(got) != len(want) || stars < 5 {
 			t.Errorf("%+v: %d neighbourhoods from neo4j, %d from memkg, %d hub roots among them (want 5 or more)", p, len(got), len(want), stars)
 		}
+		// The same round trip with every node's degree (the channel's
+		// popularity term), as memkg's Entities give them.
+		var deg map[string]int
+		n = count("NeighbourhoodDegrees", func() (err error) { got, deg, err = kg.NeighbourhoodsWithDegrees(ctx, timed, roots, p); return err })
+		if n != 1 {
+			t.Errorf("%+v: NeighbourhoodsWithDegrees took %d statements, want 1", p, n)
+		}
+		var qids []string
+		for r, w := range want {
+			if diff := cmp.Diff(w, got[r]); diff != "" {
+				t.Errorf("%+v: neighbourhood of %s with degrees (-memkg +neo4j):\n%s", p, r, diff)
+			}
+			for _, nd := range w.Nodes {
+				qids = append(qids, nd.QID)
+			}
+		}
+		ents, _ := m.Entities(ctx, qids)
+		wantDeg := make(map[string]int, len(ents))
+		for q, e := range ents {
+			wantDeg[q] = e.Degree
+		}
+		if diff := cmp.Diff(wantDeg, deg); diff != "" || len(deg) < 1000 {
+			t.Errorf("%+v: %d degrees (-memkg +neo4j):\n%s", p, len(deg), diff)
+		}
 	}
 
 	var sgs map[string]kg.Subgraph

@@ -48,6 +48,7 @@ func testStoreClass(t testing.TB, class, tenant string) *Store {
 		if err := s.Drop(context.Background()); err != nil {
 			t.Errorf("drop %s: %v", class, err)
 		}
+		s.Close()
 	})
 	return s
 }
@@ -356,7 +357,11 @@ func TestIntegrationOpenURL(t *testing.T) {
 	if _, err := Open(ctx, base+"/"+class); errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "load a corpus") {
 		t.Fatalf("Open of a missing collection: %v, want not_found", err)
 	}
-	s, err := OpenOrCreate(ctx, base+"/"+class+"?grpc="+strings.TrimPrefix(grpcAddr(), "127.0.0.1:"))
+	g := grpcAddr() // the test server's gRPC address, or none
+	if g == "" {
+		g = "off"
+	}
+	s, err := OpenOrCreate(ctx, base+"/"+class+"?grpc="+g)
 	if err != nil {
 		t.Fatal(err)
 	}

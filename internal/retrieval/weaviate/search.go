@@ -85,6 +85,9 @@ func sortHits(hits []retrieval.Hit) {
 }
 
 func (s *Store) search(ctx context.Context, q retrieval.Query, limit int) ([]retrieval.Hit, error) {
+	if s.rpc != nil {
+		return s.rpcSearch(ctx, q, limit)
+	}
 	gql := s.client.GraphQL()
 	add := []graphql.Field{{Name: "id"}}
 	get := gql.Get().WithClassName(s.cfg.Class).WithLimit(limit)
@@ -259,22 +262,11 @@ func (s *Store) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	byID := make(map[string]retrieval.Document, len(ids))
 	want := storableIDs(ids, nil)
 	for start := 0; start < len(want); start += idChunk {
-		part := want[start:min(start+idChunk, len(want))]
-		get := s.client.GraphQL().Get().WithClassName(s.cfg.Class).WithLimit(len(part)).
-			WithWhere(where(retrieval.Filter{IDs: part})).
-			WithFields(docFields([]graphql.Field{{Name: "id"}, {Name: "vector"}})...)
-		if s.cfg.Tenant != "" {
-			get = get.WithTenant(s.cfg.Tenant)
-		}
-		objs, err := s.run(ctx, "get documents", get.Do)
+		docs, err := s.documents(ctx, want[start:min(start+idChunk, len(want))])
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range objs {
-			d, _, err := toDoc(o)
-			if err != nil {
-				return nil, errs.Wrap(errs.Internal, err, "weaviate get documents: unexpected result")
-			}
+		for _, d := range docs {
 			byID[d.ID] = d
 		}
 	}
@@ -283,6 +275,32 @@ func (s *Store) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 		if d, ok := byID[id]; ok {
 			out = append(out, d)
 		}
+	}
+	return out, nil
+}
+
+// documents are the stored documents among ids (at most idChunk).
+func (s *Store) documents(ctx context.Context, ids []string) ([]retrieval.Document, error) {
+	if s.rpc != nil {
+		return s.rpcDocuments(ctx, ids)
+	}
+	get := s.client.GraphQL().Get().WithClassName(s.cfg.Class).WithLimit(len(ids)).
+		WithWhere(where(retrieval.Filter{IDs: ids})).
+		WithFields(docFields([]graphql.Field{{Name: "id"}, {Name: "vector"}})...)
+	if s.cfg.Tenant != "" {
+		get = get.WithTenant(s.cfg.Tenant)
+	}
+	objs, err := s.run(ctx, "get documents", get.Do)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]retrieval.Document, 0, len(objs))
+	for _, o := range objs {
+		d, _, err := toDoc(o)
+		if err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "weaviate get documents: unexpected result")
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }
@@ -329,31 +347,47 @@ func (s *Store) Cosines(ctx context.Context, v []float32, ids []string, f retrie
 		return out, ctx.Err()
 	}
 	want := storableIDs(ids, f.IDs)
-	gql := s.client.GraphQL()
 	for start := 0; start < len(want); start += idChunk {
-		part := want[start:min(start+idChunk, len(want))]
-		get := gql.Get().WithClassName(s.cfg.Class).WithLimit(len(part)).
-			WithNearVector(gql.NearVectorArgBuilder().WithVector(v)).
-			WithWhere(where(retrieval.Filter{IDs: part, AnyEntities: f.AnyEntities})).
-			WithFields(graphql.Field{Name: propDocID}, graphql.Field{Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}})
-		if s.cfg.Tenant != "" {
-			get = get.WithTenant(s.cfg.Tenant)
-		}
-		objs, err := s.run(ctx, "cosines", get.Do)
+		dist, err := s.distances(ctx, v, want[start:min(start+idChunk, len(want))], f)
 		if err != nil {
 			return nil, err
 		}
-		for _, o := range objs {
-			id, _ := o[propDocID].(string)
-			add, _ := o["_additional"].(map[string]any)
-			dist, ok := add["distance"].(float64)
-			if id == "" || !ok {
-				return nil, errs.E(errs.Internal, "weaviate cosines: unexpected result %v", o)
-			}
-			out[id] = 1 - dist
+		for id, d := range dist {
+			out[id] = 1 - d
 		}
 	}
 	return out, ctx.Err()
+}
+
+// distances are the cosine distances to v of the documents among ids (at
+// most idChunk) that pass f's entity filter, by document id.
+func (s *Store) distances(ctx context.Context, v []float32, ids []string, f retrieval.Filter) (map[string]float64, error) {
+	if s.rpc != nil {
+		return s.rpcDistances(ctx, v, ids, f)
+	}
+	gql := s.client.GraphQL()
+	get := gql.Get().WithClassName(s.cfg.Class).WithLimit(len(ids)).
+		WithNearVector(gql.NearVectorArgBuilder().WithVector(v)).
+		WithWhere(where(retrieval.Filter{IDs: ids, AnyEntities: f.AnyEntities})).
+		WithFields(graphql.Field{Name: propDocID}, graphql.Field{Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}})
+	if s.cfg.Tenant != "" {
+		get = get.WithTenant(s.cfg.Tenant)
+	}
+	objs, err := s.run(ctx, "cosines", get.Do)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(objs))
+	for _, o := range objs {
+		id, _ := o[propDocID].(string)
+		add, _ := o["_additional"].(map[string]any)
+		dist, ok := add["distance"].(float64)
+		if id == "" || !ok {
+			return nil, errs.E(errs.Internal, "weaviate cosines: unexpected result %v", o)
+		}
+		out[id] = dist
+	}
+	return out, nil
 }
 
 // cleanFilter drops filter values that cannot be stored ids or QIDs

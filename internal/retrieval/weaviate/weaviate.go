@@ -3,7 +3,8 @@
 // collection per corpus, dmar's own encoder vectors (vectorizer none, HNSW with
 // cosine distance), BM25 over title and text, hybrid search with Weaviate's
 // fusion, filters on document ids and linked entities, and optional native
-// multi-tenancy. Every outage or server-side failure comes back wrapped in
+// multi-tenancy. Searches go over gRPC (grpc.go), or GraphQL without a gRPC
+// address. Every outage or server-side failure comes back wrapped in
 // errs.Unavail(err, "weaviate"), so the API answers 503 with Retry-After.
 package weaviate
 
@@ -46,8 +47,8 @@ type Config struct {
 	// multi-tenant collection (Weaviate's native tenants).
 	Tenant string
 	// GRPC is host:port of Weaviate's gRPC endpoint, used by batch imports
-	// only (weaviate-go-client v4 sends queries over GraphQL). Empty: imports
-	// use REST.
+	// and by searches (Search, Documents, Cosines: grpc.go). Empty: both go
+	// over REST and GraphQL.
 	GRPC string
 	// BatchSize is the number of objects per import request (default 256).
 	BatchSize int
@@ -79,6 +80,7 @@ type Config struct {
 type Store struct {
 	cfg    Config
 	client *wv.Client
+	rpc    *rpc // searches over gRPC; nil: over GraphQL
 }
 
 var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
@@ -89,8 +91,8 @@ var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
 //	weaviates://HOST:PORT/Class   (HTTPS)
 //	http://HOST:PORT/Class        (the same as weaviate://)
 //
-// grpc may be a port (on HOST) or host:port; "grpc=off" imports over REST.
-// Without grpc, imports use gRPC on HOST:50051. Without a port, 8080 (443
+// grpc may be a port (on HOST) or host:port; "grpc=off" imports over REST
+// and searches over GraphQL. Without grpc, both use gRPC on HOST:50051. Without a port, 8080 (443
 // for HTTPS); without a class, DefaultClass.
 func ParseURL(raw string) (Config, error) {
 	u, err := url.Parse(raw)
@@ -245,10 +247,24 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, unavailable(ctx, "connect", err)
 	}
 	s := &Store{cfg: cfg, client: client}
+	if cfg.GRPC != "" {
+		if s.rpc, err = newRPC(cfg.GRPC, u.Scheme == "https", cfg.APIKey); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.ensureSchema(ctx); err != nil {
+		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// Close closes the search connection.
+func (s *Store) Close() error {
+	if s.rpc == nil {
+		return nil
+	}
+	return s.rpc.conn.Close()
 }
 
 // Config returns the store's configuration, defaults filled in.
