@@ -80,9 +80,9 @@ func TestClaimMetrics(t *testing.T) {
 	gold := [][]Evidence{{{Doc: "Q1", Sentence: 1}}, {{Doc: "Q1", Sentence: 2}, {Doc: "Q9", Sentence: 0}}}
 	for _, c := range []struct {
 		name, reply, label string
-		evidence            [][]Evidence
-		want                map[string]float64
-		pred                string
+		evidence           [][]Evidence
+		want               map[string]float64
+		pred               string
 	}{
 		{"right, cites the gold set", `{"evidence": [2], "verdict": "REFUTES"}`, LabelRefutes, gold,
 			map[string]float64{"label_acc": 1, "fever_score": 1, "fever_score_cited": 1}, "REFUTES"},
