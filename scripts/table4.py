@@ -71,7 +71,10 @@ def render(args, runs):
     w = out.append
     cols = [b for b in BENCHMARKS if b[0] in runs]
     if not cols:
-        return "No runs yet under " + args.out + ": run this script with --run.\n"
+        w(f"Not run yet (no results.json under {args.out}).")
+        w("")
+        commands(args, runs, w)
+        return "\n".join(out) + "\n"
     gen = next((runs[b[0]].get("generator") for b in cols if runs[b[0]].get("generator")), "no reader")
     limited = [b[0] for b in cols if "--limit" in runs[b[0]].get("extra", {}).get("command", "")]
     if limited:
@@ -122,6 +125,12 @@ def render(args, runs):
       "kgqa dev, which was partly tuned on; HotpotQA-100, a train sample, pooled). The paper's column for "
       "KGQA is WebQSP.")
     w("")
+    commands(args, runs, w)
+    return "\n".join(out) + "\n"
+
+
+def commands(args, runs, w):
+    """Writes the dmar eval command of each column: the one a run recorded, else the one --run would run."""
     w("The commands (from the repository root, after `make build` and `scripts/services.sh start llm`); "
       "`python3 scripts/table4.py --run --readme README.md` runs the missing ones and rewrites this section:")
     w("")
@@ -131,7 +140,6 @@ def render(args, runs):
             " ".join(shlex.quote(c) for c in command(args, name, dataset, extra))
         w(cmd)
     w("```")
-    return "\n".join(out) + "\n"
 
 
 def main():
