@@ -31,15 +31,7 @@ func TestVerifyOnNeo4jAndWeaviate(t *testing.T) {
 	if g := os.Getenv("DMAR_WEAVIATE_GRPC"); g != "" { // an instance off the default gRPC port (as internal/retrieval/weaviate's tests read it)
 		index += "?grpc=" + url.QueryEscape(g)
 	}
-	drop, err := http.NewRequest(http.MethodDelete, strings.TrimSuffix(wurl, "/")+"/v1/schema/VerifyFilmTest", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := http.DefaultClient.Do(drop); err != nil {
-		t.Fatal(err)
-	} else {
-		resp.Body.Close()
-	}
+	dropClass(t, wurl, "VerifyFilmTest")
 	run("load", "corpus", "--data", film, "--index", index, "--quiet")
 	resp, err := http.Get(strings.TrimRight(chatURL, "/") + "/models")
 	if err != nil {
