@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http/httptest"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/chat"
+	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/server"
 	"github.com/dmar-kg/dmar/internal/verify"
 )
@@ -143,4 +145,22 @@ func TestLLMVerifyQuotesRetrievedSentences(t *testing.T) {
 		t.Logf("%q: %s (model %s) %+v note %q, %d sentences of %v, generate %.0f ms", claim, res.Verdict, res.ModelVerdict,
 			res.Evidence, res.Note, res.SentencesShown, res.Sources, res.TimingsMS["generate"])
 	}
+}
+
+func FuzzDecodeVerify(f *testing.F) {
+	for _, s := range append([]string{`{"claim": "Inception was directed by Christopher Nolan.", "k": 3}`, `{"claim": ""}`,
+		`{"query": "x"}`, `{"claim": "x", "claim": "y"}`, `{"Claim": "x"}`}, retrieveSeeds...) {
+		f.Add([]byte(s))
+	}
+	defaults := pipeline.Defaults()
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := server.DecodeVerify(bytes.NewReader(body), defaults)
+		if err != nil {
+			checkRejection(t, err)
+			return
+		}
+		if len(body) > api.MaxBodyBytes || !json.Valid(bytes.TrimSpace(body)) || strings.TrimSpace(req.Claim) == "" {
+			t.Fatalf("accepted a body that is too large, not JSON or without a claim: %q", body)
+		}
+	})
 }
