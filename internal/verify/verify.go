@@ -72,7 +72,7 @@ type Config struct {
 
 // DefaultMaxTokens is the length bound (chat.Client.MaxTokens) to give the
 // Generator: the reply is a short JSON object.
-const DefaultMaxTokens = 64
+const DefaultMaxTokens = 96
 
 // Verifier checks claims.
 type Verifier struct{ cfg Config }
@@ -155,16 +155,16 @@ func (v *Verifier) Verify(ctx context.Context, claim string, docs []Source) (Res
 			Message: "the generator is unavailable or failed; POST /v1/retrieve still works", RetryAfter: 5e9}
 	}
 	res.Reply = reply
-	Check(&res, reply, v.cfg.MaxEvidence)
+	ReadReply(&res, reply, v.cfg.MaxEvidence)
 	return res, nil
 }
 
-// Check reads reply (the generator's JSON) into res against res.Shown:
+// ReadReply reads reply (the generator's JSON) into res against res.Shown:
 // cited numbers that were not shown are dropped, repeats and those past
 // maxEvidence ignored, and the rule applied: SUPPORTS or REFUTES with no
 // sentence left is NOT_ENOUGH_INFO, and NOT_ENOUGH_INFO rests on no
 // evidence. A reply that is not the JSON asked for is NOT_ENOUGH_INFO too.
-func Check(res *Result, reply string, maxEvidence int) {
+func ReadReply(res *Result, reply string, maxEvidence int) {
 	var out struct {
 		Evidence []int  `json:"evidence"`
 		Verdict  string `json:"verdict"`
