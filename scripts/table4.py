@@ -8,7 +8,7 @@ Reads OUT/{nq,triviaqa,kgqa,hotpotqa,fever}/results.json (dmar eval's), prints t
 (rows: systems; columns: the five benchmarks; cells: Recall@5 / the end metric, F1 or FEVER
 label accuracy), the paired intervals of dmar against the best baseline, the reader's cost,
 and the dmar eval command behind each column. With --readme it rewrites the README's section
-between <!-- table4:begin --> and <!-- table4:end -->. With --run it first runs the dmar eval
+between <!-- table4 --> and <!-- /table4 -->. With --run it first runs the dmar eval
 commands whose results.json is missing (bin/dmar; a rerun reads the reader's replies from the
 cache in the state folder). Standard library only.
 """
@@ -18,6 +18,8 @@ import os
 import shlex
 import subprocess
 import sys
+
+import eval_table  # scripts/eval_table.py: the README's retrieval tables, the same cells
 
 SYSTEMS = ["bm25", "dense", "hybrid", "dmar-paper", "dmar"]
 BASELINES = "dense,hybrid"
@@ -32,7 +34,7 @@ BENCHMARKS = [
     ("fever", "FEVER (report half)", f"fever:{DATA}/fever/dev.jsonl", ["--half", "report"], "label_acc", ".813 acc."),
 ]
 METRIC_NAMES = {"f1": "F1", "label_acc": "label accuracy"}
-BEGIN, END = "<!-- table4:begin -->", "<!-- table4:end -->"
+BEGIN, END = "<!-- table4 -->", "<!-- /table4 -->"
 
 
 def command(args, name, dataset, extra):
@@ -54,16 +56,13 @@ def load(args):
     return runs
 
 
-def fmt(v, scale=1):
-    return "–" if v is None else f"{v * scale:.3f}".lstrip("0") if scale == 1 else f"{v * scale:.1f}"
+def fmt(v):
+    return "–" if v is None else f"{v:.3f}".lstrip("0")
 
 
 def cell(run, system, metric):
-    m = run.get("means", {}).get(system, {})
-    r5, end = m.get("recall@5"), m.get(metric)
-    d = run.get("diffs_vs_best_baseline", {}).get(system, {}).get(metric)
-    star = "\\*" if d and (d["lo"] > 0 or d["hi"] < 0) else ""
-    return f"{fmt(r5)} / {fmt(end)}{star}"
+    """Recall@5 / the end metric, each marked where its interval against the best baseline excludes 0."""
+    return eval_table.cell(run, system, ["recall@5", metric])
 
 
 def render(args, runs):
