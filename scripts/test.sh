@@ -62,7 +62,7 @@ fuzz() { # name pkg
 	tail -n 8 /tmp/dmar-fuzz.log | tee -a /tmp/dmar-test.log
 	return $rc
 }
-for target in internal/server:FuzzDecodeRetrieve internal/server:FuzzDecodeLink internal/server:FuzzDecodeAnswer \
+for target in internal/server:FuzzDecodeRetrieve internal/server:FuzzDecodeLink internal/server:FuzzDecodeAnswer internal/server:FuzzDecodeVerify \
 	internal/server:FuzzDecodePutDocuments internal/server:FuzzDecodeDeleteDocuments internal/jsonlimit:FuzzCheck \
 	internal/docstore:FuzzLogCorruption internal/kg/bundle:FuzzParseLines loaders/wikidata:FuzzParseLine loaders/wikidata:FuzzParseRef; do
 	name=${target#*:} pkg=${target%%:*}

@@ -72,18 +72,7 @@ func TestEvalOnNeo4jAndWeaviate(t *testing.T) {
 	}
 	// The class is this test's own: drop what an earlier run left, which may
 	// hold another encoder's vectors (dmar refuses to load into it).
-	drop, err := http.NewRequest(http.MethodDelete, strings.TrimSuffix(wurl, "/")+"/v1/schema/EvalFilmTest", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp, err := http.DefaultClient.Do(drop); err != nil {
-		t.Fatal(err)
-	} else {
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
-			t.Fatalf("dropping EvalFilmTest: %s", resp.Status)
-		}
-	}
+	dropClass(t, wurl, "EvalFilmTest")
 	run("load", "corpus", "--data", film, "--index", index, "--quiet")
 
 	common := []string{"eval", "--data", film, "--quiet", "--limit", "60", "--skip-missing-gold",
@@ -169,4 +158,21 @@ func realBackends(t *testing.T) (nuri, wurl, film string, run func(args ...strin
 		}
 	}
 	return nuri, wurl, film, run
+}
+
+// dropClass deletes a Weaviate class, if there is one.
+func dropClass(t *testing.T, wurl, class string) {
+	t.Helper()
+	drop, err := http.NewRequest(http.MethodDelete, strings.TrimSuffix(wurl, "/")+"/v1/schema/"+class, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(drop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("dropping %s: %s", class, resp.Status)
+	}
 }

@@ -47,7 +47,8 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	keys := apiKeys(sc.Auth.Keys)
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
 		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes,
-		Answerer: backends.Answerer(a.cfg.Chat), AnswerModel: a.cfg.Chat.Model, Documents: docs, MCP: mcpHandler(a.cfg.Chat.BaseURL != "", docs != nil, log)})
+		Answerer: backends.Answerer(a.cfg.Chat), AnswerModel: a.cfg.Chat.Model, Documents: docs, MCP: mcpHandler(a.cfg.Chat.BaseURL != "", docs != nil, log),
+		Verifier: backends.Verifier(a.cfg.Chat)})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: set.Close}

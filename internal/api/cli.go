@@ -12,9 +12,18 @@ import (
 // value, else a string), so that the server, or a local pipeline, checks
 // it as it checks any request.
 func RawRequest(query string, options []string) ([]byte, error) {
+	return rawBody("query", query, options)
+}
+
+// RawVerifyRequest is RawRequest for POST /v1/verify: the claim in "claim".
+func RawVerifyRequest(claim string, options []string) ([]byte, error) {
+	return rawBody("claim", claim, options)
+}
+
+func rawBody(field, text string, options []string) ([]byte, error) {
 	body := map[string]json.RawMessage{}
-	q, _ := json.Marshal(query)
-	body["query"] = q
+	q, _ := json.Marshal(text)
+	body[field] = q
 	for _, kv := range options {
 		name, val, ok := strings.Cut(kv, "=")
 		if !ok {

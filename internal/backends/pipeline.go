@@ -15,6 +15,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 // Pipeline is the pipeline over the set's backends and models. serve
@@ -63,6 +64,15 @@ func Answerer(c config.Chat) *answer.Answerer {
 		return nil
 	}
 	return answer.New(answer.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: answer.DefaultMaxTokens}})
+}
+
+// Verifier is POST /v1/verify's generator: the same chat endpoint as
+// Answerer's, its reply constrained to the verdict's schema; nil without one.
+func Verifier(c config.Chat) *verify.Verifier {
+	if c.BaseURL == "" {
+		return nil
+	}
+	return verify.New(verify.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: verify.DefaultMaxTokens}})
 }
 
 // Warm extracts and encodes every entity's subgraph of an embedded graph

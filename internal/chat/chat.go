@@ -70,9 +70,28 @@ func (e *responseError) Unwrap() []error {
 // choice's content as the model wrote it. Errors say which step failed;
 // callers prefix their own name.
 func (c Client) Complete(ctx context.Context, msgs []Message) (string, error) {
+	return c.complete(ctx, msgs, nil)
+}
+
+// Schema is a JSON schema the reply must follow: sent as OpenAI's
+// response_format {"type": "json_schema"}, which llama.cpp's server turns
+// into a grammar, so that a constrained model can only write a matching
+// document. Endpoints that ignore it return free text: callers still
+// validate the reply.
+type Schema struct {
+	Name   string          // a short name, [a-zA-Z0-9_-]
+	Schema json.RawMessage // the JSON schema
+}
+
+// CompleteSchema is Complete with the reply constrained to s.
+func (c Client) CompleteSchema(ctx context.Context, msgs []Message, s Schema) (string, error) {
+	return c.complete(ctx, msgs, &s)
+}
+
+func (c Client) complete(ctx context.Context, msgs []Message, format *Schema) (string, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	resp, err := c.post(ctx, msgs, false)
+	resp, err := c.post(ctx, msgs, false, format)
 	if err != nil {
 		return "", err
 	}
@@ -106,14 +125,28 @@ func (c Client) withTimeout(ctx context.Context) (context.Context, context.Cance
 
 // post sends one chat-completions request and returns a 200 response, whose
 // body the caller closes.
-func (c Client) post(ctx context.Context, msgs []Message, stream bool) (*http.Response, error) {
+func (c Client) post(ctx context.Context, msgs []Message, stream bool, format *Schema) (*http.Response, error) {
+	type jsonSchema struct {
+		Name   string          `json:"name"`
+		Strict bool            `json:"strict"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	type responseFormat struct {
+		Type       string     `json:"type"`
+		JSONSchema jsonSchema `json:"json_schema"`
+	}
+	var rf *responseFormat
+	if format != nil {
+		rf = &responseFormat{Type: "json_schema", JSONSchema: jsonSchema{Name: format.Name, Strict: true, Schema: format.Schema}}
+	}
 	body, err := json.Marshal(struct {
-		Model       string    `json:"model"`
-		Temperature float64   `json:"temperature"`
-		MaxTokens   int       `json:"max_tokens,omitempty"`
-		Stream      bool      `json:"stream,omitempty"`
-		Messages    []Message `json:"messages"`
-	}{c.Model, 0, c.MaxTokens, stream, msgs})
+		Model          string          `json:"model"`
+		Temperature    float64         `json:"temperature"`
+		MaxTokens      int             `json:"max_tokens,omitempty"`
+		Stream         bool            `json:"stream,omitempty"`
+		Messages       []Message       `json:"messages"`
+		ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	}{c.Model, 0, c.MaxTokens, stream, msgs, rf})
 	if err != nil {
 		return nil, err
 	}

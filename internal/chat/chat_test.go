@@ -152,3 +152,42 @@ func TestStreamBadEvent(t *testing.T) {
 		t.Errorf("error %v, want ErrUnexpectedResponse", err)
 	}
 }
+
+// CompleteSchema sends the schema as OpenAI's response_format (llama.cpp's
+// server reads the same field), and Complete sends none.
+func TestCompleteSchemaSendsResponseFormat(t *testing.T) {
+	var bodies []map[string]json.RawMessage
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var b map[string]json.RawMessage
+		_ = json.NewDecoder(r.Body).Decode(&b)
+		bodies = append(bodies, b)
+		w.Write([]byte(`{"choices":[{"message":{"content":"{\"verdict\":\"SUPPORTS\"}"}}]}`))
+	}))
+	defer srv.Close()
+	c := Client{BaseURL: srv.URL, Model: "m"}
+	schema := json.RawMessage(`{"type":"object","properties":{"verdict":{"type":"string"}}}`)
+	out, err := c.CompleteSchema(context.Background(), []Message{{Role: "user", Content: "x"}}, Schema{Name: "verdict", Schema: schema})
+	if err != nil || out != `{"verdict":"SUPPORTS"}` {
+		t.Fatalf("reply %q, %v", out, err)
+	}
+	if _, err := c.Complete(context.Background(), []Message{{Role: "user", Content: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Name   string          `json:"name"`
+			Strict bool            `json:"strict"`
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if err := json.Unmarshal(bodies[0]["response_format"], &rf); err != nil {
+		t.Fatalf("response_format %s: %v", bodies[0]["response_format"], err)
+	}
+	if rf.Type != "json_schema" || rf.JSONSchema.Name != "verdict" || !rf.JSONSchema.Strict || string(rf.JSONSchema.Schema) != string(schema) {
+		t.Errorf("response_format %+v", rf)
+	}
+	if _, ok := bodies[1]["response_format"]; ok {
+		t.Errorf("Complete sent a response_format: %s", bodies[1]["response_format"])
+	}
+}

@@ -15,7 +15,7 @@ import (
 func (c Client) Stream(ctx context.Context, msgs []Message, onDelta func(string) error) (string, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
-	resp, err := c.post(ctx, msgs, true)
+	resp, err := c.post(ctx, msgs, true, nil)
 	if err != nil {
 		return "", err
 	}

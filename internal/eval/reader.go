@@ -7,14 +7,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/chat"
+	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 // Reader answers a question from retrieved passages with an OpenAI-compatible
@@ -67,10 +70,16 @@ type cachedReply struct {
 
 // complete answers msgs from the cache, or asks the endpoint and stores the
 // reply (a cache that cannot be written only costs the next run a call).
-func (r *Reader) complete(ctx context.Context, cl chat.Client, msgs []chat.Message) (string, error) {
+// With a schema the reply is constrained to it, and the schema is part of
+// the cache key.
+func (r *Reader) complete(ctx context.Context, cl chat.Client, msgs []chat.Message, schema *chat.Schema) (string, error) {
 	var path string
 	if r.Cache != "" {
-		path = filepath.Join(r.Cache, CacheKey(r.Model, msgs)+".json")
+		key := msgs
+		if schema != nil {
+			key = append(slices.Clip(msgs), chat.Message{Role: "response_format", Content: schema.Name + "\x00" + string(schema.Schema)})
+		}
+		path = filepath.Join(r.Cache, CacheKey(r.Model, key)+".json")
 		if raw, err := os.ReadFile(path); err == nil {
 			var c cachedReply
 			if json.Unmarshal(raw, &c) == nil && c.Model == r.Model {
@@ -80,7 +89,13 @@ func (r *Reader) complete(ctx context.Context, cl chat.Client, msgs []chat.Messa
 		}
 	}
 	t := time.Now()
-	out, err := cl.Complete(ctx, msgs)
+	var out string
+	var err error
+	if schema != nil {
+		out, err = cl.CompleteSchema(ctx, msgs, *schema)
+	} else {
+		out, err = cl.Complete(ctx, msgs)
+	}
 	r.callNS.Add(int64(time.Since(t)))
 	r.misses.Add(1)
 	if err != nil || path == "" {
@@ -102,38 +117,30 @@ const ReaderSystemPrompt = "You answer questions using only the given passages. 
 	"a short phrase (an entity, a date, a number, yes or no), with no explanation. If the passages do not " +
 	"contain the answer, give your best short guess."
 
-// LabelSystemPrompt is the instruction for FEVER-style claims.
-const LabelSystemPrompt = "You verify claims using only the given passages. Reply with exactly one of: " +
-	"SUPPORTS, REFUTES, NOT ENOUGH INFO."
-
 // ReaderPrompt is the user message: numbered passages, then the question.
-func ReaderPrompt(question string, passages []string, claim bool) string {
+func ReaderPrompt(question string, passages []string) string {
 	var b strings.Builder
 	b.WriteString("Passages:\n")
 	for i, p := range passages {
 		fmt.Fprintf(&b, "[%d] %s\n", i+1, strings.TrimSpace(p))
 	}
-	if claim {
-		fmt.Fprintf(&b, "\nClaim: %s\nLabel:", question)
-	} else {
-		fmt.Fprintf(&b, "\nQuestion: %s\nAnswer:", question)
-	}
+	fmt.Fprintf(&b, "\nQuestion: %s\nAnswer:", question)
 	return b.String()
 }
 
-// Answer asks the endpoint once, at temperature 0, time-limited (60 s by
-// default), and returns the first line of the reply.
-func (r *Reader) Answer(ctx context.Context, question string, passages []string, claim bool) (string, error) {
+func (r *Reader) client(maxTokens int) chat.Client {
 	timeout := r.Timeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	sys := ReaderSystemPrompt
-	if claim {
-		sys = LabelSystemPrompt
-	}
-	cl := chat.Client{BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey, Timeout: timeout, HTTP: r.Client}
-	out, err := r.complete(ctx, cl, []chat.Message{{Role: "system", Content: sys}, {Role: "user", Content: ReaderPrompt(question, passages, claim)}})
+	return chat.Client{BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey, Timeout: timeout, HTTP: r.Client, MaxTokens: maxTokens}
+}
+
+// Answer asks the endpoint once, at temperature 0, time-limited (60 s by
+// default), and returns the first line of the reply.
+func (r *Reader) Answer(ctx context.Context, question string, passages []string) (string, error) {
+	msgs := []chat.Message{{Role: "system", Content: ReaderSystemPrompt}, {Role: "user", Content: ReaderPrompt(question, passages)}}
+	out, err := r.complete(ctx, r.client(0), msgs, nil)
 	if errors.Is(err, chat.ErrUnexpectedResponse) {
 		return "", fmt.Errorf("reader: %w", chat.ErrUnexpectedResponse)
 	}
@@ -144,42 +151,116 @@ func (r *Reader) Answer(ctx context.Context, question string, passages []string,
 	return strings.TrimSpace(a), nil
 }
 
-// NormalizeLabel maps a reader's label reply onto FEVER's three labels.
+// Verify checks a claim as POST /v1/verify does (internal/verify: the same
+// prompt, schema and rules), over the first k documents, each shown in at
+// most chars characters of sentences (0: whole documents); replies are
+// cached like Answer's.
+func (r *Reader) Verify(ctx context.Context, claim string, docs []verify.Source, k, chars int) (verify.Result, error) {
+	if chars <= 0 {
+		chars = math.MaxInt32
+	}
+	v := verify.New(verify.Config{Generator: cachedSchema{r, r.client(verify.DefaultMaxTokens)}, Sources: k, SourceChars: chars})
+	res, err := v.Verify(ctx, claim, docs)
+	if err != nil {
+		return res, fmt.Errorf("reader: %w", err)
+	}
+	return res, nil
+}
+
+// cachedSchema is the verifier's generator: the endpoint behind the
+// reader's cache.
+type cachedSchema struct {
+	r  *Reader
+	cl chat.Client
+}
+
+func (c cachedSchema) CompleteSchema(ctx context.Context, msgs []chat.Message, s chat.Schema) (string, error) {
+	return c.r.complete(ctx, c.cl, msgs, &s)
+}
+
+// NormalizeLabel maps a reader's label reply onto FEVER's three labels
+// (a verdict's NOT_ENOUGH_INFO is FEVER's NOT ENOUGH INFO).
 func NormalizeLabel(s string) string {
-	u := strings.ToUpper(s)
+	u := strings.ToUpper(strings.ReplaceAll(s, "_", " "))
 	switch {
 	case strings.Contains(u, "NOT ENOUGH"):
-		return "NOT ENOUGH INFO"
+		return LabelNEI
 	case strings.Contains(u, "SUPPORT"):
-		return "SUPPORTS"
+		return LabelSupports
 	case strings.Contains(u, "REFUTE"):
-		return "REFUTES"
+		return LabelRefutes
 	}
 	return strings.TrimSpace(u)
 }
 
-// readerMetrics asks the reader about the top ReaderK documents. A reader
-// error leaves the metrics absent for that question and is recorded.
-func readerMetrics(ctx context.Context, cfg Config, q Question, texts []string, rec *Record) {
-	if len(q.Answers) == 0 && q.Label == "" {
+// readerMetrics asks the reader about the top ReaderK documents: a claim
+// (a question with a label) through the verification path, a question for
+// a short answer. A reader error leaves the metrics absent for that
+// question and is recorded.
+func readerMetrics(ctx context.Context, cfg Config, q Question, docs []verify.Source, rec *Record) {
+	if q.Label != "" {
+		claimMetrics(ctx, cfg, q, docs, rec)
 		return
 	}
-	passages := make([]string, min(cfg.ReaderK, len(texts)))
-	for i := range passages {
-		passages[i] = clipPassage(texts[i], cfg.ReaderChars)
+	if len(q.Answers) == 0 {
+		return
 	}
-	pred, err := cfg.Reader.Answer(ctx, q.Question, passages, q.Label != "")
+	passages := make([]string, min(cfg.ReaderK, len(docs)))
+	for i := range passages {
+		passages[i] = clipPassage(docText(docs[i].Title, docs[i].Text), cfg.ReaderChars)
+	}
+	pred, err := cfg.Reader.Answer(ctx, q.Question, passages)
 	if err != nil {
 		rec.Error = err.Error()
 		return
 	}
 	rec.Prediction = pred
-	if q.Label != "" {
-		rec.Metrics["label_acc"] = map[bool]float64{true: 1, false: 0}[NormalizeLabel(pred) == NormalizeLabel(q.Label)]
-		return
-	}
 	rec.Metrics["em"] = ExactMatch(pred, q.Answers)
 	rec.Metrics["f1"] = F1(pred, q.Answers)
+}
+
+// claimMetrics verifies a claim from one call: the verdict gives the label
+// accuracy, and with the sentences read and cited, FEVER's strict score:
+// the label is right and, for a verifiable claim, a whole gold evidence set
+// is among the sentences the generator read (fever_score) or among those its
+// verdict cites (fever_score_cited, FEVER's own scorer with the cited
+// sentences as the predicted evidence).
+func claimMetrics(ctx context.Context, cfg Config, q Question, docs []verify.Source, rec *Record) {
+	res, err := cfg.Reader.Verify(ctx, q.Question, docs, cfg.ReaderK, cfg.ReaderChars)
+	if err != nil {
+		rec.Error = err.Error()
+		return
+	}
+	rec.Prediction = string(res.Verdict)
+	for _, e := range res.Evidence {
+		rec.Evidence = append(rec.Evidence, fmt.Sprintf("%s:%d", e.Doc, e.Index))
+	}
+	right := NormalizeLabel(string(res.Verdict)) == NormalizeLabel(q.Label)
+	rec.Metrics["label_acc"] = b2f(right)
+	rec.Metrics["fever_score"] = b2f(right && (q.Label == LabelNEI || coversEvidenceSet(q.Evidence, res.Shown)))
+	rec.Metrics["fever_score_cited"] = b2f(right && (q.Label == LabelNEI || coversEvidenceSet(q.Evidence, res.Evidence)))
+}
+
+// coversEvidenceSet reports whether the sentences hold every sentence of
+// one of the gold evidence sets.
+func coversEvidenceSet(gold [][]Evidence, sentences []verify.Sentence) bool {
+	have := map[Evidence]bool{}
+	for _, s := range sentences {
+		have[Evidence{Doc: s.Doc, Sentence: s.Index}] = true
+	}
+	for _, set := range gold {
+		if len(set) > 0 && !slices.ContainsFunc(set, func(e Evidence) bool { return !have[e] }) {
+			return true
+		}
+	}
+	return false
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // clipPassage keeps the first n characters of a passage (0: all), cut at a

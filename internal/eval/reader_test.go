@@ -3,10 +3,14 @@ package eval
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 func TestReaderAnswersAndScores(t *testing.T) {
@@ -26,7 +30,7 @@ func TestReaderAnswersAndScores(t *testing.T) {
 	rd := &Reader{BaseURL: srv.URL + "/v1", Model: "m"}
 	q := Question{Question: "who directed inception", Answers: []string{"Christopher Nolan"}}
 	rec := Record{Metrics: map[string]float64{}}
-	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 1}, q, []string{"Inception\nA film by Nolan.", "other"}, &rec)
+	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 1}, q, []verify.Source{{ID: "Q1", Title: "Inception", Text: "A film by Nolan."}, {ID: "Q2", Text: "other"}}, &rec)
 	if rec.Prediction != "The Christopher Nolan" || rec.Metrics["em"] != 1 || rec.Metrics["f1"] != 1 {
 		t.Fatalf("prediction %q, metrics %v, error %q", rec.Prediction, rec.Metrics, rec.Error)
 	}
@@ -36,22 +40,73 @@ func TestReaderAnswersAndScores(t *testing.T) {
 	}
 }
 
-func TestReaderLabelAndErrors(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Write([]byte(`{"choices":[{"message":{"content":"Refuted."}}]}`))
-	}))
-	defer srv.Close()
-	rec := Record{Metrics: map[string]float64{}}
-	readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: srv.URL, Model: "m"}, ReaderK: 5}, Question{Question: "c", Label: "REFUTES"}, nil, &rec)
-	if rec.Metrics["label_acc"] != 1 {
-		t.Errorf("label: %v %q", rec.Metrics, rec.Prediction)
-	}
+func TestReaderErrors(t *testing.T) {
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
 	defer down.Close()
-	rec = Record{Metrics: map[string]float64{}}
-	readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: down.URL, Model: "m"}, ReaderK: 5}, Question{Question: "q", Answers: []string{"a"}}, nil, &rec)
-	if _, ok := rec.Metrics["em"]; ok || rec.Error == "" {
-		t.Errorf("a failed reader must leave EM absent and record the error: %v %q", rec.Metrics, rec.Error)
+	for _, q := range []Question{{Question: "q", Answers: []string{"a"}}, {Question: "c", Label: LabelRefutes}} {
+		rec := Record{Metrics: map[string]float64{}}
+		readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: down.URL, Model: "m"}, ReaderK: 5}, q, passageDocs("A passage."), &rec)
+		if len(rec.Metrics) != 0 || rec.Error == "" {
+			t.Errorf("%q: a failed reader must leave the metrics absent and record the error: %v %q", q.Question, rec.Metrics, rec.Error)
+		}
+	}
+}
+
+// passageDocs are documents with the given texts, ids d1, d2, ...
+func passageDocs(texts ...string) []verify.Source {
+	out := make([]verify.Source, len(texts))
+	for i, t := range texts {
+		out[i] = verify.Source{ID: fmt.Sprintf("d%d", i+1), Text: t}
+	}
+	return out
+}
+
+// A claim goes through the verification path in one call: the verdict
+// gives the label accuracy, the sentences read and cited FEVER's strict
+// scores; the reply follows the verdict's schema.
+func TestClaimMetrics(t *testing.T) {
+	var reply string
+	var got map[string]json.RawMessage
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewDecoder(r.Body).Decode(&got)
+		b, _ := json.Marshal(reply)
+		w.Write([]byte(`{"choices":[{"message":{"content":` + string(b) + `}}]}`))
+	}))
+	defer srv.Close()
+	docs := []verify.Source{
+		{ID: "Q1", Title: "Magic Johnson", Text: "Magic Johnson is a retired player. He played for the Lakers. He was born in 1959."},
+		{ID: "Q2", Title: "Lakers", Text: "The Lakers are a basketball team."},
+	}
+	gold := [][]Evidence{{{Doc: "Q1", Sentence: 1}}, {{Doc: "Q1", Sentence: 2}, {Doc: "Q9", Sentence: 0}}}
+	for _, c := range []struct {
+		name, reply, label string
+		evidence           [][]Evidence
+		want               map[string]float64
+		pred               string
+	}{
+		{"right, cites the gold set", `{"evidence": [2], "verdict": "REFUTES"}`, LabelRefutes, gold,
+			map[string]float64{"label_acc": 1, "fever_score": 1, "fever_score_cited": 1}, "REFUTES"},
+		{"right, cites another sentence", `{"evidence": [1], "verdict": "REFUTES"}`, LabelRefutes, gold,
+			map[string]float64{"label_acc": 1, "fever_score": 1, "fever_score_cited": 0}, "REFUTES"},
+		{"right, the gold set was not read", `{"evidence": [1], "verdict": "REFUTES"}`, LabelRefutes, [][]Evidence{{{Doc: "Q9", Sentence: 0}}},
+			map[string]float64{"label_acc": 1, "fever_score": 0, "fever_score_cited": 0}, "REFUTES"},
+		{"wrong label", `{"evidence": [2], "verdict": "SUPPORTS"}`, LabelRefutes, gold,
+			map[string]float64{"label_acc": 0, "fever_score": 0, "fever_score_cited": 0}, "SUPPORTS"},
+		{"no evidence: not enough info", `{"evidence": [], "verdict": "SUPPORTS"}`, LabelNEI, nil,
+			map[string]float64{"label_acc": 1, "fever_score": 1, "fever_score_cited": 1}, "NOT_ENOUGH_INFO"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reply = c.reply
+			rec := Record{Metrics: map[string]float64{}}
+			q := Question{ID: "c", Question: "Magic Johnson did not play for the Lakers.", Label: c.label, Evidence: c.evidence}
+			readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: srv.URL, Model: "m"}, ReaderK: 2, ReaderChars: 600}, q, docs, &rec)
+			if !reflect.DeepEqual(rec.Metrics, c.want) || rec.Prediction != c.pred || rec.Error != "" {
+				t.Errorf("metrics %v, prediction %q, error %q", rec.Metrics, rec.Prediction, rec.Error)
+			}
+			if _, ok := got["response_format"]; !ok {
+				t.Errorf("the claim was not asked with the verdict's schema: %v", got)
+			}
+		})
 	}
 }
 
@@ -69,7 +124,7 @@ func TestReaderCache(t *testing.T) {
 	ask := func(model string, texts ...string) Record {
 		rec := Record{Metrics: map[string]float64{}}
 		rd := &Reader{BaseURL: srv.URL, Model: model, Cache: dir}
-		readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, texts, &rec)
+		readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, passageDocs(texts...), &rec)
 		return rec
 	}
 	first := ask("m", "Inception is a film by Nolan.")
@@ -83,7 +138,7 @@ func TestReaderCache(t *testing.T) {
 		t.Errorf("%d calls, want a call for the new model and one for the new prompt", calls)
 	}
 	rd := &Reader{BaseURL: srv.URL, Model: "m", Cache: dir}
-	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, []string{"Another passage."}, &Record{Metrics: map[string]float64{}})
+	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, passageDocs("Another passage."), &Record{Metrics: map[string]float64{}})
 	if st := rd.Stats(); st.CacheHits != 1 || st.Calls != 0 {
 		t.Errorf("stats %+v, want one hit and no call", st)
 	}

@@ -91,7 +91,7 @@ func headline(s *Summary) []string {
 	for _, m := range s.Metrics {
 		f, _, _ := strings.Cut(m, "@")
 		switch {
-		case f == "recall", f == "mrr", f == "ndcg", f == "em", f == "f1", f == "label_acc":
+		case f == "recall", f == "mrr", f == "ndcg", f == "em", f == "f1", f == "label_acc", f == "fever_score", f == "fever_score_cited":
 		case f == "all_support" && multi && (strings.HasSuffix(m, "@5") || strings.HasSuffix(m, fmt.Sprintf("@%d", s.KMax))):
 		case f == "answer_recall" && (strings.HasSuffix(m, "@5") || strings.HasSuffix(m, fmt.Sprintf("@%d", s.KMax))):
 		default:
@@ -128,6 +128,7 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 	writeDiffs(w, s)
 	writeStrata(w, s)
 	writeLatency(w, s)
+	writeReaderCost(w, s)
 	writeLinking(w, s)
 	writeEntSpread(w, s)
 	writeFallbacks(w, s)

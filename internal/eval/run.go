@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 // Retriever runs DMAR (pipeline.Pipeline satisfies it).
@@ -63,8 +64,12 @@ type Record struct {
 	// EntStd is the spread (population std) of the raw structural score
 	// over each stage's candidates (first, second); DMAR only.
 	EntStd     map[string]float64 `json:"ent_std,omitempty"`
-	Prediction string             `json:"prediction,omitempty"` // the reader's answer
-	Error      string             `json:"error,omitempty"`
+	Prediction string             `json:"prediction,omitempty"` // the reader's answer, or a claim's verdict
+	// Evidence are the sentences a claim's verdict cites, as "doc:sentence index".
+	Evidence []string `json:"evidence,omitempty"`
+	// ReaderCost is what the reader cost on this question (absent without one).
+	ReaderCost *ReaderCost `json:"reader_cost,omitempty"`
+	Error      string      `json:"error,omitempty"`
 }
 
 // Run answers every question with every system, in the same order on the
@@ -87,11 +92,11 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 				return out, err
 			}
 			rec := Record{ID: q.ID, System: s.Name, Question: q.Question, Gold: q.Gold, Answers: q.Answers, Strata: q.Strata, RankedIDs: []string{}, Scores: []float64{}}
-			var texts []string
+			var docs []verify.Source
 			var err error
 			switch s.Kind {
 			case "dmar", "kg-walk":
-				texts, err = runDMAR(ctx, cfg, q, s, &rec)
+				docs, err = runDMAR(ctx, cfg, q, s, &rec)
 			default:
 				if qvec == nil && s.Kind != "bm25" {
 					t := time.Now()
@@ -102,7 +107,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 					}
 					qvec, encodeMS = v[0], msSince(t)
 				}
-				texts, err = runSearch(ctx, cfg, q, s, qvec, &rec)
+				docs, err = runSearch(ctx, cfg, q, s, qvec, &rec)
 				if s.Kind != "bm25" {
 					rec.LatencyMS += encodeMS
 				}
@@ -112,11 +117,17 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 					return out, ctx.Err()
 				}
 				rec.Error = err.Error()
-				rec.RankedIDs, rec.Scores, texts = []string{}, []float64{}, nil
+				rec.RankedIDs, rec.Scores, docs = []string{}, []float64{}, nil
+			}
+			texts := make([]string, len(docs))
+			for i, d := range docs {
+				texts[i] = docText(d.Title, d.Text)
 			}
 			rec.Metrics = Score(rec.RankedIDs, texts, q, cfg.KMax)
 			if cfg.Reader != nil && rec.Error == "" {
-				readerMetrics(ctx, cfg, q, texts, &rec)
+				before, t := cfg.Reader.Stats(), time.Now()
+				readerMetrics(ctx, cfg, q, docs, &rec)
+				rec.ReaderCost = costSince(before, cfg.Reader.Stats(), t)
 			}
 			out = append(out, rec)
 		}
@@ -128,7 +139,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
-func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []float32, rec *Record) ([]string, error) {
+func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []float32, rec *Record) ([]verify.Source, error) {
 	sq := retrieval.Query{Mode: retrieval.BM25, Text: q.Question, Limit: cfg.KMax, Filter: retrieval.Filter{IDs: q.Pool}}
 	switch s.Kind {
 	case "dense":
@@ -142,13 +153,13 @@ func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []flo
 	if err != nil {
 		return nil, fmt.Errorf("%s search: %w", s.Kind, err)
 	}
-	texts := make([]string, len(hits))
+	docs := make([]verify.Source, len(hits))
 	for i, h := range hits {
 		rec.RankedIDs = append(rec.RankedIDs, h.Doc.ID)
 		rec.Scores = append(rec.Scores, h.Score)
-		texts[i] = docText(h.Doc.Title, h.Doc.Text)
+		docs[i] = verify.Source{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text}
 	}
-	return texts, nil
+	return docs, nil
 }
 
 func docText(title, text string) string {
@@ -158,7 +169,7 @@ func docText(title, text string) string {
 	return title + "\n" + text
 }
 
-func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]string, error) {
+func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]verify.Source, error) {
 	o := *s.Options
 	o.Filter = retrieval.Filter{IDs: q.Pool}
 	if len(q.Pool) > 0 {
@@ -180,11 +191,11 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Kind, err)
 	}
-	texts := make([]string, len(res.Results))
+	docs := make([]verify.Source, len(res.Results))
 	for i, d := range res.Results {
 		rec.RankedIDs = append(rec.RankedIDs, d.ID)
 		rec.Scores = append(rec.Scores, d.Score)
-		texts[i] = docText(d.Title, d.Text)
+		docs[i] = verify.Source{ID: d.ID, Title: d.Title, Text: d.Text}
 		st := d.Breakdown.Stage
 		if d.Breakdown.Anchor {
 			st += "+anchor"
@@ -209,7 +220,7 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	rec.ReformulatedQuery, rec.Reformulator = res.ReformulatedQuery, res.Reformulator
 	rec.TimingsMS = res.TimingsMS
 	rec.EntStd = res.EntStd
-	return texts, nil
+	return docs, nil
 }
 
 // Score computes the retrieval metrics of one ranking. Answer recall is

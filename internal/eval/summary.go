@@ -35,7 +35,9 @@ type Summary struct {
 	// EntSpread is, per DMAR system and stage (first, second), how much the
 	// structural score tells the candidates apart (entspread.go).
 	EntSpread map[string]map[string]EntSpread `json:"ent_spread,omitempty"`
-	Extra     map[string]any                  `json:"extra,omitempty"`
+	// ReaderCost is each system's reader cost per question (with a reader).
+	ReaderCost map[string]ReaderCostSummary `json:"reader_cost,omitempty"`
+	Extra      map[string]any               `json:"extra,omitempty"`
 }
 
 // DatasetInfo describes the evaluated data.
@@ -83,7 +85,7 @@ func latencyOf(xs []float64) Latency {
 // metricOrder sorts metric names for tables: the families in a fixed order,
 // cut-offs ascending.
 func metricOrder(names map[string]bool) []string {
-	fam := []string{"recall", "hit", "mrr", "ndcg", "all_support", "answer_recall", "em", "f1", "label_acc"}
+	fam := []string{"recall", "hit", "mrr", "ndcg", "all_support", "answer_recall", "em", "f1", "label_acc", "fever_score", "fever_score_cited"}
 	rank := func(m string) (int, int) {
 		f, k, _ := strings.Cut(m, "@")
 		kn, _ := strconv.Atoi(k)
@@ -145,6 +147,7 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 	}
 	s.Linking = summarizeLinking(ds, systems, recs)
 	s.EntSpread = summarizeEntSpread(systems, recs)
+	s.ReaderCost = summarizeReaderCost(systems, recs)
 	s.compareToBest(systems, vec, resamples, seed)
 	s.addStrata(ds, systems, vec)
 	return s

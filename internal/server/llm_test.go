@@ -19,6 +19,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/server"
+	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 // The tests below talk to a real model: the OpenAI-compatible endpoint in
@@ -72,7 +73,8 @@ func llmRouter(t *testing.T, base string) http.Handler {
 		t.Fatal(err)
 	}
 	a := answer.New(answer.Config{Generator: chat.Client{BaseURL: base, Model: model, MaxTokens: answer.DefaultMaxTokens}})
-	return server.New(server.Config{Pipeline: p, Answerer: a, AnswerModel: model, RequestTimeout: 3 * llmTimeout})
+	v := verify.New(verify.Config{Generator: chat.Client{BaseURL: base, Model: model, MaxTokens: verify.DefaultMaxTokens}})
+	return server.New(server.Config{Pipeline: p, Answerer: a, AnswerModel: model, Verifier: v, RequestTimeout: 3 * llmTimeout})
 }
 
 func retrieveChat(t *testing.T, h http.Handler, query string) api.RetrieveResponse {
@@ -172,6 +174,10 @@ func TestLLMFallbackAfterKill(t *testing.T) {
 	w := do(t, h, "POST", "/v1/answer", `{"query": "`+q+`"}`)
 	if w.Code != 503 || !strings.Contains(w.Body.String(), "generator is unavailable") {
 		t.Errorf("answer after the kill: status %d: %s", w.Code, w.Body)
+	}
+	w = do(t, h, "POST", "/v1/verify", `{"claim": "Inception was directed by Christopher Nolan."}`)
+	if w.Code != 503 || !strings.Contains(w.Body.String(), "generator is unavailable") {
+		t.Errorf("verify after the kill: status %d: %s", w.Code, w.Body)
 	}
 }
 

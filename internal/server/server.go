@@ -23,6 +23,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/ui"
+	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 //go:embed openapi.json
@@ -67,6 +68,9 @@ type Config struct {
 	// MCP builds the Model Context Protocol handler served at POST /mcp
 	// from the REST handler its tools call (nil: /mcp answers 404).
 	MCP func(api http.Handler) http.Handler
+	// Verifier gives POST /v1/verify's verdicts with the same generator
+	// (nil: that route answers 503).
+	Verifier *verify.Verifier
 }
 
 // DefaultMaxResponseBytes is MaxResponseBytes when the configuration leaves it 0.
@@ -114,6 +118,7 @@ func New(cfg Config) *Server {
 	s.documentRoutes(r, jsonBody)
 	r.POST("/v1/answer", jsonBody, s.answer)
 	s.mcpRoute(r, jsonBody)
+	r.POST("/v1/verify", jsonBody, s.verifyClaim)
 	// HEAD is answered wherever GET is (net/http drops the body).
 	get := func(path string, h gin.HandlerFunc) { r.GET(path, h); r.HEAD(path, h) }
 	get("/v1/entities/:qid/subgraph", s.subgraph)

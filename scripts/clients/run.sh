@@ -8,8 +8,9 @@
 #      against /openapi.json).
 #   3. The contract: Schemathesis generates requests from /openapi.json for
 #      DMAR_CONTRACT_TIME seconds (150) with every check on; any failure
-#      fails the run. /v1/answer is left out (its request is /v1/retrieve's,
-#      and a generator's answer takes up to a minute) and /mcp (its messages
+#      fails the run. /v1/answer and /v1/verify are left out (their requests
+#      are /v1/retrieve's, the claim in the query's place, and a generator's
+#      answer or verdict takes up to a minute) and /mcp (its messages
 #      are MCP's, tested in 1). With a generator, reformulator=chat requests
 #      wait for the model (chat.timeout, 10 s), hence a client limit of 60 s.
 #   4. A Go client generated from the spec (oapi-codegen) compiles.
@@ -116,7 +117,7 @@ if want contract; then
 	# recursion depth mismatch"), ending an operation's tests with an error.
 	(cd scripts/clients && SCHEMATHESIS_HOOKS=hooks PYTHONPATH=. "$tools/bin/st" --config-file schemathesis.toml run "$url/openapi.json" \
 		--checks all --max-time "${DMAR_CONTRACT_TIME:-150}" --workers 1 --continue-on-failure --request-timeout 60 \
-		--exclude-path /v1/answer --exclude-path /mcp -H "Authorization: Bearer $write_key" --no-color >"$tmp/contract.log" 2>&1) || {
+		--exclude-path /v1/answer --exclude-path /v1/verify --exclude-path /mcp -H "Authorization: Bearer $write_key" --no-color >"$tmp/contract.log" 2>&1) || {
 		grep -v '^ *$' "$tmp/contract.log" | tail -n 80 >&2
 		status=1
 	}
