@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 
+	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/server"
 )
 
 func init() {
@@ -39,8 +42,10 @@ func runGateEvidence(ctx context.Context, args []string, stdout, stderr io.Write
 // dmar-full's), under --out.
 func runGateRanker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var stages *string
+	opts := &optionList{}
 	more := func(fs *flag.FlagSet) {
 		stages = fs.String("stages", "dmar", "the options the pool is found with: dmar (the method's) or all (dmar-full: the paper's stages on too)")
+		fs.Var(opts, "o", "a retrieval option as name=value on top of --stages', repeatable (names as in the API)")
 	}
 	return runFeatures(ctx, "gate ranker", args, stderr, more, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
 		o := p.Defaults().QuestionAware()
@@ -50,6 +55,19 @@ func runGateRanker(ctx context.Context, args []string, stdout, stderr io.Writer)
 			o = o.WithPaperStages()
 		default:
 			return usageError{fmt.Sprintf("--stages must be dmar or all, got %q", *stages)}
+		}
+		if len(*opts) > 0 {
+			// The options are read as a request's are (names, ranges and
+			// errors as the API's); the query stands in for the dataset's.
+			body, err := api.RawRequest("-", *opts)
+			if err != nil {
+				return usageError{err.Error()}
+			}
+			req, err := server.DecodeRetrieve(bytes.NewReader(body), o)
+			if err != nil {
+				return cliErr(err)
+			}
+			o = req.Options
 		}
 		return eval.GateRanker(ctx, p, ds.Questions, o, out, stdout, stderr)
 	})
