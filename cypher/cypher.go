@@ -41,12 +41,17 @@ const (
 	DropStaleTokens   = "drop_stale_name_tokens"
 	ReplaceDocuments  = "replace_documents"
 	DeleteDocuments   = "delete_documents"
+	// the mention index (internal/mentions)
+	ReplaceMentions  = "replace_mentions"
+	Mentioning       = "mentioning"
+	DocumentMentions = "document_mentions"
 )
 
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
 	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
-	LinkContext, CountNameTokens, DropStaleTokens, ReplaceDocuments, DeleteDocuments, DrawPaths}
+	LinkContext, CountNameTokens, DropStaleTokens, ReplaceDocuments, DeleteDocuments, DrawPaths,
+	ReplaceMentions, Mentioning, DocumentMentions}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string
