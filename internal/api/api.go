@@ -55,6 +55,8 @@ type RetrieveRequest struct {
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
 	// GraphPopularity weighs ln(1 + degree) of a reached entity in its graph score.
 	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
+	// GraphMentions weighs the documents that mention a reached entity (0: own pages only).
+	GraphMentions *float64 `json:"graph_mentions,omitempty"`
 	// GraphRelationQuery: question (Q) | masked (Q without its linked mentions), what relation cosines read.
 	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
@@ -111,6 +113,7 @@ type Options struct {
 	GraphRelations        string  `json:"graph_relations"`
 	GraphRoots            int     `json:"graph_roots,omitempty"`
 	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
+	GraphMentions         float64 `json:"graph_mentions,omitempty"`
 	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 	FinalRank             string  `json:"final_rank,omitempty"` // absent: boost
@@ -212,6 +215,19 @@ type GraphPath struct {
 	Score     float64     `json:"score"`
 	// Popularity is the part of Score from the entity's degree (graph_popularity).
 	Popularity float64 `json:"popularity,omitempty"`
+	// Bridge, for a document reached through what it mentions
+	// (graph_mentions), is the reached entity it mentions.
+	Bridge *GraphBridge `json:"bridge,omitempty"`
+}
+
+// GraphBridge is how the graph channel reached a document that mentions a
+// reached entity: Relevance is the path's relevance times Weight.
+type GraphBridge struct {
+	Entity        string  `json:"entity"`
+	Place         string  `json:"place"` // title | first sentence | text
+	IDF           float64 `json:"idf"`
+	Weight        float64 `json:"weight"` // graph_mentions x place weight x idf
+	PathRelevance float64 `json:"path_relevance"`
 }
 
 // GraphStep is one edge of a GraphPath, walked From -> To.

@@ -66,6 +66,12 @@ type Options struct {
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
+	// GraphMentions is the weight of a document that mentions a reached
+	// entity (kgdocs.go): its path relevance is the path's x graph_mentions
+	// x the mention's place weight x the entity's IDF over the corpus, so
+	// the channel reaches documents whose IDs are not QIDs. 0: the
+	// entities' own pages only.
+	GraphMentions float64 `json:"graph_mentions,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
 	// its linked mentions, kgquery.go: what Q asks about them, not who
@@ -124,6 +130,7 @@ func (o Options) QuestionAware() Options {
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	o.StructureNeedsChannel = true
 	o.GraphPopularity = 0.01        // questions ask after the better known of a relation's objects
+	o.GraphMentions = 1             // the documents that mention a reached entity, weighed by place and IDF
 	o.Stage2Vector = "question"     // the same rankings, without encoding the long Q'
 	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
 	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
@@ -179,6 +186,7 @@ func (o Options) Paper() Options {
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = d.GraphRecall, d.GraphRoots, d.GraphWeight, d.GraphBoost, d.GraphRelations
 	o.StructureNeedsChannel = d.StructureNeedsChannel
 	o.GraphPopularity = d.GraphPopularity
+	o.GraphMentions = d.GraphMentions
 	o.Stage2Vector = d.Stage2Vector
 	o.Stage1 = d.Stage1
 	o.GraphRelationQuery = d.GraphRelationQuery
@@ -254,6 +262,7 @@ func (o Options) Validate() error {
 		oneOf("graph_relations", o.GraphRelations, "plain", "directed", "none"),
 		intIn("graph_roots", o.GraphRoots, 0, 10),
 		within("graph_popularity", o.GraphPopularity, 0, 1),
+		unit("graph_mentions", o.GraphMentions),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
 		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),

@@ -55,7 +55,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
+		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphMentions: o.GraphMentions, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
 		FinalRank: o.FinalRank,
 	}
 }
@@ -80,7 +80,11 @@ func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
 	if g == nil {
 		return nil
 	}
-	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Steps: convert(g.Steps, toGraphStep)}
+	out := &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Steps: convert(g.Steps, toGraphStep)}
+	if b := g.Bridge; b != nil {
+		out.Bridge = &api.GraphBridge{Entity: b.Entity, Place: b.Place, IDF: b.IDF, Weight: b.Weight, PathRelevance: b.PathRelevance}
+	}
+	return out
 }
 
 func toNamedPath(p pipeline.NamedPath) api.NamedPath {
