@@ -17,6 +17,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/state"
+	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
 // Set is a configuration's models and backends, open.
@@ -27,6 +28,9 @@ type Set struct {
 	// Mentions is the documents' mention index (Neo4j's MENTIONS edges, or
 	// the embedded one in memory); nil for another graph.
 	Mentions mentions.Index
+	// TextGraph is the graph built from the corpus's text
+	// (textgraph.extractor); nil without one.
+	TextGraph textgraph.Store
 	// Ready are the backends' readiness checks (GET /readyz).
 	Ready []Check
 	cfg   config.Config
@@ -67,7 +71,16 @@ func Open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logge
 		m.Close()
 		return nil, err
 	}
-	return &Set{Models: m, Graph: g, Index: x, Mentions: mx, Ready: append(checks, more...), cfg: cfg}, nil
+	set := &Set{Models: m, Graph: g, Index: x, Mentions: mx, Ready: append(checks, more...), cfg: cfg}
+	tg, err := openTextGraph(ctx, cfg, g, x, m.DocEncoder, out)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	if tg != nil {
+		set.TextGraph = tg
+	}
+	return set, nil
 }
 
 // Embedded is a set over the same models with the embedded graph and index

@@ -83,6 +83,9 @@ type Options struct {
 	// no question-aware evidence behind it (docs/method.md).
 	StructureNeedsChannel bool `json:"structure_needs_channel,omitempty"`
 
+	// TextOptions are the text graph channel's (textoptions.go).
+	TextOptions
+
 	// Experiments are ideas tried and left out of the method: dmar eval's
 	// variant systems set them, no request can (RemovedOptions).
 	Experiments Experiments `json:"-"`
@@ -106,6 +109,7 @@ func Defaults() Options {
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
+		TextOptions: textDefaults(),
 	}
 }
 

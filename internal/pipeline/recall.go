@@ -63,7 +63,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 // whose graph channel reached nothing loses its structural path.
 func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch) (recalled, error) {
 	o := r.opts
-	if o.GraphRecall == 0 {
+	if o.GraphRecall == 0 && o.TextGraph == 0 {
 		return rec, nil
 	}
 	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq}
@@ -73,7 +73,7 @@ func (r request) withChannels(ctx context.Context, rec recalled, relq *relationP
 	}
 	rec.channels = ch
 	rec.hits = mergeHits(rec.hits, ch.hits())
-	if o.StructureNeedsChannel && len(ch.kg.hits) == 0 && rec.structOn {
+	if o.StructureNeedsChannel && o.GraphRecall > 0 && len(ch.kg.hits) == 0 && rec.structOn {
 		rec.structOn = false
 		r.trace.fallback("no_graph_evidence", "the graph channel reached no document: the question-blind structural score is off (alpha=1, beta=0)")
 	}

@@ -1,0 +1,77 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/state"
+	"github.com/dmar-kg/dmar/internal/textgraph"
+)
+
+// Extractor is the phrase extractor the configuration names and the key
+// its output is snapshotted under (its name and what decides its output);
+// nil without one. The caller closes a spaCy extractor (Close).
+func Extractor(cfg config.Config) (textgraph.Extractor, string, error) {
+	e := cfg.TextGraph.Extractor
+	switch {
+	case e == "":
+		return nil, "", nil
+	case e == "heuristic":
+		return textgraph.Heuristic{}, "heuristic-" + textgraph.HeuristicVersion, nil
+	case e == "spacy":
+		return &textgraph.Spacy{Python: cfg.TextGraph.Python}, "spacy-" + textgraph.SpacyVersion(), nil
+	case strings.HasPrefix(e, "openie:"):
+		path := strings.TrimPrefix(e, "openie:")
+		o, err := textgraph.ReadOpenIE(path)
+		if err != nil {
+			return nil, "", err
+		}
+		key, err := state.Fingerprint([]string{path})
+		if err != nil {
+			return nil, "", err
+		}
+		return o, "openie-" + key, nil
+	}
+	return nil, "", fmt.Errorf("textgraph.extractor %q: want heuristic, spacy or openie:FILE", e)
+}
+
+// openTextGraph is the text graph the configuration asks for (nil without
+// an extractor): built in memory over the embedded graph from the corpus's
+// documents (x's, or the embedded index snapshot's when x is remote), with
+// the embedded graph linking phrases and giving the KG's edges.
+func openTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Memory, error) {
+	ex, key, err := Extractor(cfg)
+	if err != nil || ex == nil {
+		return nil, err
+	}
+	if c, ok := ex.(io.Closer); ok {
+		defer c.Close()
+	}
+	linker, kgKey := linkerOf(ctx, cfg, g, out)
+	mg, ok := linker.(*memkg.Graph)
+	if !ok {
+		return nil, fmt.Errorf("the text graph is built with the embedded graph: configure the KG bundle (data or kg) beside %s", cfg.Graph)
+	}
+	docs := func() []retrieval.Document {
+		if mx, ok := x.(*memindex.Index); ok {
+			return mx.All()
+		}
+		return nil
+	}
+	if _, ok := x.(*memindex.Index); !ok {
+		snap, err := embeddedIndex(ctx, cfg, g, enc, out, false)
+		if err != nil {
+			return nil, err
+		}
+		docs = snap.All
+	}
+	b := textgraph.Builder{Extractor: ex, Linker: mg, KG: mg, Encoder: enc}
+	return Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)
+}
