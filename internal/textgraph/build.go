@@ -12,7 +12,7 @@ import (
 
 // Version names the rules a graph was built under; a snapshot of another
 // version is built again.
-const Version = "textgraph-1"
+const Version = "textgraph-2"
 
 // Builder turns documents into the text graph's parts: it extracts their
 // phrases, names the KG entity of each phrase that names one (a whole-phrase
@@ -122,6 +122,11 @@ func (b Builder) passage(ctx context.Context, d retrieval.Document, ex Extractio
 		add(EntityKey(q), "")
 	}
 	pairs := map[[3]string]float64{}
+	// An extraction with triples joins its phrases by them (HippoRAG's
+	// design); one without, by the sentences they share.
+	if len(ex.Triples) > 0 {
+		bySentence = nil
+	}
 	for _, nodes := range bySentence {
 		for i := range nodes {
 			for j := i + 1; j < len(nodes); j++ {
@@ -209,7 +214,7 @@ func (b Builder) labels(ctx context.Context, nodes []nodeRef) ([]string, error) 
 	var qids []string
 	for i, n := range nodes {
 		out[i] = n.Label
-		if kindOf(n.Key) == EntityNode {
+		if KindOf(n.Key) == EntityNode {
 			qids = append(qids, n.Key[len(entityPrefix):])
 		}
 	}
@@ -225,7 +230,7 @@ func (b Builder) labels(ctx context.Context, nodes []nodeRef) ([]string, error) 
 		return nil, fmt.Errorf("entities' labels: %w", err)
 	}
 	for i, n := range nodes {
-		if e, ok := ents[n.Key[min(len(n.Key), len(entityPrefix)):]]; ok && kindOf(n.Key) == EntityNode && e.Label != "" {
+		if e, ok := ents[n.Key[min(len(n.Key), len(entityPrefix)):]]; ok && KindOf(n.Key) == EntityNode && e.Label != "" {
 			out[i] = e.Label
 		}
 		if out[i] == "" {
@@ -260,7 +265,7 @@ func (b Builder) kgEdges(ctx context.Context, nodes []nodeRef) ([][2]string, err
 	}
 	var qids []string
 	for _, n := range nodes {
-		if kindOf(n.Key) == EntityNode {
+		if KindOf(n.Key) == EntityNode {
 			qids = append(qids, n.Key[len(entityPrefix):])
 		}
 	}

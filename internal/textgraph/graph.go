@@ -55,7 +55,9 @@ const (
 func PassageKey(id string) string { return passagePrefix + id }
 func PhraseKey(key string) string { return phrasePrefix + key }
 func EntityKey(qid string) string { return entityPrefix + qid }
-func kindOf(key string) NodeKind {
+
+// KindOf is the kind of node a key names.
+func KindOf(key string) NodeKind {
 	switch {
 	case strings.HasPrefix(key, passagePrefix):
 		return PassageNode

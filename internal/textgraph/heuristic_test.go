@@ -45,3 +45,11 @@ func TestKey(t *testing.T) {
 		}
 	}
 }
+
+func TestPythonNaNs(t *testing.T) {
+	in := `{"a": NaN, "b": "NaN in a string \" NaN", "c": [-Infinity, Infinity, 1]}`
+	want := `{"a": null, "b": "NaN in a string \" NaN", "c": [null, null, 1]}`
+	if got := string(pythonNaNs([]byte(in))); got != want {
+		t.Errorf("pythonNaNs = %s, want %s", got, want)
+	}
+}

@@ -98,7 +98,7 @@ func (m *Memory) putParts(ctx context.Context, b Builder, pps []passageParts) er
 			continue
 		}
 		id := m.node(n.Key, labels[i])
-		m.setVector(id, vecs[i])
+		m.setVector(id, unit(vecs[i]))
 		added = append(added, id)
 	}
 	for _, pp := range pps {
@@ -203,16 +203,16 @@ func (m *Memory) hasEdge(a, b int32, kind EdgeKind) bool {
 	return false
 }
 
-// setVector stores node id's unit vector and indexes its key's words.
-func (m *Memory) setVector(id int32, v []float32) {
-	if len(v) == 0 {
+// setVector stores node id's unit vector u and indexes its key's words.
+func (m *Memory) setVector(id int32, u []float32) {
+	if len(u) == 0 {
 		return
 	}
 	if m.dim == 0 {
-		m.dim = len(v)
+		m.dim = len(u)
 	}
 	m.vecOf[id] = int32(len(m.vecs))
-	m.vecs = append(m.vecs, unit(v))
+	m.vecs = append(m.vecs, u)
 	m.rows = append(m.rows, id)
 	for _, w := range nodeWords(m.keys[id], m.label[id]) {
 		m.words[w] = append(m.words[w], id)
@@ -293,6 +293,9 @@ func nodeWords(key, label string) []string {
 }
 
 func unit(v []float32) []float32 {
+	if len(v) == 0 {
+		return nil
+	}
 	var s float64
 	for _, x := range v {
 		s += float64(x) * float64(x)
@@ -326,7 +329,7 @@ func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, m
 	out := []Match{}
 	seen := map[int32]bool{}
 	for _, key := range keys {
-		if i, ok := m.idx[key]; ok && !seen[i] && kindOf(key) != PassageNode {
+		if i, ok := m.idx[key]; ok && !seen[i] && KindOf(key) != PassageNode {
 			seen[i] = true
 			out = append(out, Match{Key: key, Label: m.label[i], Score: 1, Passages: int(m.passages[i])})
 		}
@@ -416,7 +419,7 @@ func (m *Memory) subgraph(hop map[int32]int, walked map[int32]bool, p Params) Su
 	for n, i := range ids {
 		at[i] = n
 		deg := len(m.adj[i])
-		sg.Nodes[n] = Node{Key: m.keys[i], Kind: kindOf(m.keys[i]), Label: m.label[i], Hop: hop[i], Degree: deg, Hub: deg > p.HubDegree}
+		sg.Nodes[n] = Node{Key: m.keys[i], Kind: KindOf(m.keys[i]), Label: m.label[i], Hop: hop[i], Degree: deg, Hub: deg > p.HubDegree}
 	}
 	for _, i := range ids {
 		for _, e := range m.adj[i] {
@@ -451,7 +454,7 @@ func (m *Memory) Stats() Stats {
 	defer m.mu.RUnlock()
 	st := Stats{Edges: map[string]int{}}
 	for i, k := range m.keys {
-		switch kindOf(k) {
+		switch KindOf(k) {
 		case PassageNode:
 			if _, ok := m.parts[DocumentID(k)]; ok {
 				st.Passages++
@@ -468,4 +471,37 @@ func (m *Memory) Stats() Stats {
 		}
 	}
 	return st
+}
+
+// ExportNode is a node as Export lists it, for writing the graph to another
+// store.
+type ExportNode struct {
+	Key, Label string
+	Passages   int
+	Vector     []float32 // unit length; nil for a passage
+}
+
+// Export lists the graph's nodes (in key order) and edges (each once, From
+// < To, in SortEdges order; A and B are not set).
+func (m *Memory) Export() ([]ExportNode, []Edge) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	nodes := make([]ExportNode, len(m.keys))
+	for i, k := range m.keys {
+		nodes[i] = ExportNode{Key: k, Label: m.label[i], Passages: int(m.passages[i])}
+		if r := m.vecOf[i]; r >= 0 {
+			nodes[i].Vector = m.vecs[r]
+		}
+	}
+	var edges []Edge
+	for i, hs := range m.adj {
+		for _, h := range hs {
+			if m.keys[i] < m.keys[h.to] {
+				edges = append(edges, Edge{From: m.keys[i], To: m.keys[h.to], Kind: h.kind, W: float64(h.w)})
+			}
+		}
+	}
+	sort.Slice(nodes, func(a, b int) bool { return nodes[a].Key < nodes[b].Key })
+	SortEdges(edges)
+	return nodes, edges
 }

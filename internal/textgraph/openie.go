@@ -17,7 +17,14 @@ import (
 // here comes to it; no user's documents are in such a file.
 type OpenIE struct {
 	byText map[string]Extraction
+	gold   map[string]Gold
 	name   string
+}
+
+// Gold is what a peer's extraction found in one passage, as phrase keys
+// (Key): its named entities and its triples' subjects and objects.
+type Gold struct {
+	Entities, Arguments map[string]bool
 }
 
 // ReadOpenIE reads the file at path.
@@ -34,15 +41,16 @@ func ReadOpenIE(path string) (*OpenIE, error) {
 			Triples  [][]string `json:"extracted_triples"`
 		} `json:"docs"`
 	}
-	if err := json.Unmarshal(b, &f); err != nil {
+	if err := json.Unmarshal(pythonNaNs(b), &f); err != nil {
 		return nil, fmt.Errorf("openie %s: %w", path, err)
 	}
 	if len(f.Docs) == 0 {
 		return nil, fmt.Errorf("openie %s: no docs", path)
 	}
-	o := &OpenIE{byText: make(map[string]Extraction, len(f.Docs)), name: "openie:" + path}
+	o := &OpenIE{byText: make(map[string]Extraction, len(f.Docs)), gold: make(map[string]Gold, len(f.Docs)), name: "openie:" + path}
 	for _, d := range f.Docs {
 		var ex Extraction
+		g := Gold{Entities: map[string]bool{}, Arguments: map[string]bool{}}
 		seen := map[string]bool{}
 		add := func(s string, k Kind) {
 			if key := Key(s); key != "" && !seen[key] {
@@ -52,6 +60,9 @@ func ReadOpenIE(path string) (*OpenIE, error) {
 		}
 		for _, e := range d.Entities {
 			add(e, Named)
+			if k := Key(e); k != "" {
+				g.Entities[k] = true
+			}
 		}
 		for _, t := range d.Triples {
 			if len(t) != 3 || Key(t[0]) == "" || Key(t[2]) == "" {
@@ -59,9 +70,11 @@ func ReadOpenIE(path string) (*OpenIE, error) {
 			}
 			add(t[0], Noun)
 			add(t[2], Noun)
+			g.Arguments[Key(t[0])], g.Arguments[Key(t[2])] = true, true
 			ex.Triples = append(ex.Triples, Triple{Subject: t[0], Relation: t[1], Object: t[2]})
 		}
 		o.byText[d.Title+"\x00"+d.Text] = ex
+		o.gold[d.Title+"\x00"+d.Text] = g
 	}
 	return o, nil
 }
@@ -84,8 +97,50 @@ func (o *OpenIE) Extract(ctx context.Context, ps []Passage) ([]Extraction, error
 	return out, nil
 }
 
-// Has reports whether the file holds the passage.
-func (o *OpenIE) Has(p Passage) bool {
-	_, ok := o.byText[p.Title+"\x00"+p.Text]
-	return ok
+// GoldOf is the file's extraction of p as phrase keys; ok is false when
+// the file does not hold p.
+func (o *OpenIE) GoldOf(p Passage) (Gold, bool) {
+	g, ok := o.gold[p.Title+"\x00"+p.Text]
+	return g, ok
+}
+
+// pythonNaNs is b with the bare NaN, Infinity and -Infinity that Python's
+// json module writes for floats (HippoRAG's files hold some) as null, so
+// that a JSON decoder reads the rest; strings are left alone.
+func pythonNaNs(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inString, escaped := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			out = append(out, c)
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if c == '"' {
+			inString = true
+			out = append(out, c)
+			continue
+		}
+		replaced := false
+		for _, tok := range []string{"NaN", "-Infinity", "Infinity"} {
+			if strings.HasPrefix(string(b[i:min(len(b), i+len(tok))]), tok) {
+				out = append(out, "null"...)
+				i += len(tok) - 1
+				replaced = true
+				break
+			}
+		}
+		if !replaced {
+			out = append(out, c)
+		}
+	}
+	return out
 }

@@ -160,7 +160,7 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 	}
 	var res []Ranked
 	for i, nd := range sg.Nodes {
-		if kindOf(nd.Key) != PassageNode || x[i] <= 0 {
+		if KindOf(nd.Key) != PassageNode || x[i] <= 0 {
 			continue
 		}
 		r := Ranked{Doc: DocumentID(nd.Key), Score: x[i]}

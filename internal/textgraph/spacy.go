@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -172,6 +173,27 @@ func (s *Spacy) stop() {
 	}
 	s.cmd.Wait()
 	s.started = false
+}
+
+// PeakRSS is the process's peak resident memory in bytes (Linux's VmHWM),
+// 0 when it is not running or that cannot be read.
+func (s *Spacy) PeakRSS() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // Close ends the process.
