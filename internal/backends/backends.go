@@ -77,9 +77,7 @@ func Open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logge
 		m.Close()
 		return nil, err
 	}
-	if tg != nil {
-		set.TextGraph = tg
-	}
+	set.TextGraph = tg
 	return set, nil
 }
 

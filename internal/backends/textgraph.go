@@ -43,10 +43,46 @@ func Extractor(cfg config.Config) (textgraph.Extractor, string, error) {
 }
 
 // openTextGraph is the text graph the configuration asks for (nil without
-// an extractor): built in memory over the embedded graph from the corpus's
-// documents (x's, or the embedded index snapshot's when x is remote), with
-// the embedded graph linking phrases and giving the KG's edges.
-func openTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Memory, error) {
+// an extractor): Neo4j's, which dmar load corpus wrote (LoadTextGraph), or
+// the embedded one, built in memory (buildTextGraph) or read from its
+// snapshot.
+func openTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (textgraph.Store, error) {
+	if cfg.TextGraph.Extractor == "" {
+		return nil, nil
+	}
+	if g.Neo4j != nil {
+		return g.Neo4j.TextGraph(), nil
+	}
+	m, err := buildTextGraph(ctx, cfg, g, x, enc, out)
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// LoadTextGraph builds the configured text graph (none without an
+// extractor) and, when the graph is Neo4j, writes it there in place of the
+// one it holds: dmar load corpus's last step.
+func LoadTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) error {
+	if cfg.TextGraph.Extractor == "" {
+		return nil
+	}
+	m, err := buildTextGraph(ctx, cfg, g, x, enc, out)
+	if err != nil || g.Neo4j == nil {
+		return err
+	}
+	if err := g.Neo4j.TextGraph().Replace(ctx, m); err != nil {
+		return fmt.Errorf("write the text graph to neo4j: %w", err)
+	}
+	fmt.Fprintf(out, "load corpus: text graph written to neo4j: %s\n", m.Stats())
+	return nil
+}
+
+// buildTextGraph is the text graph built in memory over the embedded graph
+// from the corpus's documents (x's, or the embedded index snapshot's when x
+// is remote), with the embedded graph linking phrases and giving the KG's
+// edges; from its snapshot when its inputs are unchanged.
+func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Memory, error) {
 	ex, key, err := Extractor(cfg)
 	if err != nil || ex == nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/errs"
@@ -29,6 +30,10 @@ type ExtractorScore struct {
 	PhrasesPerPassage float64
 	DocsPerSecond     float64
 	Seconds           float64
+	// CPUSeconds is the CPU time the extraction took, dmar's and the
+	// extractor's own process's: on a shared machine, passages per CPU
+	// second says what an idle core would do.
+	CPUSeconds float64
 	// HeapMB is the Go heap the extraction's results hold; ProcessMB the
 	// peak resident memory of the extractor's own process (spaCy's), 0 for
 	// an extractor that runs in dmar.
@@ -54,17 +59,18 @@ func CompareExtractors(ctx context.Context, ps []textgraph.Passage, gold *textgr
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		start := time.Now()
+		start, cpu0 := time.Now(), cpuSeconds(ex)
 		got, err := ex.Extract(ctx, held)
 		if err != nil {
 			return nil, fmt.Errorf("extractor %s: %w", ex.Name(), err)
 		}
 		secs := time.Since(start).Seconds()
+		cpu := cpuSeconds(ex) - cpu0
 		var after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		s := ExtractorScore{Name: ex.Name(), Passages: len(held), Seconds: secs, DocsPerSecond: float64(len(held)) / secs,
-			HeapMB: float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20)}
+			HeapMB: float64(int64(after.HeapAlloc)-int64(before.HeapAlloc)) / (1 << 20), CPUSeconds: cpu}
 		if pr, ok := ex.(interface{ PeakRSS() int64 }); ok {
 			s.ProcessMB = float64(pr.PeakRSS()) / (1 << 20)
 		}
@@ -104,6 +110,18 @@ func CompareExtractors(ctx context.Context, ps []textgraph.Passage, gold *textgr
 	return out, nil
 }
 
+// cpuSeconds is this process's CPU time plus, for an extractor with a
+// process of its own, that process's.
+func cpuSeconds(ex textgraph.Extractor) float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	if c, ok := ex.(interface{ CPUSeconds() float64 }); ok {
+		s += c.CPUSeconds()
+	}
+	return s
+}
+
 func prf(hit, pred, gold int) (p, r, f float64) {
 	if pred > 0 {
 		p = float64(hit) / float64(pred)
@@ -119,11 +137,15 @@ func prf(hit, pred, gold int) (p, r, f float64) {
 
 // WriteExtractorScores prints the comparison as a Markdown table.
 func WriteExtractorScores(w io.Writer, scores []ExtractorScore) {
-	fmt.Fprintln(w, "| extractor | named P / R / F1 (vs the peer's entities) | all phrases P / R / F1 (vs its triples' arguments) | phrases / passage | passages / s | Go heap MB | process peak MB |")
-	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	fmt.Fprintln(w, "| extractor | named P / R / F1 (vs the peer's entities) | all phrases P / R / F1 (vs its triples' arguments) | phrases / passage | passages / s (wall) | passages / CPU s | Go heap MB | process peak MB |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
 	for _, s := range scores {
-		fmt.Fprintf(w, "| %s | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f | %.1f | %.1f | %.1f | %s |\n", s.Name, s.NamedP, s.NamedR, s.NamedF1,
-			s.AllP, s.AllR, s.AllF1, s.PhrasesPerPassage, s.DocsPerSecond, s.HeapMB, mb(s.ProcessMB))
+		perCPU := "-"
+		if s.CPUSeconds > 0 {
+			perCPU = strconv.FormatFloat(float64(s.Passages)/s.CPUSeconds, 'f', 1, 64)
+		}
+		fmt.Fprintf(w, "| %s | %.3f / %.3f / %.3f | %.3f / %.3f / %.3f | %.1f | %.1f | %s | %.1f | %s |\n", s.Name, s.NamedP, s.NamedR, s.NamedF1,
+			s.AllP, s.AllR, s.AllF1, s.PhrasesPerPassage, s.DocsPerSecond, perCPU, s.HeapMB, mb(s.ProcessMB))
 	}
 }
 

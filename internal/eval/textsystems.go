@@ -36,7 +36,8 @@ func mentionsVariant(name string, questionAware pipeline.Options) (kind string, 
 // variants: ppr-... with -hN (hops) -uN (hub degree) -pN (passages seeded)
 // -wX (a seeded passage's weight) -sN (similar phrases seeded) -mX (their
 // least cosine) -dX (damping), and dmar-textX (text_graph X), dmar-text-...
-// with the same tokens.
+// with the same tokens, and -boost (final_rank boost: the fused score with
+// the channels' offsets orders the results, not the learned ranker).
 var TextSystemNames = []string{"ppr", "dmar-text"}
 
 // textVariant parses ppr, dmar-text and their variants.
@@ -60,6 +61,10 @@ func textVariant(name string, questionAware pipeline.Options) (kind string, o pi
 	tp := &o.TextParams
 	for _, t := range strings.Split(rest, "-") {
 		if t == "" {
+			continue
+		}
+		if t == "boost" {
+			o.FinalRank = pipeline.FinalRankBoost
 			continue
 		}
 		var err error

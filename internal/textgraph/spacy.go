@@ -196,6 +196,34 @@ func (s *Spacy) PeakRSS() int64 {
 	return 0
 }
 
+// CPUSeconds is the CPU time (user and system) the process has used so
+// far, 0 when it is not running or that cannot be read (Linux's
+// /proc/PID/stat, in clock ticks of 1/100 s).
+func (s *Spacy) CPUSeconds() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.cmd.Process == nil {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+	if err != nil {
+		return 0
+	}
+	// The fields after the command's closing parenthesis: utime and stime
+	// are the 12th and 13th.
+	rest := string(b)
+	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	u, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (u + st) / 100
+}
+
 // Close ends the process.
 func (s *Spacy) Close() error {
 	s.mu.Lock()
