@@ -40,7 +40,7 @@ type TextParams struct {
 // neighbourhood and seed sizes chosen on the halves named in
 // docs/textgraph.md.
 func TextDefaults() TextParams {
-	return TextParams{Hops: 3, HubDegree: 200, Passages: 30, PassageW: 0.05, Phrases: 5, PhraseMin: 0.6, Damping: 0.5}
+	return TextParams{Hops: 3, HubDegree: 50, Passages: 30, PassageW: 0.05, Phrases: 5, PhraseMin: 0.6, Damping: 0.5}
 }
 
 // TextHit is what the text channel says of one document it reached.

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -240,10 +241,23 @@ func (b Builder) labels(ctx context.Context, nodes []nodeRef) ([]string, error) 
 	return out, nil
 }
 
-// embed encodes labels in batches.
+// corpusEncoder is an encoder with a path for many texts at once
+// (onnx.Encoder: length-bucketed batches, one model call per core).
+type corpusEncoder interface {
+	EncodeCorpus(ctx context.Context, texts []string, m *progress.Meter) ([][]float32, error)
+}
+
+// embed encodes labels, through the encoder's corpus path when it has one.
 func (b Builder) embed(ctx context.Context, labels []string) ([][]float32, error) {
 	if b.Encoder == nil || len(labels) == 0 {
 		return make([][]float32, len(labels)), nil
+	}
+	if ce, ok := b.Encoder.(corpusEncoder); ok {
+		vs, err := ce.EncodeCorpus(ctx, labels, nil)
+		if err != nil {
+			return nil, fmt.Errorf("embed phrases: %w", err)
+		}
+		return vs, nil
 	}
 	const batch = 256
 	out := make([][]float32, 0, len(labels))

@@ -416,6 +416,11 @@ func (m *Memory) subgraph(hop map[int32]int, walked map[int32]bool, p Params) Su
 	})
 	at := make(map[int32]int, len(ids))
 	sg := Subgraph{Nodes: make([]Node, len(ids))}
+	n := 0
+	for i := range walked {
+		n += len(m.adj[i])
+	}
+	sg.Edges = make([]Edge, 0, n)
 	for n, i := range ids {
 		at[i] = n
 		deg := len(m.adj[i])
@@ -434,17 +439,33 @@ func (m *Memory) subgraph(hop map[int32]int, walked map[int32]bool, p Params) Su
 	return sg
 }
 
-// SortEdges orders edges by (from, to, kind), the order every backend
-// lists a subgraph's edges in.
+// SortEdges orders a subgraph's edges by their ends' places among its
+// nodes (the lower first, then the higher), then kind: the order every
+// backend lists them in.
 func SortEdges(es []Edge) {
-	sort.Slice(es, func(i, j int) bool {
-		if es[i].From != es[j].From {
-			return es[i].From < es[j].From
+	slices.SortFunc(es, func(a, b Edge) int {
+		a1, a2 := min(a.A, a.B), max(a.A, a.B)
+		b1, b2 := min(b.A, b.B), max(b.A, b.B)
+		if a1 != b1 {
+			return a1 - b1
 		}
-		if es[i].To != es[j].To {
-			return es[i].To < es[j].To
+		if a2 != b2 {
+			return a2 - b2
 		}
-		return es[i].Kind < es[j].Kind
+		return int(a.Kind) - int(b.Kind)
+	})
+}
+
+// sortExported orders edges without places (Export's) by (from, to, kind).
+func sortExported(es []Edge) {
+	slices.SortFunc(es, func(a, b Edge) int {
+		if c := strings.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.To, b.To); c != 0 {
+			return c
+		}
+		return int(a.Kind) - int(b.Kind)
 	})
 }
 
@@ -482,7 +503,7 @@ type ExportNode struct {
 }
 
 // Export lists the graph's nodes (in key order) and edges (each once, From
-// < To, in SortEdges order; A and B are not set).
+// < To, by (From, To, Kind); A and B are not set).
 func (m *Memory) Export() ([]ExportNode, []Edge) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -502,6 +523,6 @@ func (m *Memory) Export() ([]ExportNode, []Edge) {
 		}
 	}
 	sort.Slice(nodes, func(a, b int) bool { return nodes[a].Key < nodes[b].Key })
-	SortEdges(edges)
+	sortExported(edges)
 	return nodes, edges
 }
