@@ -25,20 +25,25 @@ func openMentions(ctx context.Context, cfg config.Config, g Graph, x retrieval.I
 	if !ok {
 		return nil, nil
 	}
-	docs := func() []retrieval.Document {
-		if mx, ok := x.(*memindex.Index); ok {
-			return mx.All()
-		}
-		return nil
-	}
-	if _, ok := x.(*memindex.Index); !ok {
-		snap, err := embeddedIndex(ctx, cfg, g, enc, out, false)
-		if err != nil {
-			return nil, err
-		}
-		docs = snap.All
+	docs, err := corpusDocs(ctx, cfg, g, x, enc, out)
+	if err != nil {
+		return nil, err
 	}
 	return Inputs(cfg, out).Mentions(ctx, mg, g.Key, docs)
+}
+
+// corpusDocs lists the corpus's documents when called: x's, or the
+// embedded index snapshot's when x is remote (a remote index is not read
+// whole).
+func corpusDocs(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (func() []retrieval.Document, error) {
+	if mx, ok := x.(*memindex.Index); ok {
+		return mx.All, nil
+	}
+	snap, err := embeddedIndex(ctx, cfg, g, enc, out, false)
+	if err != nil {
+		return nil, err
+	}
+	return snap.All, nil
 }
 
 // locate is docs' mentions with their places when linker is the embedded

@@ -9,7 +9,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
-	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/state"
 	"github.com/dmar-kg/dmar/internal/textgraph"
@@ -95,18 +94,9 @@ func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval
 	if !ok {
 		return nil, fmt.Errorf("the text graph is built with the embedded graph: configure the KG bundle (data or kg) beside %s", cfg.Graph)
 	}
-	docs := func() []retrieval.Document {
-		if mx, ok := x.(*memindex.Index); ok {
-			return mx.All()
-		}
-		return nil
-	}
-	if _, ok := x.(*memindex.Index); !ok {
-		snap, err := embeddedIndex(ctx, cfg, g, enc, out, false)
-		if err != nil {
-			return nil, err
-		}
-		docs = snap.All
+	docs, err := corpusDocs(ctx, cfg, g, x, enc, out)
+	if err != nil {
+		return nil, err
 	}
 	b := textgraph.Builder{Extractor: ex, Linker: mg, KG: mg, Encoder: enc}
 	return Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)

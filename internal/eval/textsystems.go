@@ -12,20 +12,10 @@ import (
 // question-aware options (or its graph channel alone) with graph_mentions
 // X, the weight of the documents that mention a reached entity.
 func mentionsVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
-	for _, k := range []string{"kg-walk", "dmar"} {
-		v, found := strings.CutPrefix(name, k+"-mentions")
-		if !found {
-			continue
-		}
-		w, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return "", o, "", false
-		}
-		o = questionAware
+	return weightVariant(name, "-mentions", questionAware, func(o *pipeline.Options, w float64) string {
 		o.GraphMentions = w
-		return k, o, fmt.Sprintf("%s with graph_mentions %.3g (the documents that mention a reached entity)", k, w), true
-	}
-	return "", o, "", false
+		return fmt.Sprintf("graph_mentions %.3g (the documents that mention a reached entity)", w)
+	})
 }
 
 // TextSystemNames are the text graph's systems, run only when named: ppr,

@@ -17,15 +17,11 @@ import (
 // entity nodes its phrases name. Without a text graph it ranks nothing.
 func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*Result, error) {
 	begin := time.Now()
-	query, err := cleanQuery(query)
+	r, err := p.walkRequest(query, opts)
 	if err != nil {
 		return nil, err
 	}
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	r := p.newRequest(query, opts)
-	vecs, err := p.cfg.Encoder.Encode(ctx, []string{query})
+	vecs, err := p.cfg.Encoder.Encode(ctx, []string{r.query})
 	if err != nil {
 		return nil, fmt.Errorf("encode query: %w", err)
 	}
@@ -45,8 +41,7 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 		return nil, err
 	}
 	r.trace.timed("text_graph", t)
-	res := &Result{Query: query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
-		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: []QueryEntity{}, QuerySubgraphs: []kg.Subgraph{}}
+	res := r.walkResult()
 	qc := newCosiner(qvec)
 	for i, h := range ch.hits {
 		if i == opts.K {
@@ -63,4 +58,24 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 	res.Fallbacks = r.trace.fallbacks
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
 	return res, nil
+}
+
+// walkRequest is the request of a walk (GraphWalk, TextWalk): the query
+// cleaned, the options checked.
+func (p *Pipeline) walkRequest(query string, opts Options) (request, error) {
+	query, err := cleanQuery(query)
+	if err != nil {
+		return request{}, err
+	}
+	if err := opts.Validate(); err != nil {
+		return request{}, err
+	}
+	return p.newRequest(query, opts), nil
+}
+
+// walkResult is a walk's result before its documents: no anchors, no
+// query subgraphs, the request's trace.
+func (r request) walkResult() *Result {
+	return &Result{Query: r.query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
+		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: []QueryEntity{}, QuerySubgraphs: []kg.Subgraph{}}
 }

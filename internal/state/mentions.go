@@ -1,14 +1,12 @@
 package state
 
 import (
-	"bufio"
 	"context"
-	"encoding/gob"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/dmar-kg/dmar/internal/gobfile"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -49,14 +47,9 @@ func (in Inputs) Mentions(ctx context.Context, g *memkg.Graph, kgKey string, doc
 }
 
 func readMentions(path string) ([]mentions.Document, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var s mentionsSnapshot
-	if err := gob.NewDecoder(bufio.NewReader(f)).Decode(&s); err != nil {
-		return nil, fmt.Errorf("mentions snapshot %s: %w", path, err)
+	if err := gobfile.Read(path, &s); err != nil {
+		return nil, err
 	}
 	if s.Version != mentions.Version {
 		return nil, errors.New("mentions snapshot of another version")
@@ -64,30 +57,6 @@ func readMentions(path string) ([]mentions.Document, error) {
 	return s.Docs, nil
 }
 
-// writeMentions writes the snapshot through a temporary file, so that a
-// crash leaves the old one or none.
 func writeMentions(path string, docs []mentions.Document) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(tmp)
-	err = gob.NewEncoder(w).Encode(mentionsSnapshot{Version: mentions.Version, Docs: docs})
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("save mentions snapshot: %w", err)
-	}
-	return nil
+	return gobfile.Write(path, mentionsSnapshot{Version: mentions.Version, Docs: docs})
 }

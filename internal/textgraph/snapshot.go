@@ -1,12 +1,10 @@
 package textgraph
 
 import (
-	"bufio"
-	"encoding/gob"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
+
+	"github.com/dmar-kg/dmar/internal/gobfile"
 )
 
 // snapshot is what Save writes: the graph without maps, so that two saves of
@@ -55,26 +53,7 @@ func (m *Memory) Save(path string) error {
 		s.Parts = append(s.Parts, m.parts[id])
 	}
 	m.mu.RUnlock()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(tmp)
-	err = gob.NewEncoder(w).Encode(s)
-	if err == nil {
-		err = w.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
+	if err := gobfile.Write(path, s); err != nil {
 		return fmt.Errorf("save text graph: %w", err)
 	}
 	return nil
@@ -82,14 +61,9 @@ func (m *Memory) Save(path string) error {
 
 // Load reads a graph Save wrote; a snapshot of another Version is an error.
 func Load(path string) (*Memory, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
 	var s snapshot
-	if err := gob.NewDecoder(bufio.NewReader(f)).Decode(&s); err != nil {
-		return nil, fmt.Errorf("text graph snapshot %s: %w", path, err)
+	if err := gobfile.Read(path, &s); err != nil {
+		return nil, fmt.Errorf("text graph snapshot: %w", err)
 	}
 	if s.Version != Version {
 		return nil, fmt.Errorf("text graph snapshot %s is of version %q, not %q", path, s.Version, Version)
