@@ -26,8 +26,9 @@ func mentionsVariant(name string, questionAware pipeline.Options) (kind string, 
 // variants: ppr-... with -hN (hops) -uN (hub degree) -pN (passages seeded)
 // -wX (a seeded passage's weight) -sN (similar phrases seeded) -mX (their
 // least cosine) -dX (damping), and dmar-textX (text_graph X), dmar-text-...
-// with the same tokens, and -boost (final_rank boost: the fused score with
-// the channels' offsets orders the results, not the learned ranker).
+// with the same tokens, -boost (final_rank boost: the fused score with the
+// channels' offsets orders the results, not the learned ranker) and -gmX
+// (graph_mentions X).
 var TextSystemNames = []string{"ppr", "dmar-text"}
 
 // textVariant parses ppr, dmar-text and their variants.
@@ -55,6 +56,14 @@ func textVariant(name string, questionAware pipeline.Options) (kind string, o pi
 		}
 		if t == "boost" {
 			o.FinalRank = pipeline.FinalRankBoost
+			continue
+		}
+		if v, ok := strings.CutPrefix(t, "gm"); ok {
+			w, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return "", o, "", false
+			}
+			o.GraphMentions = w
 			continue
 		}
 		var err error
