@@ -247,3 +247,15 @@ func set(xs []string) map[string]bool {
 	}
 	return m
 }
+
+// ownPages reports whether the channel kept a reached entity's own page,
+// not only documents that mention one: the question-blind structural score
+// has question-aware evidence behind it only then (structure_needs_channel).
+func (ch graphChannel) ownPages() bool {
+	for _, h := range ch.hits {
+		if gp, ok := ch.paths[h.Doc.ID]; ok && gp.Bridge == nil {
+			return true
+		}
+	}
+	return false
+}
