@@ -70,7 +70,8 @@ type Options struct {
 	// entity (kgdocs.go): its path relevance is the path's x graph_mentions
 	// x the mention's place weight x the entity's IDF over the corpus, so
 	// the channel reaches documents whose IDs are not QIDs. 0: the
-	// entities' own pages only.
+	// entities' own pages only, dmar's too until its ranker reads the
+	// bridge (docs/textgraph.md).
 	GraphMentions float64 `json:"graph_mentions,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
@@ -134,7 +135,6 @@ func (o Options) QuestionAware() Options {
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = 2, 1, 0.3, 100, "plain"
 	o.StructureNeedsChannel = true
 	o.GraphPopularity = 0.01        // questions ask after the better known of a relation's objects
-	o.GraphMentions = 1             // the documents that mention a reached entity, weighed by place and IDF
 	o.Stage2Vector = "question"     // the same rankings, without encoding the long Q'
 	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
 	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
