@@ -178,16 +178,7 @@ func (s *Spacy) stop() {
 // PeakRSS is the process's peak resident memory in bytes (Linux's VmHWM),
 // 0 when it is not running or that cannot be read.
 func (s *Spacy) PeakRSS() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.started || s.cmd.Process == nil {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(s.proc("status"), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			return kb << 10
@@ -200,18 +191,9 @@ func (s *Spacy) PeakRSS() int64 {
 // far, 0 when it is not running or that cannot be read (Linux's
 // /proc/PID/stat, in clock ticks of 1/100 s).
 func (s *Spacy) CPUSeconds() float64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.started || s.cmd.Process == nil {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
-	if err != nil {
-		return 0
-	}
 	// The fields after the command's closing parenthesis: utime and stime
 	// are the 12th and 13th.
-	rest := string(b)
+	rest := s.proc("stat")
 	if i := strings.LastIndexByte(rest, ')'); i >= 0 {
 		rest = rest[i+1:]
 	}
@@ -222,6 +204,21 @@ func (s *Spacy) CPUSeconds() float64 {
 	u, _ := strconv.ParseFloat(f[11], 64)
 	st, _ := strconv.ParseFloat(f[12], 64)
 	return (u + st) / 100
+}
+
+// proc is the process's /proc file name, "" when it is not running or the
+// file cannot be read.
+func (s *Spacy) proc(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.started || s.cmd.Process == nil {
+		return ""
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", s.cmd.Process.Pid, name))
+	if err != nil {
+		return ""
+	}
+	return string(b)
 }
 
 // Close ends the process.
