@@ -41,12 +41,24 @@ const (
 	DropStaleTokens   = "drop_stale_name_tokens"
 	ReplaceDocuments  = "replace_documents"
 	DeleteDocuments   = "delete_documents"
+	// the mention index (internal/mentions)
+	ReplaceMentions  = "replace_mentions"
+	Mentioning       = "mentioning"
+	DocumentMentions = "document_mentions"
+	// the text graph (internal/textgraph)
+	PutTextNodes      = "put_text_nodes"
+	PutTextEdges      = "put_text_edges"
+	DeleteTextGraph   = "delete_text_graph"
+	TextMatch         = "text_match"
+	TextNeighbourhood = "text_neighbourhood"
 )
 
 // Names lists every query the backend needs; Load fails if one is missing.
 var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCandidates, Subgraphs,
 	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
-	LinkContext, CountNameTokens, DropStaleTokens, ReplaceDocuments, DeleteDocuments, DrawPaths}
+	LinkContext, CountNameTokens, DropStaleTokens, ReplaceDocuments, DeleteDocuments, DrawPaths,
+	ReplaceMentions, Mentioning, DocumentMentions,
+	PutTextNodes, PutTextEdges, DeleteTextGraph, TextMatch, TextNeighbourhood}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

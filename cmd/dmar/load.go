@@ -134,6 +134,9 @@ func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
+	if err := backends.LoadTextGraph(ctx, a.cfg, g, x, m.DocEncoder, stderr); err != nil {
+		return err
+	}
 	if w, ok := x.(retrieval.Writer); ok {
 		n, err := w.Count(ctx)
 		if err != nil {

@@ -55,6 +55,12 @@ type RetrieveRequest struct {
 	GraphRoots     *int     `json:"graph_roots,omitempty"`
 	// GraphPopularity weighs ln(1 + degree) of a reached entity in its graph score.
 	GraphPopularity *float64 `json:"graph_popularity,omitempty"`
+	// GraphMentions weighs the documents that mention a reached entity (0: own pages only).
+	GraphMentions *float64 `json:"graph_mentions,omitempty"`
+	// TextGraph weighs the text graph channel's normalised score (0: off);
+	// TextGraphK is how many documents it adds.
+	TextGraph  *float64 `json:"text_graph,omitempty"`
+	TextGraphK *int     `json:"text_graph_k,omitempty"`
 	// GraphRelationQuery: question (Q) | masked (Q without its linked mentions), what relation cosines read.
 	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
@@ -111,6 +117,9 @@ type Options struct {
 	GraphRelations        string  `json:"graph_relations"`
 	GraphRoots            int     `json:"graph_roots,omitempty"`
 	GraphPopularity       float64 `json:"graph_popularity,omitempty"`
+	GraphMentions         float64 `json:"graph_mentions,omitempty"`
+	TextGraph             float64 `json:"text_graph,omitempty"`
+	TextGraphK            int     `json:"text_graph_k,omitempty"`
 	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 	FinalRank             string  `json:"final_rank,omitempty"` // absent: boost
@@ -169,6 +178,8 @@ type Breakdown struct {
 	// on), and Graph the path that did.
 	Source string     `json:"source,omitempty"`
 	Graph  *GraphPath `json:"graph,omitempty"`
+	// Text is what the text graph channel says of the document (text_graph on).
+	Text *TextHit `json:"text_graph,omitempty"`
 	// Paths are the best few KG paths (1 or 2 hops) from a query entity to
 	// one of the document's entities, best first; empty when none reaches
 	// it. Set on results and anchors.
@@ -212,6 +223,29 @@ type GraphPath struct {
 	Score     float64     `json:"score"`
 	// Popularity is the part of Score from the entity's degree (graph_popularity).
 	Popularity float64 `json:"popularity,omitempty"`
+	// Bridge, for a document reached through what it mentions
+	// (graph_mentions), is the reached entity it mentions.
+	Bridge *GraphBridge `json:"bridge,omitempty"`
+}
+
+// TextHit is what the text graph channel says of a document it reached.
+type TextHit struct {
+	Score float64 `json:"score"` // personalized PageRank
+	Norm  float64 `json:"norm"`  // score over the channel's best
+	Rank  int     `json:"rank"`
+	Seed  string  `json:"seed"` // the best path's seed and why it is one
+	Path  string  `json:"path"` // the path that carried most of the score
+	Hops  int     `json:"hops"`
+}
+
+// GraphBridge is how the graph channel reached a document that mentions a
+// reached entity: Relevance is the path's relevance times Weight.
+type GraphBridge struct {
+	Entity        string  `json:"entity"`
+	Place         string  `json:"place"` // title | first sentence | text
+	IDF           float64 `json:"idf"`
+	Weight        float64 `json:"weight"` // graph_mentions x place weight x idf
+	PathRelevance float64 `json:"path_relevance"`
 }
 
 // GraphStep is one edge of a GraphPath, walked From -> To.

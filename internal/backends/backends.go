@@ -13,9 +13,11 @@ import (
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
+	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/state"
+	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
 // Set is a configuration's models and backends, open.
@@ -23,6 +25,12 @@ type Set struct {
 	Models *onnx.Models
 	Graph  Graph
 	Index  retrieval.Index
+	// Mentions is the documents' mention index (Neo4j's MENTIONS edges, or
+	// the embedded one in memory); nil for another graph.
+	Mentions mentions.Index
+	// TextGraph is the graph built from the corpus's text
+	// (textgraph.extractor); nil without one.
+	TextGraph textgraph.Store
 	// Ready are the backends' readiness checks (GET /readyz).
 	Ready []Check
 	cfg   config.Config
@@ -58,7 +66,19 @@ func Open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logge
 		m.Close()
 		return nil, err
 	}
-	return &Set{Models: m, Graph: g, Index: x, Ready: append(checks, more...), cfg: cfg}, nil
+	mx, err := openMentions(ctx, cfg, g, x, m.DocEncoder, out)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	set := &Set{Models: m, Graph: g, Index: x, Mentions: mx, Ready: append(checks, more...), cfg: cfg}
+	tg, err := openTextGraph(ctx, cfg, g, x, m.DocEncoder, out)
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	set.TextGraph = tg
+	return set, nil
 }
 
 // Embedded is a set over the same models with the embedded graph and index

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"github.com/dmar-kg/dmar/internal/docstore"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
@@ -27,7 +29,10 @@ func (s *Set) Documents(ctx context.Context, log *slog.Logger) (*docstore.Store,
 		return nil, err
 	}
 	if s.Graph.Neo4j != nil {
-		cfg.Links = neo4jLinks{s.Graph.Neo4j}
+		cfg.Links = neo4jLinks{s.Graph.Neo4j, linker}
+	}
+	if mx, ok := s.Mentions.(*memkg.Mentions); ok {
+		cfg.Mentions = mx
 	}
 	sum := sha256.Sum256([]byte(name))
 	cfg.Dir = filepath.Join(s.cfg.State, "documents", hex.EncodeToString(sum[:8]))
@@ -86,20 +91,19 @@ func (s *Set) writeEncoder(cfg *docstore.Config, log *slog.Logger) error {
 	return nil
 }
 
-// neo4jLinks writes documents' links as Neo4j MENTIONS edges.
-type neo4jLinks struct{ st *neo4jkg.Store }
-
-func (l neo4jLinks) ReplaceLinks(ctx context.Context, docs []retrieval.Document) error {
-	return l.st.ReplaceDocuments(ctx, documentLinks(docs))
+// neo4jLinks writes documents' links as Neo4j MENTIONS edges with their
+// places, located with the graph the documents were linked with.
+type neo4jLinks struct {
+	st     *neo4jkg.Store
+	linker kg.Graph
 }
 
-// documentLinks are docs as Neo4j's Document nodes and their MENTIONS.
-func documentLinks(docs []retrieval.Document) []neo4jkg.DocumentLink {
-	links := make([]neo4jkg.DocumentLink, len(docs))
-	for i, d := range docs {
-		links[i] = neo4jkg.DocumentLink{ID: d.ID, Title: d.Title, Entities: d.Entities}
+func (l neo4jLinks) ReplaceLinks(ctx context.Context, docs []retrieval.Document) error {
+	ms, err := locate(ctx, l.linker, docs)
+	if err != nil {
+		return err
 	}
-	return links
+	return l.st.Mentions().Replace(ctx, ms)
 }
 
 func (l neo4jLinks) DeleteLinks(ctx context.Context, ids []string) error {

@@ -43,6 +43,8 @@ func (s *Set) pipelineConfig(metrics pipeline.Metrics, log *slog.Logger, serve b
 	}
 	pc := pipeline.Config{Graph: graph, Index: x, Encoder: enc, GNN: gnn, Gate: gate, Metrics: metrics, Logger: log,
 		RelPrior:              m.RelPrior,
+		Mentions:              s.Mentions,
+		TextGraph:             s.TextGraph,
 		EvidenceGate:          m.EvidenceGate,
 		Ranker:                m.Ranker,
 		MaxShapleyEvaluations: int64(c.Server.MaxRequestCost),

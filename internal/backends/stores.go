@@ -91,11 +91,14 @@ func embeddedIndex(ctx context.Context, cfg config.Config, g Graph, enc scoring.
 	if err != nil || !load || g.Neo4j == nil {
 		return x, err
 	}
-	links := documentLinks(x.All())
-	if err := g.Neo4j.PutDocuments(ctx, links); err != nil {
+	ms, err := locate(ctx, linker, x.All())
+	if err != nil {
+		return nil, err
+	}
+	if err := g.Neo4j.Mentions().Replace(ctx, ms); err != nil {
 		return nil, fmt.Errorf("write document links to neo4j: %w", err)
 	}
-	fmt.Fprintf(out, "load corpus: %d documents linked in neo4j\n", len(links))
+	fmt.Fprintf(out, "load corpus: %d documents linked in neo4j\n", len(ms))
 	return x, nil
 }
 

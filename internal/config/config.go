@@ -36,6 +36,8 @@ type Config struct {
 	Chat     Chat     `yaml:"chat"`
 	Server   Server   `yaml:"server"`
 	Quiet    bool     `yaml:"quiet"`
+	// TextGraph is the graph built from the corpus's text (textgraph.go).
+	TextGraph TextGraph `yaml:"textgraph"`
 }
 
 // Neo4j holds the graph backend's credentials. The password comes from
@@ -186,14 +188,15 @@ func (m Models) RelationEncoderFolder() string {
 // keeping state and models under cache.
 func Default(cache, data string) Config {
 	return Config{
-		Data:   data,
-		State:  filepath.Join(cache, "state"),
-		Graph:  "embedded",
-		Index:  "embedded",
-		Method: Methods[0],
-		Models: Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, RelationEncoder: DefaultRelationEncoder, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", Ranker: "models/ranker/ranker.onnx", DocTokens: 128},
-		ORT:    ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu", WritePriority: "low"},
-		Chat:   Chat{Timeout: 10 * time.Second},
+		Data:      data,
+		State:     filepath.Join(cache, "state"),
+		Graph:     "embedded",
+		Index:     "embedded",
+		Method:    Methods[0],
+		Models:    Models{Encoder: DefaultEncoder, EncoderDir: filepath.Join(cache, "models", DefaultEncoder), EncoderBatch: 32, RelationEncoder: DefaultRelationEncoder, GNN: "models/gnn/gnn.onnx", Gate: "models/gate/gate.onnx", RelPrior: "models/relprior/relprior.onnx", EvidenceGate: "models/evgate/evgate.onnx", Ranker: "models/ranker/ranker.onnx", DocTokens: 128},
+		ORT:       ORT{Lib: filepath.Join(cache, "onnxruntime", "libonnxruntime.so.1"), Device: "cpu", WritePriority: "low"},
+		Chat:      Chat{Timeout: 10 * time.Second},
+		TextGraph: TextGraph{Python: DefaultTextGraphPython(cache)},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
 			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, EncoderBatchWindow: 2 * time.Millisecond, EncoderCalls: 1},

@@ -53,6 +53,8 @@ func Settings(c *Config) []Setting {
 		{"chat.model", "DMAR_CHAT_MODEL", "chat-model", false, "model name for reformulator=chat", str(&c.Chat.Model)},
 		{"chat.timeout", "DMAR_CHAT_TIMEOUT", "chat-timeout", false, "time limit of one chat reformulation", dur(&c.Chat.Timeout)},
 		{"quiet", "DMAR_QUIET", "quiet", false, "no progress output", boolean(&c.Quiet)},
+		{"textgraph.extractor", "DMAR_TEXT_GRAPH", "text-graph", false, "build the text graph at load with this phrase extractor: heuristic, spacy (make setup installs it) or openie:FILE (a peer's extraction, for measuring); empty: none (docs/textgraph.md)", str(&c.TextGraph.Extractor)},
+		{"textgraph.python", "DMAR_TEXT_GRAPH_PYTHON", "", false, "Python interpreter of the environment that holds spaCy, for the spacy extractor", str(&c.TextGraph.Python)},
 		{"server.addr", "DMAR_ADDR", "addr", true, "listen address; loopback unless told otherwise", str(&c.Server.Addr)},
 		{"server.request_timeout", "DMAR_REQUEST_TIMEOUT", "request-timeout", true, "time limit of one request", dur(&c.Server.RequestTimeout)},
 		{"server.backend_timeout", "DMAR_BACKEND_TIMEOUT", "backend-timeout", true, "time limit of one Neo4j or Weaviate call", dur(&c.Server.BackendTimeout)},

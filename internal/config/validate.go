@@ -24,6 +24,7 @@ func (c *Config) Validate() Problems {
 	c.validateModels(&ps)
 	c.validateChat(&ps)
 	c.Server.validate(&ps)
+	c.TextGraph.validate(&ps)
 	return ps
 }
 

@@ -24,6 +24,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -56,6 +57,11 @@ type Config struct {
 	Encoder scoring.Encoder
 	Cache   *Cache // optional: earlier vectors and links by content
 	Links   Links  // optional: Neo4j's MENTIONS edges
+	// Mentions, when set, is an in-process mention index built from the
+	// corpus (memkg.Mentions): the store replays its log into it on Open
+	// and keeps it exact on every write, locating each document's
+	// mentions with Graph (mentions.Locate).
+	Mentions mentions.Writer
 	// Replay applies the log to Index on Open: set for an index that does
 	// not keep writes itself (the embedded one); Weaviate does.
 	Replay bool
@@ -170,6 +176,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			l.Close()
 			return nil, fmt.Errorf("docstore: replay %s: %w", path, err)
 		}
+	}
+	if err := s.replayMentions(ctx, st); err != nil {
+		l.Close()
+		return nil, fmt.Errorf("docstore: replay %s into the mention index: %w", path, err)
 	}
 	for id, d := range st.live {
 		if len(d.Metadata) > 0 {
@@ -343,6 +353,10 @@ func (s *Store) write(ctx context.Context, changed []retrieval.Document, meta []
 	if err := s.prepare(ctx, changed); err != nil {
 		return fmt.Errorf("link and embed documents: %w", err)
 	}
+	located, err := s.locate(ctx, changed)
+	if err != nil {
+		return err
+	}
 	r := record{Put: make([]storedDoc, len(changed))}
 	enc := EncoderKey(s.cfg.Encoder)
 	for i, d := range changed {
@@ -357,6 +371,11 @@ func (s *Store) write(ctx context.Context, changed []retrieval.Document, meta []
 	ctx = context.WithoutCancel(ctx)
 	if err := s.cfg.Index.Put(ctx, changed); err != nil {
 		return fmt.Errorf("write documents to the index: %w", err)
+	}
+	if s.cfg.Mentions != nil {
+		if err := s.cfg.Mentions.Replace(ctx, located); err != nil {
+			return fmt.Errorf("write the documents' mentions: %w", err)
+		}
 	}
 	s.mu.Lock()
 	for i, d := range changed {
@@ -429,6 +448,11 @@ func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	n, err := s.cfg.Index.Delete(ctx, uniq)
 	if err != nil {
 		return 0, fmt.Errorf("delete documents from the index: %w", err)
+	}
+	if s.cfg.Mentions != nil {
+		if err := s.cfg.Mentions.Delete(ctx, uniq); err != nil {
+			return n, fmt.Errorf("delete the documents' mentions: %w", err)
+		}
 	}
 	s.mu.Lock()
 	for _, id := range uniq {

@@ -12,8 +12,18 @@ import (
 // options (or its graph channel alone) with graph_popularity X, for
 // choosing the weight on kgqa train.
 func popVariant(name string, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, ok bool) {
+	return weightVariant(name, "-pop", questionAware, func(o *pipeline.Options, w float64) string {
+		o.GraphPopularity = w
+		return fmt.Sprintf("graph_popularity %.3g (ln(1 + degree) of a reached entity in its graph score)", w)
+	})
+}
+
+// weightVariant parses kg-walk and dmar followed by suffix and a number:
+// dmar's question-aware options (or its graph channel alone) with the
+// number set by set, which says what it set.
+func weightVariant(name, suffix string, questionAware pipeline.Options, set func(*pipeline.Options, float64) string) (kind string, o pipeline.Options, what string, ok bool) {
 	for _, k := range []string{"kg-walk", "dmar"} {
-		v, found := strings.CutPrefix(name, k+"-pop")
+		v, found := strings.CutPrefix(name, k+suffix)
 		if !found {
 			continue
 		}
@@ -22,8 +32,7 @@ func popVariant(name string, questionAware pipeline.Options) (kind string, o pip
 			return "", o, "", false
 		}
 		o = questionAware
-		o.GraphPopularity = w
-		return k, o, fmt.Sprintf("%s with graph_popularity %.3g (ln(1 + degree) of a reached entity in its graph score)", k, w), true
+		return k, o, k + " with " + set(&o, w), true
 	}
 	return "", o, "", false
 }

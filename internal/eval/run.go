@@ -25,6 +25,12 @@ type GraphWalker interface {
 	GraphWalk(ctx context.Context, query string, o pipeline.Options) (*pipeline.Result, error)
 }
 
+// TextWalker runs the peers' recipe on the text graph (the ppr system;
+// pipeline.Pipeline satisfies it).
+type TextWalker interface {
+	TextWalk(ctx context.Context, query string, o pipeline.Options) (*pipeline.Result, error)
+}
+
 // Config is what a run searches with.
 type Config struct {
 	Pipeline Retriever
@@ -95,7 +101,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 			var docs []verify.Source
 			var err error
 			switch s.Kind {
-			case "dmar", "kg-walk":
+			case "dmar", "kg-walk", "ppr":
 				docs, err = runDMAR(ctx, cfg, q, s, &rec)
 			default:
 				if qvec == nil && s.Kind != "bm25" {
@@ -178,13 +184,20 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	t := time.Now()
 	var res *pipeline.Result
 	var err error
-	if s.Kind == "kg-walk" {
+	switch s.Kind {
+	case "kg-walk":
 		w, ok := cfg.Pipeline.(GraphWalker)
 		if !ok {
 			return nil, fmt.Errorf("kg-walk: the retriever has no graph channel")
 		}
 		res, err = w.GraphWalk(ctx, q.Question, o)
-	} else {
+	case "ppr":
+		w, ok := cfg.Pipeline.(TextWalker)
+		if !ok {
+			return nil, fmt.Errorf("ppr: the retriever has no text graph")
+		}
+		res, err = w.TextWalk(ctx, q.Question, o)
+	default:
 		res, err = cfg.Pipeline.Retrieve(ctx, q.Question, o)
 	}
 	rec.LatencyMS = msSince(t)

@@ -252,7 +252,7 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		if linking != "" && n != "dmar-no-link-filter" {
 			o.Linking = linking
 		}
-		if s.Kind == "dmar" || s.Kind == "kg-walk" {
+		if s.Kind == "dmar" || s.Kind == "kg-walk" || s.Kind == "ppr" {
 			if err := o.Validate(); err != nil {
 				return nil, fmt.Errorf("system %s: %w", n, err)
 			}
@@ -281,6 +281,12 @@ func variant(n string, paper, questionAware pipeline.Options) (kind string, o pi
 	}
 	if kind, po, what, ok := popVariant(n, questionAware); ok {
 		return kind, po, what, nil
+	}
+	if kind, mo, what, ok := mentionsVariant(n, questionAware); ok {
+		return kind, mo, what, nil
+	}
+	if kind, to, what, ok := textVariant(n, questionAware); ok {
+		return kind, to, what, nil
 	}
 	if kind, ro, what, ok := rankingVariant(n, questionAware); ok {
 		return kind, ro, what, nil

@@ -32,11 +32,17 @@ type channelQuery struct {
 
 // channels are the channels' outputs for one request.
 type channels struct {
-	kg graphChannel // the KG's graph channel (graph_recall)
+	kg   graphChannel // the KG's graph channel (graph_recall)
+	text textChannel  // the text graph channel (text_graph; textchannel.go)
 }
 
 // hits are the channels' documents, channel by channel, best first.
-func (c channels) hits() []retrieval.Hit { return c.kg.hits }
+func (c channels) hits() []retrieval.Hit {
+	if len(c.text.hits) == 0 {
+		return c.kg.hits
+	}
+	return mergeHits(c.kg.hits, c.text.hits)
+}
 
 // runChannels runs the request's channels for in. Only the context's errors
 // and model failures fail the request: a channel whose backend fails adds
@@ -46,33 +52,60 @@ func (r request) runChannels(ctx context.Context, in channelQuery) (channels, er
 	if err != nil {
 		return channels{}, err
 	}
-	return channels{kg: kg}, nil
+	text, err := r.textChannel(ctx, in)
+	if err != nil {
+		return channels{}, err
+	}
+	return channels{kg: kg, text: text}, nil
 }
 
 // fuse adds the channels' scores to the fused scores of the documents they
-// reached, and marks those documents: graph_boost x the graph score, the
-// KG channel's path in the breakdown.
+// reached, and marks those documents: the KG channel's offset (kgOffset)
+// and path in the breakdown; text_graph x the text channel's normalised
+// score, its path in the breakdown.
 func (r request) fuse(docs []Doc, ch channels) {
-	if len(ch.kg.paths) == 0 {
+	if len(ch.kg.paths) == 0 && len(ch.text.docs) == 0 {
 		return
 	}
 	for i := range docs {
-		gp, ok := ch.kg.paths[docs[i].ID]
-		if !ok {
-			continue
+		if gp, ok := ch.kg.paths[docs[i].ID]; ok {
+			g := gp
+			docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
+			docs[i].Score += r.kgOffset(gp)
 		}
-		g := gp
-		docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
-		docs[i].Score += r.opts.GraphBoost * gp.Score
+		if th, ok := ch.text.docs[docs[i].ID]; ok {
+			t := th
+			docs[i].Breakdown.Text = &t
+			if docs[i].Breakdown.Source == "" {
+				docs[i].Breakdown.Source = "text"
+			}
+			docs[i].Score += r.opts.TextGraph * th.Norm
+		}
 	}
+}
+
+// kgOffset is what the KG channel adds to a document's fused score:
+// graph_boost x its graph score, which puts the entities' own pages first;
+// a document reached through what it mentions gets its graph score once,
+// not boosted: on a corpus of passages (MuSiQue) the boost would put every
+// passage that mentions a reached entity above the searches' best.
+func (r request) kgOffset(gp GraphPath) float64 {
+	if gp.Bridge != nil {
+		return gp.Score
+	}
+	return r.opts.GraphBoost * gp.Score
 }
 
 // offset is what fuse adds to document id's fused score.
 func (r request) offset(ch channels, id string) float64 {
+	o := 0.0
 	if gp, ok := ch.kg.paths[id]; ok {
-		return r.opts.GraphBoost * gp.Score
+		o += r.kgOffset(gp)
 	}
-	return 0
+	if th, ok := ch.text.docs[id]; ok {
+		o += r.opts.TextGraph * th.Norm
+	}
+	return o
 }
 
 // mergeHits is the union of a search's hits and a channel's, the search's

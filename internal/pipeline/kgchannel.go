@@ -46,6 +46,10 @@ type GraphPath struct {
 	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
 	// of Score that says how well known the entity is.
 	Popularity float64 `json:"popularity,omitempty"`
+	// Bridge, for a document reached through what it mentions
+	// (graph_mentions), names the reached entity it mentions and how much
+	// the mention weighs; Relevance is then the path's times its weight.
+	Bridge *Bridge `json:"bridge,omitempty"`
 	// Fanout is -Experiments.GraphFanout x the mean ln(n) of the path's
 	// steps, n the entities a step's relation reaches from its node
 	// (kgfanout.go): an eval variant's, not on the wire.

@@ -59,11 +59,11 @@ func (r request) indexCosines(ctx context.Context, qvec []float32, d kgDocuments
 	out := make([]reachedDoc, 0, len(cos))
 	for _, doc := range d.docs {
 		if v, ok := cos[doc.id]; ok {
-			out = append(out, reachedDoc{id: doc.id, cosQD: v})
+			out = append(out, reachedDoc{id: doc.id, cosQD: v, bridged: doc.bridged})
 		}
 	}
 	r.noDocuments(len(out), len(d.docs))
-	return kgDocuments{docs: out, pathOf: d.pathOf}, nil
+	return kgDocuments{docs: out, pathOf: d.pathOf, bridges: d.bridges}, nil
 }
 
 func docIDs(docs []reachedDoc) []string {

@@ -2,7 +2,10 @@ package pipeline
 
 import (
 	"context"
+	"slices"
+	"strings"
 
+	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
@@ -11,10 +14,13 @@ import (
 // entities that pass the request's filter, best path first, and the path
 // to each document's entity by document ID. From an index that computes
 // cosines (pending), docs are every reached entity's ID, and the cosines
-// stage (kgcosines.go) keeps those with a document.
+// stage (kgcosines.go) keeps those with a document. A document reached
+// through what it mentions (graph_mentions) has the path to the entity it
+// mentions, its relevance scaled by the bridge's weight, and its bridge.
 type kgDocuments struct {
 	docs    []reachedDoc
 	pathOf  map[string]pathrel.Path
+	bridges map[string]Bridge
 	pending bool
 }
 
@@ -25,7 +31,40 @@ type reachedDoc struct {
 	cosQD float64
 	doc   *retrieval.Document // nil when the index computed the cosine
 	qc    *cosiner
+	// bridged: the document is reached through a mention, not as the
+	// entity's own page
+	bridged bool
 }
+
+// Bridge is how the graph channel reached a document that mentions a
+// reached entity (graph_mentions): "Q links Nolan; Nolan -[director of]->
+// Inception; this document mentions Inception".
+type Bridge struct {
+	Entity string `json:"entity"` // the reached entity the document mentions
+	Place  string `json:"place"`  // where: title, first sentence or text
+	// IDF is how specific a mention of the entity is: 1 when no other
+	// document mentions it, near 0 when most do (mentions.IDF).
+	IDF float64 `json:"idf"`
+	// Weight is graph_mentions x the place's weight x IDF, the share of
+	// the path's relevance the document's path relevance is.
+	Weight float64 `json:"weight"`
+	// PathRelevance is the relevance of the path to Entity, before Weight.
+	PathRelevance float64 `json:"path_relevance"`
+}
+
+// The bridge's bounds: the best graphBridgeEntities reached entities are
+// looked up, graphBridgeDocs documents each (title mentions first), and the
+// graphBridgeKept best bridged documents are scored.
+const (
+	graphBridgeEntities = 500
+	graphBridgeDocs     = 50
+	graphBridgeKept     = 1000
+)
+
+// placeWeight is how much a mention counts by where it is: a title names
+// what the document is about, a first sentence what it is or belongs to, a
+// passing mention little.
+var placeWeight = [...]float64{mentions.Body: 0.3, mentions.Lead: 0.6, mentions.Title: 1}
 
 // cos is cos(enc(Q), enc(D)); 0 for a fetched document without a vector.
 func (d reachedDoc) cos() float64 {
@@ -52,26 +91,111 @@ func (r request) entityDocuments(ctx context.Context, qvec []float32, w kgWalk) 
 	for i, p := range paths {
 		ids[i], pathOf[p.Entity] = p.Entity, p
 	}
+	bridged, bridges, err := r.bridges(ctx, paths, pathOf)
+	if err != nil {
+		return kgDocuments{}, err
+	}
+	ids = append(ids, bridged...)
 	if _, ok := r.p.cfg.Index.(retrieval.CosineReader); ok {
 		docs := make([]reachedDoc, len(ids))
 		for i, id := range ids {
-			docs[i].id = id
+			_, b := bridges[id]
+			docs[i] = reachedDoc{id: id, bridged: b}
 		}
-		return kgDocuments{docs: docs, pathOf: pathOf, pending: true}, nil
+		return kgDocuments{docs: docs, pathOf: pathOf, bridges: bridges, pending: true}, nil
 	}
 	docs, err := r.reachedDocuments(ctx, qvec, ids)
 	if err != nil {
 		return kgDocuments{}, err
 	}
+	for i := range docs {
+		_, docs[i].bridged = bridges[docs[i].id]
+	}
 	r.noDocuments(len(docs), len(paths))
-	return kgDocuments{docs: docs, pathOf: pathOf}, nil
+	return kgDocuments{docs: docs, pathOf: pathOf, bridges: bridges}, nil
+}
+
+// bridges are the documents that mention the best graphBridgeEntities
+// reached entities (graph_mentions; none without a mention index): each
+// document's best bridge, its path to the mentioned entity in pathOf with
+// the relevance scaled by the bridge's weight, and their IDs, best first,
+// those not already an own page's. A document that is also a reached
+// entity's own page keeps the better of the two. A failing mention index
+// leaves the bridges out and says so.
+func (r request) bridges(ctx context.Context, paths []pathrel.Path, pathOf map[string]pathrel.Path) ([]string, map[string]Bridge, error) {
+	w := r.opts.GraphMentions
+	if w == 0 || r.p.cfg.Mentions == nil || len(paths) == 0 {
+		return nil, nil, nil
+	}
+	paths = paths[:min(len(paths), graphBridgeEntities)]
+	qids := make([]string, len(paths))
+	for i, p := range paths {
+		qids[i] = p.Entity
+	}
+	found, err := r.p.cfg.Mentions.Mentioning(ctx, qids, graphBridgeDocs)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		r.trace.fallback("graph_mentions_unavailable", "reading the documents that mention the reached entities failed, the graph channel reaches their own pages only: "+err.Error())
+		return nil, nil, nil
+	}
+	best := map[string]pathrel.Path{}
+	bridges := map[string]Bridge{}
+	for _, p := range paths {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		idf := mentions.IDF(found.DF[p.Entity], found.N)
+		for _, m := range found.Docs[p.Entity] {
+			if m.Doc == p.Entity {
+				continue // the entity's own page
+			}
+			b := Bridge{Entity: p.Entity, Place: m.Place.String(), IDF: idf, Weight: w * placeWeight[m.Place] * idf, PathRelevance: p.Relevance}
+			bp := pathrel.Path{Entity: p.Entity, Steps: p.Steps, Relevance: p.Relevance * b.Weight}
+			if cur, ok := best[m.Doc]; ok && !better(bp, cur) {
+				continue
+			}
+			if own, ok := pathOf[m.Doc]; ok && own.Entity == m.Doc && !better(bp, own) {
+				continue
+			}
+			best[m.Doc], bridges[m.Doc] = bp, b
+		}
+	}
+	ids := make([]string, 0, len(best))
+	for id := range best {
+		ids = append(ids, id)
+	}
+	slices.SortFunc(ids, func(a, b string) int {
+		if best[a].Relevance != best[b].Relevance {
+			if best[a].Relevance > best[b].Relevance {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	if len(ids) > graphBridgeKept {
+		for _, id := range ids[graphBridgeKept:] {
+			delete(bridges, id)
+		}
+		ids = ids[:graphBridgeKept]
+	}
+	out := ids[:0]
+	for _, id := range ids {
+		if _, own := pathOf[id]; !own {
+			out = append(out, id) // an own page is listed already
+		}
+		pathOf[id] = best[id]
+	}
+	return out, bridges, nil
 }
 
 // noDocuments says so in the trace when n entities were reached and none
 // has a document.
 func (r request) noDocuments(docs, reached int) {
 	if docs == 0 && reached > 0 && r.opts.Filter.Empty() {
-		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (document IDs are not the entities' QIDs): the graph channel adds nothing")
+		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (no document ID is an entity's QID, and none mentions a reached entity): the graph channel adds nothing")
 	}
 }
 
@@ -122,4 +246,16 @@ func set(xs []string) map[string]bool {
 		m[x] = true
 	}
 	return m
+}
+
+// ownPages reports whether the channel kept a reached entity's own page,
+// not only documents that mention one: the question-blind structural score
+// has question-aware evidence behind it only then (structure_needs_channel).
+func (ch graphChannel) ownPages() bool {
+	for _, h := range ch.hits {
+		if gp, ok := ch.paths[h.Doc.ID]; ok && gp.Bridge == nil {
+			return true
+		}
+	}
+	return false
 }

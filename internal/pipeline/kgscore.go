@@ -19,6 +19,7 @@ type kgScored struct {
 	hits      []retrieval.Hit
 	paths     map[string]GraphPath // by document ID, for at least the kept ones
 	pathOf    map[string]pathrel.Path
+	bridges   map[string]Bridge
 	unfetched map[string]bool
 }
 
@@ -27,7 +28,7 @@ type kgScored struct {
 // (pop) and the path's fan-out, and keeps the graph_recall_k best.
 func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fanoutScorer) kgScored {
 	o := r.opts
-	sc := kgScored{paths: map[string]GraphPath{}, pathOf: d.pathOf, unfetched: map[string]bool{}}
+	sc := kgScored{paths: map[string]GraphPath{}, pathOf: d.pathOf, bridges: d.bridges, unfetched: map[string]bool{}}
 	// Only the graph_recall_k best are kept: a document whose score cannot
 	// reach the k-th best so far, whatever its cosine, is passed over
 	// (documents come best path first, so most are). The bound is strict,
@@ -105,8 +106,13 @@ func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, erro
 	for i, h := range hits {
 		gp := paths[h.Doc.ID]
 		gp.Path = sc.pathOf[h.Doc.ID].String()
-		paths[h.Doc.ID] = gp
 		hits[i].Explain = fmt.Sprintf("kg: %s (relevance %.3f)", gp.Path, gp.Relevance)
+		if b, ok := sc.bridges[h.Doc.ID]; ok {
+			gp.Bridge = &b
+			hits[i].Explain = fmt.Sprintf("kg: %s; this document mentions %s in its %s (relevance %.3f x weight %.3f: place, idf %.3f)",
+				gp.Path, b.Entity, b.Place, b.PathRelevance, b.Weight, b.IDF)
+		}
+		paths[h.Doc.ID] = gp
 	}
 	return graphChannel{hits: hits, paths: paths}, nil
 }
@@ -124,15 +130,20 @@ func (r request) popularity(ctx context.Context, docs []reachedDoc, degrees map[
 	if degrees != nil {
 		out := make(map[string]float64, len(docs))
 		for _, d := range docs {
-			if deg, ok := degrees[d.id]; ok {
+			if deg, ok := degrees[d.id]; ok && !d.bridged {
 				out[d.id] = w * math.Log1p(float64(deg))
 			}
 		}
 		return out, nil
 	}
-	ids := make([]string, len(docs))
-	for i, d := range docs {
-		ids[i] = d.id
+	ids := make([]string, 0, len(docs))
+	for _, d := range docs {
+		if !d.bridged { // a bridged document's entity is the one it mentions
+			ids = append(ids, d.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	ents, err := r.p.cfg.Graph.Entities(ctx, ids)
 	if err != nil {

@@ -14,17 +14,13 @@ import (
 // entity ranks nothing. graph_recall 0 is walked as 1.
 func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*Result, error) {
 	begin := time.Now()
-	query, err := cleanQuery(query)
-	if err != nil {
-		return nil, err
-	}
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
 	if opts.GraphRecall == 0 {
 		opts.GraphRecall = 1
 	}
-	r := p.newRequest(query, opts)
+	r, err := p.walkRequest(query, opts)
+	if err != nil {
+		return nil, err
+	}
 	in, err := r.walkQuery(ctx)
 	if err != nil {
 		return nil, err
@@ -33,8 +29,8 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Query: query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
-		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: queryEntities(in.mentions, nil), QuerySubgraphs: []kg.Subgraph{}}
+	res := r.walkResult()
+	res.QueryEntities = queryEntities(in.mentions, nil)
 	res.Results = walkResults(in.qvec, ch, opts.K)
 	ix, err := r.namePaths(ctx, in.relvec, ch, nil, res.QueryEntities, res.Results)
 	if err != nil {

@@ -66,6 +66,13 @@ type Options struct {
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
+	// GraphMentions is the weight of a document that mentions a reached
+	// entity (kgdocs.go): its path relevance is the path's x graph_mentions
+	// x the mention's place weight x the entity's IDF over the corpus, so
+	// the channel reaches documents whose IDs are not QIDs. 0: the
+	// entities' own pages only, dmar's too until its ranker reads the
+	// bridge (docs/textgraph.md).
+	GraphMentions float64 `json:"graph_mentions,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
 	// its linked mentions, kgquery.go: what Q asks about them, not who
@@ -76,6 +83,9 @@ type Options struct {
 	// off, semantic only, as when Q links to nothing: the structure then has
 	// no question-aware evidence behind it (docs/method.md).
 	StructureNeedsChannel bool `json:"structure_needs_channel,omitempty"`
+
+	// TextOptions are the text graph channel's (textoptions.go).
+	TextOptions
 
 	// Experiments are ideas tried and left out of the method: dmar eval's
 	// variant systems set them, no request can (RemovedOptions).
@@ -100,6 +110,7 @@ func Defaults() Options {
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
+		TextOptions: textDefaults(),
 	}
 }
 
@@ -179,6 +190,7 @@ func (o Options) Paper() Options {
 	o.GraphRecall, o.GraphRoots, o.GraphWeight, o.GraphBoost, o.GraphRelations = d.GraphRecall, d.GraphRoots, d.GraphWeight, d.GraphBoost, d.GraphRelations
 	o.StructureNeedsChannel = d.StructureNeedsChannel
 	o.GraphPopularity = d.GraphPopularity
+	o.GraphMentions = d.GraphMentions
 	o.Stage2Vector = d.Stage2Vector
 	o.Stage1 = d.Stage1
 	o.GraphRelationQuery = d.GraphRelationQuery
@@ -254,6 +266,7 @@ func (o Options) Validate() error {
 		oneOf("graph_relations", o.GraphRelations, "plain", "directed", "none"),
 		intIn("graph_roots", o.GraphRoots, 0, 10),
 		within("graph_popularity", o.GraphPopularity, 0, 1),
+		unit("graph_mentions", o.GraphMentions),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
 		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),

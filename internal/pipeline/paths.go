@@ -214,6 +214,9 @@ func (ix pathIndex) forDoc(d Doc) []NamedPath {
 	keep := cands[:min(len(cands), maxNamedPaths)]
 	if g := d.Breakdown.Graph; g != nil && len(g.Steps) > 0 {
 		carried := [2]string{g.Steps[0].From, d.ID}
+		if g.Bridge != nil {
+			carried[1] = g.Bridge.Entity
+		}
 		named := false
 		for _, p := range keep {
 			named = named || [2]string{p.Root(), p.Entity} == carried

@@ -28,10 +28,12 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
 // Reformulator produces Q' from the query and its anchors.
@@ -66,6 +68,14 @@ type Config struct {
 	// EvidenceGate is the evidence-aware gate (option gate=evidence); nil:
 	// the fixed gate.
 	EvidenceGate scoring.EvidenceGate
+	// Mentions is the documents' mention index: the graph channel reaches
+	// the documents that mention a reached entity through it
+	// (graph_mentions); nil: only the entities' own pages.
+	Mentions mentions.Reader
+	// TextGraph is the graph built from the corpus's text, which the text
+	// channel walks (text_graph); nil: the channel answers
+	// text_graph_unavailable.
+	TextGraph textgraph.Store
 	// RelPrior is the learned question -> relation prior (option
 	// path_prior); nil: path relevance is the cosine alone.
 	RelPrior pathrel.Prior

@@ -60,10 +60,11 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 
 // withChannels runs the channels after the stage-1 search and adds their
 // documents to its candidates. With structure_needs_channel, a request
-// whose graph channel reached nothing loses its structural path.
+// whose graph channel reached no entity's own page (only documents that
+// mention one, or nothing) loses its structural path.
 func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch) (recalled, error) {
 	o := r.opts
-	if o.GraphRecall == 0 {
+	if o.GraphRecall == 0 && o.TextGraph == 0 {
 		return rec, nil
 	}
 	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq}
@@ -73,9 +74,9 @@ func (r request) withChannels(ctx context.Context, rec recalled, relq *relationP
 	}
 	rec.channels = ch
 	rec.hits = mergeHits(rec.hits, ch.hits())
-	if o.StructureNeedsChannel && len(ch.kg.hits) == 0 && rec.structOn {
+	if o.StructureNeedsChannel && o.GraphRecall > 0 && !ch.kg.ownPages() && rec.structOn {
 		rec.structOn = false
-		r.trace.fallback("no_graph_evidence", "the graph channel reached no document: the question-blind structural score is off (alpha=1, beta=0)")
+		r.trace.fallback("no_graph_evidence", "the graph channel reached no entity's own page: the question-blind structural score is off (alpha=1, beta=0)")
 	}
 	return rec, nil
 }

@@ -55,6 +55,10 @@ type Breakdown struct {
 	// the path that did (graph_recall on; kgchannel.go).
 	Source string     `json:"source,omitempty"`
 	Graph  *GraphPath `json:"graph,omitempty"`
+	// Text is what the text graph channel says of the document (text_graph
+	// on; textchannel.go): its score, rank and the path that carried it.
+	// Source is "text" when only that channel reached it.
+	Text *TextHit `json:"text_graph,omitempty"`
 	// Paths are the best few KG paths from a query entity to one of the
 	// document's entities, best first (paths.go); empty when none reaches
 	// it. Set on results and anchors.

@@ -305,7 +305,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		"Subgraph": api.Subgraph{}, "Node": api.Node{}, "Edge": api.Edge{}, "LinkRequest": api.LinkRequest{},
 		"LinkResponse": api.LinkResponse{}, "ErrorBody": api.ErrorBody{}, "ErrorDetail": api.ErrorDetail{}, "Filter": api.Filter{},
 		"AnswerRequest": api.AnswerRequest{}, "AnswerResponse": api.AnswerResponse{}, "AnswerDelta": api.AnswerDelta{},
-		"NamedPath": api.NamedPath{}, "GraphPath": api.GraphPath{}, "GraphStep": api.GraphStep{},
+		"NamedPath": api.NamedPath{}, "GraphPath": api.GraphPath{}, "GraphStep": api.GraphStep{}, "GraphBridge": api.GraphBridge{}, "TextHit": api.TextHit{},
 	}
 	for name, v := range documentSchemas {
 		types[name] = v

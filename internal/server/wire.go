@@ -55,7 +55,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
+		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphMentions: o.GraphMentions, TextGraph: o.TextGraph, TextGraphK: o.TextGraphK, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
 		FinalRank: o.FinalRank,
 	}
 }
@@ -65,7 +65,7 @@ func toDoc(d pipeline.Doc) api.Doc {
 	return api.Doc{ID: d.ID, Title: d.Title, Text: d.Text, Rank: d.Rank, Score: d.Score, Entities: d.Entities,
 		Breakdown: api.Breakdown{Semantic: b.Semantic, Structural: b.Structural, ZSemantic: b.ZSemantic, ZStructural: b.ZStructural,
 			Gate: api.Weights{Semantic: b.Gate.Semantic, Structural: b.Gate.Structural}, Stage: b.Stage, SearchScore: b.SearchScore,
-			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor, Source: b.Source, Graph: toGraphPath(b.Graph),
+			Explain: b.Explain, InFirst: b.InFirst, Anchor: b.Anchor, Source: b.Source, Graph: toGraphPath(b.Graph), Text: toTextHit(b.Text),
 			Paths: convert(b.Paths, toNamedPath), Rank: toRank(b.Rank)}}
 }
 
@@ -76,11 +76,22 @@ func toRank(r *pipeline.RankBreakdown) *api.RankBreakdown {
 	return &api.RankBreakdown{Score: r.Score, Stage1Rank: r.Stage1Rank, Stage2Rank: r.Stage2Rank, GraphRank: r.GraphRank, Own: r.Own}
 }
 
+func toTextHit(t *pipeline.TextHit) *api.TextHit {
+	if t == nil {
+		return nil
+	}
+	return &api.TextHit{Score: t.Score, Norm: t.Norm, Rank: t.Rank, Seed: t.Seed, Path: t.Path, Hops: t.Hops}
+}
+
 func toGraphPath(g *pipeline.GraphPath) *api.GraphPath {
 	if g == nil {
 		return nil
 	}
-	return &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Steps: convert(g.Steps, toGraphStep)}
+	out := &api.GraphPath{Path: g.Path, Relevance: g.Relevance, Score: g.Score, Popularity: g.Popularity, Steps: convert(g.Steps, toGraphStep)}
+	if b := g.Bridge; b != nil {
+		out.Bridge = &api.GraphBridge{Entity: b.Entity, Place: b.Place, IDF: b.IDF, Weight: b.Weight, PathRelevance: b.PathRelevance}
+	}
+	return out
 }
 
 func toNamedPath(p pipeline.NamedPath) api.NamedPath {

@@ -1,0 +1,39 @@
+package pipeline
+
+import (
+	"github.com/dmar-kg/dmar/internal/errs"
+)
+
+// TextOptions are the text graph channel's options (textchannel.go; beyond
+// the paper), off by default: a request turns it on with text_graph > 0.
+type TextOptions struct {
+	// TextGraph is the weight of the channel's normalised score (its PPR
+	// score over its best) added to the fused score of the documents it
+	// reached; 0: off.
+	TextGraph float64 `json:"text_graph,omitempty"`
+	// TextGraphK is how many documents the channel adds to each search's
+	// candidates.
+	TextGraphK int `json:"text_graph_k,omitempty"`
+	// TextParams are the walk's settings no request sets (dmar eval's ppr
+	// variants sweep them).
+	TextParams TextParams `json:"-"`
+}
+
+// textDefaults are the channel's defaults: off, 50 documents when on.
+func textDefaults() TextOptions {
+	return TextOptions{TextGraphK: 50, TextParams: TextDefaults()}
+}
+
+func (o TextOptions) validate() error {
+	if err := within("text_graph", o.TextGraph, 0, 100); err != nil {
+		return err
+	}
+	if err := intIn("text_graph_k", o.TextGraphK, 1, 500); err != nil {
+		return err
+	}
+	p := o.TextParams
+	if p.Hops < 1 || p.Hops > 4 || p.HubDegree < 1 || p.Passages < 0 || p.Phrases < 0 || !(p.Damping > 0 && p.Damping < 1) || p.PassageW < 0 {
+		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
+	}
+	return nil
+}

@@ -1,0 +1,528 @@
+package textgraph
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+var _ Store = (*Memory)(nil)
+
+// Memory is the text graph in memory, the embedded default: built at load
+// (Put over the corpus, snapshotted by internal/state) and kept exact by the
+// document store's writes (Put, Delete). Safe for concurrent use.
+type Memory struct {
+	mu    sync.RWMutex
+	keys  []string
+	label []string
+	idx   map[string]int32
+	adj   [][]half
+	// passages[i] is how many passages hold node i (Contains edges).
+	passages []int32
+	// parts are each passage's contributions, to take them back.
+	parts map[string]passageParts
+	// vecs are the unit vectors of phrase and entity nodes, vecOf a node's
+	// row in them (-1: none); words index phrase and entity nodes by their
+	// key's words, for synonym candidates.
+	vecs  [][]float32
+	vecOf []int32
+	rows  []int32 // node of each row of vecs
+	words map[string][]int32
+	dim   int
+}
+
+// half is one end of an edge as its other end holds it.
+type half struct {
+	to   int32
+	kind EdgeKind
+	w    float32
+}
+
+// NewMemory is an empty graph.
+func NewMemory() *Memory {
+	return &Memory{idx: map[string]int32{}, parts: map[string]passageParts{}, words: map[string][]int32{}}
+}
+
+// Put adds or replaces docs' passages, built by b: new nodes are embedded,
+// joined to their synonyms and, for entities, to the entities the KG
+// relates them to.
+func (m *Memory) Put(ctx context.Context, b Builder, docs []retrieval.Document) error {
+	pps, err := b.parts(ctx, docs)
+	if err != nil {
+		return err
+	}
+	return m.putParts(ctx, b, pps)
+}
+
+func (m *Memory) putParts(ctx context.Context, b Builder, pps []passageParts) error {
+	// Nodes new to the graph are embedded before the write lock is taken.
+	m.mu.RLock()
+	var fresh []nodeRef
+	seen := map[string]bool{}
+	for _, pp := range pps {
+		for _, n := range pp.Nodes {
+			if _, ok := m.idx[n.Key]; !ok && !seen[n.Key] {
+				seen[n.Key] = true
+				fresh = append(fresh, n)
+			}
+		}
+	}
+	m.mu.RUnlock()
+	labels, err := b.labels(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	vecs, err := b.embed(ctx, labels)
+	if err != nil {
+		return err
+	}
+	kgEdges, err := b.kgEdges(ctx, fresh)
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, pp := range pps {
+		m.remove(pp.ID)
+	}
+	var added []int32
+	for i, n := range fresh {
+		if _, ok := m.idx[n.Key]; ok {
+			continue
+		}
+		id := m.node(n.Key, labels[i])
+		m.setVector(id, unit(vecs[i]))
+		added = append(added, id)
+	}
+	for _, pp := range pps {
+		m.node(PassageKey(pp.ID), pp.Title)
+		for _, p := range pp.Pairs {
+			a, c := m.node(p.A, ""), m.node(p.B, "")
+			m.addEdge(a, c, p.Kind, p.W)
+			if p.Kind == Contains {
+				m.passages[c]++
+			}
+		}
+		m.parts[pp.ID] = pp
+	}
+	for _, e := range kgEdges {
+		a, okA := m.idx[e[0]]
+		c, okC := m.idx[e[1]]
+		if okA && okC && !m.hasEdge(a, c, KGEdge) {
+			m.addEdge(a, c, KGEdge, 1)
+		}
+	}
+	m.synonyms(added, b.synonymMin(), b.synonymK())
+	return nil
+}
+
+// Delete removes passages; their phrases stay as nodes (a phrase no passage
+// holds is reached by no walk but its synonyms').
+func (m *Memory) Delete(ctx context.Context, ids []string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, id := range ids {
+		m.remove(id)
+	}
+	return nil
+}
+
+// remove takes back a passage's contributions.
+func (m *Memory) remove(id string) {
+	pp, ok := m.parts[id]
+	if !ok {
+		return
+	}
+	for _, p := range pp.Pairs {
+		a, c := m.idx[p.A], m.idx[p.B]
+		m.addEdge(a, c, p.Kind, -p.W)
+		if p.Kind == Contains {
+			m.passages[c]--
+		}
+	}
+	delete(m.parts, id)
+}
+
+// node is the index of key, added with label when new.
+func (m *Memory) node(key, label string) int32 {
+	if i, ok := m.idx[key]; ok {
+		if m.label[i] == "" && label != "" {
+			m.label[i] = label
+		}
+		return i
+	}
+	i := int32(len(m.keys))
+	m.keys = append(m.keys, key)
+	m.label = append(m.label, label)
+	m.adj = append(m.adj, nil)
+	m.passages = append(m.passages, 0)
+	m.vecOf = append(m.vecOf, -1)
+	m.idx[key] = i
+	return i
+}
+
+// addEdge adds w to the (a, b, kind) edge's weight, both ways, removing it
+// when it falls to 0.
+func (m *Memory) addEdge(a, b int32, kind EdgeKind, w float64) {
+	m.adj[a] = addHalf(m.adj[a], b, kind, w)
+	m.adj[b] = addHalf(m.adj[b], a, kind, w)
+}
+
+func addHalf(hs []half, to int32, kind EdgeKind, w float64) []half {
+	for i := range hs {
+		if hs[i].to == to && hs[i].kind == kind {
+			hs[i].w += float32(w)
+			if hs[i].w <= 1e-6 {
+				return append(hs[:i], hs[i+1:]...)
+			}
+			return hs
+		}
+	}
+	if w <= 0 {
+		return hs
+	}
+	return append(hs, half{to: to, kind: kind, w: float32(w)})
+}
+
+func (m *Memory) hasEdge(a, b int32, kind EdgeKind) bool {
+	for _, h := range m.adj[a] {
+		if h.to == b && h.kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// setVector stores node id's unit vector u and indexes its key's words.
+func (m *Memory) setVector(id int32, u []float32) {
+	if len(u) == 0 {
+		return
+	}
+	if m.dim == 0 {
+		m.dim = len(u)
+	}
+	m.vecOf[id] = int32(len(m.vecs))
+	m.vecs = append(m.vecs, u)
+	m.rows = append(m.rows, id)
+	for _, w := range nodeWords(m.keys[id], m.label[id]) {
+		m.words[w] = append(m.words[w], id)
+	}
+}
+
+// synonymWordCap leaves out of the synonym candidates the words that more
+// phrases hold than this ("university", "river"): a pair that shares only
+// such a word is compared no more.
+const synonymWordCap = 2000
+
+// synonyms joins each added node to the phrase and entity nodes that share
+// a word with it and whose cosine is at least min, its k best; the cosine
+// is the edge's weight. Comparing only word-sharing pairs keeps the cost
+// linear in practice where all pairs would be quadratic in the corpus.
+func (m *Memory) synonyms(added []int32, min float64, k int) {
+	for _, a := range added {
+		ra := m.vecOf[a]
+		if ra < 0 {
+			continue
+		}
+		va := m.vecs[ra]
+		cands := map[int32]bool{}
+		for _, w := range nodeWords(m.keys[a], m.label[a]) {
+			if ids := m.words[w]; len(ids) <= synonymWordCap {
+				for _, id := range ids {
+					if id != a {
+						cands[id] = true
+					}
+				}
+			}
+		}
+		type scored struct {
+			id  int32
+			cos float64
+		}
+		var best []scored
+		for id := range cands {
+			if c := dot(va, m.vecs[m.vecOf[id]]); c >= min {
+				best = append(best, scored{id, c})
+			}
+		}
+		sort.Slice(best, func(i, j int) bool {
+			if best[i].cos != best[j].cos {
+				return best[i].cos > best[j].cos
+			}
+			return m.keys[best[i].id] < m.keys[best[j].id]
+		})
+		for _, s := range best[:min2(len(best), k)] {
+			if !m.hasEdge(a, s.id, Synonym) {
+				m.addEdge(a, s.id, Synonym, s.cos)
+			}
+		}
+	}
+}
+
+func min2(a, b int) int {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+// nodeWords are the words a node's key (or label) holds, stop words left
+// out.
+func nodeWords(key, label string) []string {
+	text := strings.TrimPrefix(key, phrasePrefix)
+	if strings.HasPrefix(key, entityPrefix) {
+		text = kg.NormalizeForm(label)
+	}
+	var out []string
+	for _, w := range strings.Fields(text) {
+		if kg.Linkable(w) && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func unit(v []float32) []float32 {
+	if len(v) == 0 {
+		return nil
+	}
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	out := make([]float32, len(v))
+	if s == 0 {
+		return out
+	}
+	n := float32(1 / math.Sqrt(s))
+	for i, x := range v {
+		out[i] = x * n
+	}
+	return out
+}
+
+func dot(a, b []float32) float64 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return float64(s)
+}
+
+// Match implements Store.
+func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, min float64) ([]Match, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := []Match{}
+	seen := map[int32]bool{}
+	for _, key := range keys {
+		if i, ok := m.idx[key]; ok && !seen[i] && KindOf(key) != PassageNode {
+			seen[i] = true
+			out = append(out, Match{Key: key, Label: m.label[i], Score: 1, Passages: int(m.passages[i])})
+		}
+	}
+	if len(v) == 0 || k <= 0 || len(m.vecs) == 0 {
+		return out, nil
+	}
+	if len(v) != m.dim {
+		return nil, fmt.Errorf("text graph: a %d-dimensional query against %d-dimensional phrase vectors", len(v), m.dim)
+	}
+	u := unit(v)
+	var near []Match
+	for r, vec := range m.vecs {
+		id := m.rows[r]
+		if seen[id] || m.passages[id] == 0 {
+			continue
+		}
+		if c := dot(u, vec); c >= min {
+			near = append(near, Match{Key: m.keys[id], Label: m.label[id], Score: c, Passages: int(m.passages[id])})
+		}
+	}
+	sort.Slice(near, func(i, j int) bool {
+		if near[i].Score != near[j].Score {
+			return near[i].Score > near[j].Score
+		}
+		return near[i].Key < near[j].Key
+	})
+	return append(out, near[:min2(len(near), k)]...), nil
+}
+
+// Neighbourhood implements Store: a breadth-first walk from the seeds,
+// Params.Hops levels, hubs (degree above Params.HubDegree) kept but not
+// expanded unless they are seeds.
+func (m *Memory) Neighbourhood(ctx context.Context, seeds []string, p Params) (Subgraph, error) {
+	if err := p.Validate(); err != nil {
+		return Subgraph{}, err
+	}
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	hop := map[int32]int{}
+	var frontier []int32
+	for _, s := range seeds {
+		if i, ok := m.idx[s]; ok {
+			if _, dup := hop[i]; !dup {
+				hop[i] = 0
+				frontier = append(frontier, i)
+			}
+		}
+	}
+	walked := map[int32]bool{}
+	for h := 0; h < p.Hops; h++ {
+		if err := ctx.Err(); err != nil {
+			return Subgraph{}, err
+		}
+		var next []int32
+		for _, i := range frontier {
+			if h > 0 && len(m.adj[i]) > p.HubDegree {
+				continue
+			}
+			walked[i] = true
+			for _, e := range m.adj[i] {
+				if _, ok := hop[e.to]; !ok {
+					hop[e.to] = h + 1
+					next = append(next, e.to)
+				}
+			}
+		}
+		frontier = next
+	}
+	return m.subgraph(hop, walked, p), nil
+}
+
+// subgraph lists the walk's nodes and edges in their canonical order.
+func (m *Memory) subgraph(hop map[int32]int, walked map[int32]bool, p Params) Subgraph {
+	ids := make([]int32, 0, len(hop))
+	for i := range hop {
+		ids = append(ids, i)
+	}
+	sort.Slice(ids, func(a, b int) bool {
+		if hop[ids[a]] != hop[ids[b]] {
+			return hop[ids[a]] < hop[ids[b]]
+		}
+		return m.keys[ids[a]] < m.keys[ids[b]]
+	})
+	at := make(map[int32]int, len(ids))
+	sg := Subgraph{Nodes: make([]Node, len(ids))}
+	n := 0
+	for i := range walked {
+		n += len(m.adj[i])
+	}
+	sg.Edges = make([]Edge, 0, n)
+	for n, i := range ids {
+		at[i] = n
+		deg := len(m.adj[i])
+		sg.Nodes[n] = Node{Key: m.keys[i], Kind: KindOf(m.keys[i]), Label: m.label[i], Hop: hop[i], Degree: deg, Hub: deg > p.HubDegree}
+	}
+	for _, i := range ids {
+		for _, e := range m.adj[i] {
+			j, ok := at[e.to]
+			if !ok || !(walked[i] || walked[e.to]) || m.keys[i] > m.keys[e.to] {
+				continue
+			}
+			sg.Edges = append(sg.Edges, Edge{A: at[i], B: j, From: m.keys[i], To: m.keys[e.to], Kind: e.kind, W: float64(e.w)})
+		}
+	}
+	SortEdges(sg.Edges)
+	return sg
+}
+
+// SortEdges orders a subgraph's edges by their ends' places among its
+// nodes (the lower first, then the higher), then kind: the order every
+// backend lists them in.
+func SortEdges(es []Edge) {
+	slices.SortFunc(es, func(a, b Edge) int {
+		a1, a2 := min(a.A, a.B), max(a.A, a.B)
+		b1, b2 := min(b.A, b.B), max(b.A, b.B)
+		if a1 != b1 {
+			return a1 - b1
+		}
+		if a2 != b2 {
+			return a2 - b2
+		}
+		return int(a.Kind) - int(b.Kind)
+	})
+}
+
+// sortExported orders edges without places (Export's) by (from, to, kind).
+func sortExported(es []Edge) {
+	slices.SortFunc(es, func(a, b Edge) int {
+		if c := strings.Compare(a.From, b.From); c != 0 {
+			return c
+		}
+		if c := strings.Compare(a.To, b.To); c != 0 {
+			return c
+		}
+		return int(a.Kind) - int(b.Kind)
+	})
+}
+
+// Stats counts the graph's parts.
+func (m *Memory) Stats() Stats {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	st := Stats{Edges: map[string]int{}}
+	for i, k := range m.keys {
+		switch KindOf(k) {
+		case PassageNode:
+			if _, ok := m.parts[DocumentID(k)]; ok {
+				st.Passages++
+			}
+		case PhraseNode:
+			st.Phrases++
+		case EntityNode:
+			st.Entities++
+		}
+		for _, e := range m.adj[i] {
+			if int32(i) < e.to {
+				st.Edges[e.kind.String()]++
+			}
+		}
+	}
+	return st
+}
+
+// ExportNode is a node as Export lists it, for writing the graph to another
+// store.
+type ExportNode struct {
+	Key, Label string
+	Passages   int
+	Vector     []float32 // unit length; nil for a passage
+}
+
+// Export lists the graph's nodes (in key order) and edges (each once, From
+// < To, by (From, To, Kind); A and B are not set).
+func (m *Memory) Export() ([]ExportNode, []Edge) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	nodes := make([]ExportNode, len(m.keys))
+	for i, k := range m.keys {
+		nodes[i] = ExportNode{Key: k, Label: m.label[i], Passages: int(m.passages[i])}
+		if r := m.vecOf[i]; r >= 0 {
+			nodes[i].Vector = m.vecs[r]
+		}
+	}
+	var edges []Edge
+	for i, hs := range m.adj {
+		for _, h := range hs {
+			if m.keys[i] < m.keys[h.to] {
+				edges = append(edges, Edge{From: m.keys[i], To: m.keys[h.to], Kind: h.kind, W: float64(h.w)})
+			}
+		}
+	}
+	sort.Slice(nodes, func(a, b int) bool { return nodes[a].Key < nodes[b].Key })
+	sortExported(edges)
+	return nodes, edges
+}

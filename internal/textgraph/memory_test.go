@@ -1,0 +1,78 @@
+package textgraph_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/textgraph"
+	"github.com/dmar-kg/dmar/internal/textgraph/textgraphtest"
+)
+
+func TestMemoryConformance(t *testing.T) {
+	m, _, _ := textgraphtest.Build(t)
+	textgraphtest.Run(t, m, m)
+}
+
+// A snapshot reads back as the same graph.
+func TestSnapshotRoundTrip(t *testing.T) {
+	m, _, _ := textgraphtest.Build(t)
+	path := filepath.Join(t.TempDir(), "tg.gob")
+	if err := m.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	back, err := textgraph.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n1, e1 := m.Export()
+	n2, e2 := back.Export()
+	if diff := cmp.Diff(n1, n2); diff != "" {
+		t.Errorf("nodes after the round trip (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(e1, e2); diff != "" {
+		t.Errorf("edges after the round trip (-want +got):\n%s", diff)
+	}
+	textgraphtest.Run(t, back, m)
+}
+
+// Putting a passage again replaces its part of the graph, and deleting it
+// takes that part back: the graph is as if it had never been put.
+func TestPutAndDeleteAreExact(t *testing.T) {
+	ctx := context.Background()
+	m, docs, b := textgraphtest.Build(t)
+	nodes, edges := m.Export()
+	d := docs[3]
+	changed := d
+	changed.Text = "Zyxwvut Qwerty met Christopher Nolan in Paris."
+	if err := m.Put(ctx, b, docs[3:4]); err != nil { // the same again
+		t.Fatal(err)
+	}
+	if n, e := m.Export(); !cmp.Equal(len(n), len(nodes)) || !cmp.Equal(e, edges) {
+		t.Errorf("putting a passage again changed the graph: %d -> %d nodes, edges equal %v", len(nodes), len(n), cmp.Equal(e, edges))
+	}
+	if err := m.Put(ctx, b, []retrieval.Document{changed}); err != nil {
+		t.Fatal(err)
+	}
+	sg, err := m.Neighbourhood(ctx, []string{textgraph.PassageKey(d.ID)}, textgraph.Params{Hops: 1, HubDegree: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range sg.Nodes {
+		found = found || n.Key == "p:zyxwvut qwerty"
+	}
+	if !found {
+		t.Errorf("the changed passage does not hold its new phrase: %+v", sg.Nodes)
+	}
+	if err := m.Delete(ctx, []string{d.ID}); err != nil {
+		t.Fatal(err)
+	}
+	sg, _ = m.Neighbourhood(ctx, []string{textgraph.PassageKey(d.ID)}, textgraph.Params{Hops: 1, HubDegree: 100})
+	if len(sg.Edges) != 0 {
+		t.Errorf("a deleted passage still has edges: %+v", sg.Edges)
+	}
+}

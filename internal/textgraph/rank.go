@@ -1,0 +1,212 @@
+package textgraph
+
+import (
+	"context"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Seed is a node the walk restarts at, with its weight (the
+// personalization; they are normalised to sum 1) and why it is a seed.
+type Seed struct {
+	Key string  `json:"key"`
+	W   float64 `json:"w"`
+	Why string  `json:"why"` // "question entity", "question phrase", "similar phrase", "dense passage"
+}
+
+// RankParams set the walk: Damping is the probability of following an
+// edge rather than restarting at a seed (HippoRAG 2: 0.5); the iteration
+// stops after MaxIterations or when the scores move less than Tolerance
+// (L1).
+type RankParams struct {
+	Damping       float64
+	MaxIterations int
+	Tolerance     float64
+}
+
+// DefaultRankParams are HippoRAG 2's damping and a tight tolerance.
+func DefaultRankParams() RankParams {
+	return RankParams{Damping: 0.5, MaxIterations: 100, Tolerance: 1e-9}
+}
+
+// Step is one step of the path that carried a passage its score.
+type Step struct {
+	Key   string   `json:"key"`
+	Label string   `json:"label"`
+	Kind  EdgeKind `json:"kind"` // the edge taken to reach Key
+}
+
+// Ranked is a passage of the subgraph with its personalized PageRank score
+// and the path that carried most of it: from a seed, the path of highest
+// product of seed weight and transition probabilities.
+type Ranked struct {
+	Doc   string  `json:"doc"`
+	Score float64 `json:"score"`
+	Seed  Seed    `json:"seed"`
+	Path  []Step  `json:"path"`
+}
+
+// Rank runs personalized PageRank over sg from seeds (keys absent from sg
+// are ignored) and returns its passages best first (ties: document ID),
+// each with its best path. Edges are walked both ways, a node's transitions
+// in proportion to its edges' weights; a node without edges returns its
+// mass to the seeds. It honours ctx between iterations.
+func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranked, error) {
+	n := len(sg.Nodes)
+	at := make(map[string]int, n)
+	for i, nd := range sg.Nodes {
+		at[nd.Key] = i
+	}
+	reset := make([]float64, n)
+	seedOf := make([]int, n)
+	for i := range seedOf {
+		seedOf[i] = -1
+	}
+	var total float64
+	for si, s := range seeds {
+		if i, ok := at[s.Key]; ok && s.W > 0 {
+			reset[i] += s.W
+			total += s.W
+			if seedOf[i] < 0 || seeds[seedOf[i]].W < s.W {
+				seedOf[i] = si
+			}
+		}
+	}
+	if total == 0 {
+		return nil, nil
+	}
+	for i := range reset {
+		reset[i] /= total
+	}
+	type arc struct {
+		to   int
+		p    float64
+		kind EdgeKind
+	}
+	out := make([][]arc, n)
+	sum := make([]float64, n)
+	for _, e := range sg.Edges {
+		sum[e.A] += e.W
+		sum[e.B] += e.W
+	}
+	for _, e := range sg.Edges {
+		if e.W <= 0 {
+			continue
+		}
+		out[e.A] = append(out[e.A], arc{e.B, e.W / sum[e.A], e.Kind})
+		out[e.B] = append(out[e.B], arc{e.A, e.W / sum[e.B], e.Kind})
+	}
+	x := append([]float64(nil), reset...)
+	next := make([]float64, n)
+	for it := 0; it < p.MaxIterations; it++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		dangling := 0.0
+		for i := range next {
+			next[i] = 0
+		}
+		for i, as := range out {
+			if len(as) == 0 {
+				dangling += x[i]
+				continue
+			}
+			for _, a := range as {
+				next[a.to] += x[i] * a.p
+			}
+		}
+		delta := 0.0
+		for i := range next {
+			v := p.Damping*(next[i]+dangling*reset[i]) + (1-p.Damping)*reset[i]
+			delta += math.Abs(v - x[i])
+			next[i] = v
+		}
+		x, next = next, x
+		if delta < p.Tolerance {
+			break
+		}
+	}
+	// The best path to each node: the highest product of the seed's share
+	// and the transitions on the way, found by relaxing every arc as many
+	// times as the subgraph is deep.
+	best := make([]float64, n)
+	from := make([]int, n)
+	via := make([]EdgeKind, n)
+	for i := range from {
+		from[i] = -1
+		best[i] = reset[i]
+	}
+	depth := 0
+	for _, nd := range sg.Nodes {
+		depth = max(depth, nd.Hop)
+	}
+	for round := 0; round <= depth+1; round++ {
+		changed := false
+		for i, as := range out {
+			if best[i] == 0 {
+				continue
+			}
+			for _, a := range as {
+				if v := best[i] * a.p * p.Damping; v > best[a.to] && reset[a.to] == 0 {
+					best[a.to], from[a.to], via[a.to] = v, i, a.kind
+					changed = true
+				}
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	var res []Ranked
+	for i, nd := range sg.Nodes {
+		if KindOf(nd.Key) != PassageNode || x[i] <= 0 {
+			continue
+		}
+		r := Ranked{Doc: DocumentID(nd.Key), Score: x[i]}
+		var steps []Step
+		j := i
+		for guard := 0; j >= 0 && guard <= n; guard++ {
+			steps = append(steps, Step{Key: sg.Nodes[j].Key, Label: sg.Nodes[j].Label, Kind: via[j]})
+			if from[j] < 0 {
+				break
+			}
+			j = from[j]
+		}
+		for a, b := 0, len(steps)-1; a < b; a, b = a+1, b-1 {
+			steps[a], steps[b] = steps[b], steps[a]
+		}
+		if j >= 0 && seedOf[j] >= 0 {
+			r.Seed = seeds[seedOf[j]]
+		}
+		r.Path = steps
+		res = append(res, r)
+	}
+	sort.Slice(res, func(a, b int) bool {
+		if res[a].Score != res[b].Score {
+			return res[a].Score > res[b].Score
+		}
+		return res[a].Doc < res[b].Doc
+	})
+	return res, nil
+}
+
+// PathText is a path as an explanation reads it: "Christopher Nolan
+// (question entity) -[contains]- Inception -[contains]- Leonardo DiCaprio".
+func PathText(r Ranked) string {
+	var b strings.Builder
+	for i, s := range r.Path {
+		if i > 0 {
+			b.WriteString(" -[" + s.Kind.String() + "]- ")
+		}
+		l := s.Label
+		if l == "" {
+			l = s.Key
+		}
+		b.WriteString(l)
+		if i == 0 && r.Seed.Why != "" {
+			b.WriteString(" (" + r.Seed.Why + ")")
+		}
+	}
+	return b.String()
+}
