@@ -174,7 +174,7 @@ func doReq(req *http.Request) reply {
 	return reply{code: resp.StatusCode, retryAfter: resp.Header.Get("Retry-After"), body: string(b)}
 }
 
-const heavy = `{"query":"Who directed Inception and which actors starred in films by Christopher Nolan?","n":200,"m":6,"p":60,"k":20,"hops":2,"max_nodes":512,"shapley":"montecarlo","samples":3000}`
+const heavy = `{"method":"paper","query":"Who directed Inception and which actors starred in films by Christopher Nolan?","n":200,"m":6,"p":60,"k":20,"hops":2,"max_nodes":512,"shapley":"montecarlo","samples":3000}`
 
 // SIGTERM: the requests in flight finish with 200, new ones get 503 with
 // Retry-After, the process exits 0 within the bound; and no secret from the

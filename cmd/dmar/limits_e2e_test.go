@@ -45,7 +45,7 @@ func longQuery(t *testing.T) string {
 
 func slowRequest(t *testing.T) string {
 	q, _ := json.Marshal(longQuery(t))
-	return `{"query":` + string(q) + `,"shapley":"montecarlo","samples":10000}`
+	return `{"method":"paper","query":` + string(q) + `,"shapley":"montecarlo","samples":10000}`
 }
 
 // The request timeout holds for the costliest request a client can send: a

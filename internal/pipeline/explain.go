@@ -36,7 +36,13 @@ func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref refo
 	anchors = append([]Doc(nil), anchors...)
 	ix.explainPaths(anchors)
 	res.ReformulatedQuery, res.Reformulator = ref.query, ref.by
+	// The Browser statement draws what the explorer draws: G_Q's subgraphs
+	// and the anchors'. Without anchors (the dmar preset runs none) it is
+	// G_Q alone.
 	var roots []string
+	for _, s := range res.QuerySubgraphs {
+		roots = append(roots, s.Root)
+	}
 	for i, a := range anchors {
 		an := r.explainAnchor(a, fin.st, ref.phis[a.ID])
 		if i < len(ref.in.Anchors) {
@@ -48,7 +54,7 @@ func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref refo
 		res.Anchors = append(res.Anchors, an)
 	}
 	if insp, ok := r.p.cfg.Graph.(kg.Inspector); ok {
-		if len(roots) > 0 {
+		if roots = uniq(roots); len(roots) > 0 {
 			stmt, params := insp.SubgraphStatement(roots, r.opts.SubgraphParams())
 			res.Neo4j = &Statement{Cypher: stmt, Params: params}
 		}
@@ -108,4 +114,17 @@ func (r request) persist(ctx context.Context, res *Result) {
 
 func retrievalID() string {
 	return fmt.Sprintf("r-%d", time.Now().UnixNano())
+}
+
+// uniq drops repeated strings, keeping the first of each.
+func uniq(xs []string) []string {
+	seen := make(map[string]bool, len(xs))
+	out := xs[:0]
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
 }

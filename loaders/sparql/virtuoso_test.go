@@ -240,8 +240,10 @@ func TestLoadFromVirtuoso(t *testing.T) {
 				}
 			}
 			// The dump loader, on the same real sample, loads the same triples.
+			// The shared sample is the first 50 entities of a full dump, cut
+			// before its closing ']': the loader refuses it unless told.
 			dump := &recSink{}
-			if _, err := wikidata.Load(ctx, src.dump, dump, wikidata.Options{Seeds: tc.seeds, Hops: tc.hops}); err != nil {
+			if _, err := wikidata.Load(ctx, src.dump, dump, wikidata.Options{Seeds: tc.seeds, Hops: tc.hops, AllowTruncated: true}); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(sorted(dump.triples), sorted(got.triples)) {

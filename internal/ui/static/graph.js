@@ -218,21 +218,28 @@ export const graph = {
   },
 
   // neo4j links the drawn subgraph to Neo4j Browser with the statement
-  // dmar returned (neo4j: the anchors' subgraphs), its roots set to what
+  // dmar returned (neo4j: the question's and the anchors' subgraphs), its roots set to what
   // is drawn; shown only when the server's graph is Neo4j.
   neo4j() {
     const a = state.a, box = $('neo4j');
-    const st = a && a.neo4j;
-    if (!st || !st.cypher) { box.hidden = true; return; }
+    const st = a && a.neo4j, pp = a && a.neo4j_paths;
+    const hasSt = !!(st && st.cypher), hasPaths = !!(pp && pp.cypher);
+    if (!hasSt && !hasPaths) { box.hidden = true; return; }
     box.hidden = false;
     const url = $('neo4j-url');
     if (!url.value) url.value = sessionStorage.getItem(BROWSER) || location.protocol + '//' + location.hostname + ':7474/browser/';
-    const params = Object.assign({}, st.params || {}, { roots: (this.view && this.view.roots) || (st.params || {}).roots });
-    $('neo4j-open').href = browserLink(url.value, st.cypher, params);
-    $('neo4j-stmt').textContent = ':params ' + JSON.stringify(params) + '\n\n' + st.cypher;
-    const pp = a.neo4j_paths;
-    $('neo4j-paths-open').hidden = !(pp && pp.cypher);
-    if (pp && pp.cypher) $('neo4j-paths-open').href = browserLink(url.value, pp.cypher, pp.params || {});
+    // Without anchors or G_Q (the dmar preset computes neither) there is
+    // no subgraph statement: only the results' paths are linked.
+    $('neo4j-open').hidden = !hasSt;
+    if (hasSt) {
+      const params = Object.assign({}, st.params || {}, { roots: (this.view && this.view.roots) || (st.params || {}).roots });
+      $('neo4j-open').href = browserLink(url.value, st.cypher, params);
+      $('neo4j-stmt').textContent = ':params ' + JSON.stringify(params) + '\n\n' + st.cypher;
+    } else {
+      $('neo4j-stmt').textContent = ':params ' + JSON.stringify(pp.params || {}) + '\n\n' + pp.cypher;
+    }
+    $('neo4j-paths-open').hidden = !hasPaths;
+    if (hasPaths) $('neo4j-paths-open').href = browserLink(url.value, pp.cypher, pp.params || {});
   },
 };
 
