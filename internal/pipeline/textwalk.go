@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
@@ -14,12 +15,16 @@ import (
 // search's best TextParams.Passages passages and the phrases Q names or
 // resembles seed a personalized PageRank over the text graph, and the
 // passages are ranked by it; no DMAR stage, no KG linking of Q beyond the
-// entity nodes its phrases name. Without a text graph it ranks nothing.
+// entity nodes its phrases name. Without a text graph it is refused: it
+// would rank nothing, and an evaluation would report zeros as a result.
 func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*Result, error) {
 	begin := time.Now()
 	r, err := p.walkRequest(query, opts)
 	if err != nil {
 		return nil, err
+	}
+	if p.cfg.TextGraph == nil {
+		return nil, errs.E(errs.Invalid, "the text graph walk (ppr) needs a text graph, and none is configured: build one at load with --text-graph spacy|heuristic (textgraph.extractor)")
 	}
 	vecs, err := p.cfg.Encoder.Encode(ctx, []string{r.query})
 	if err != nil {
