@@ -36,7 +36,7 @@ func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return err
 	}
 	defer m.Close()
-	in := a.inputs(stderr)
+	in := backends.Inputs(a.cfg, stderr)
 	g, key, err := in.Graph(ctx)
 	if err != nil {
 		return err

@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"github.com/dmar-kg/dmar/internal/config"
 	"io"
-	"log/slog"
 	"os"
+
+	"github.com/dmar-kg/dmar/internal/config"
 )
 
 func init() {
@@ -17,12 +18,13 @@ func init() {
 
 func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := appFlags{serve: true}
-	fs := a.flags("config check", stderr)
-	show := fs.Bool("show", false, "print the resolved configuration (secrets redacted)")
-	if err := a.parse(fs, args); err != nil {
+	var show bool
+	if _, err := a.parseArgs("config check", args, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&show, "show", false, "print the resolved configuration (secrets redacted)")
+	}); err != nil {
 		return err
 	}
-	if *show {
+	if show {
 		fmt.Fprint(stdout, a.cfg.Redacted())
 	}
 	fmt.Fprintln(stdout, "configuration OK")
@@ -42,11 +44,4 @@ func runConfigHashKey(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	fmt.Fprintln(stdout, h)
 	return nil
-}
-
-// newLogger is dmar's structured JSON log on w at level.
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level)) // validated by config
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

@@ -2,10 +2,32 @@ package api
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
 )
+
+// OptionList collects repeated -o name=value flags.
+type OptionList []string
+
+func (o *OptionList) String() string     { return strings.Join(*o, ",") }
+func (o *OptionList) Set(s string) error { *o = append(*o, s); return nil }
+
+// RequestFlags are the flags dmar query, ask and verify share.
+type RequestFlags struct {
+	JSON    bool
+	Server  string
+	Options OptionList
+}
+
+// Register adds --json (the JSON that POST route answers), --server and
+// the repeatable -o to fs.
+func (f *RequestFlags) Register(fs *flag.FlagSet, route string) {
+	fs.BoolVar(&f.JSON, "json", false, "print the same JSON as POST "+route)
+	fs.StringVar(&f.Server, "server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
+	fs.Var(&f.Options, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
+}
 
 // RawRequest builds a request body exactly as the API receives it from
 // dmar query and dmar ask: the query and each option "name=value" (a JSON
