@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -23,13 +22,6 @@ type appFlags struct {
 	cfg        config.Config
 	configFile string
 	serve      bool // register dmar serve's flags too
-}
-
-// newFlagSet is every subcommand's flag set: errors and usage on stderr.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
 }
 
 // defaultConfig is the built-in configuration: the embedded backend over
@@ -96,12 +88,4 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	_ = l.UnmarshalText([]byte(level)) // validated by config
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
-
-// flagErr makes a flag parsing error other than -h a usageError.
-func flagErr(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return usageError{err.Error()}
 }

@@ -58,7 +58,7 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 		return err
 	}
 	if a.cfg.GraphBackend().Embedded() {
-		return usageError{"bench subgraphs: --graph must name the Neo4j to compare (neo4j://HOST:PORT or bolt://HOST:PORT)"}
+		return usageError{Msg: "bench subgraphs: --graph must name the Neo4j to compare (neo4j://HOST:PORT or bolt://HOST:PORT)"}
 	}
 	emb, _, err := backends.Inputs(a.cfg, stderr).Graph(ctx)
 	if err != nil {

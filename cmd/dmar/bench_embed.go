@@ -21,7 +21,7 @@ func runBenchEmbed(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("bench embed: unexpected arguments %q", fs.Args())}
+		return usageError{Msg: fmt.Sprintf("bench embed: unexpected arguments %q", fs.Args())}
 	}
 	encs, err := f.EncoderNames(a.cfg.Models.Encoder)
 	if err == nil {

@@ -33,11 +33,11 @@ func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 
 func runConfigHashKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		return usageError{"config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
+		return usageError{Msg: "config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
 	}
 	h, err := config.HashKey(os.Stdin)
 	if errors.Is(err, config.ErrShortKey) {
-		return usageError{"config hash-key: " + err.Error()}
+		return usageError{Msg: "config hash-key: " + err.Error()}
 	}
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func runDocsPut(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{"docs put: give one JSONL file (or -)"}
+		return usageError{Msg: "docs put: give one JSONL file (or -)"}
 	}
 	in := io.Reader(os.Stdin)
 	if p := fs.Arg(0); p != "-" {
@@ -64,7 +64,7 @@ func runDocsGet(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{"docs get: give one document id"}
+		return usageError{Msg: "docs get: give one document id"}
 	}
 	d, err := c.Document(ctx, fs.Arg(0))
 	if err != nil {
@@ -79,7 +79,7 @@ func runDocsDelete(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usageError{"docs delete: give at least one document id"}
+		return usageError{Msg: "docs delete: give at least one document id"}
 	}
 	res, err := c.DeleteDocuments(ctx, fs.Args())
 	if err != nil {

@@ -44,7 +44,7 @@ func (g requester[R]) run(ctx context.Context, args []string, stdout, stderr io.
 	}
 	reqJSON, err := g.body(strings.Join(fs.Args(), " "), f.Options)
 	if err != nil {
-		return usageError{err.Error()}
+		return usageError{Msg: err.Error()}
 	}
 	httpTimeout := 5 * time.Minute
 	if timeout != nil {
@@ -88,7 +88,7 @@ func (g requester[R]) runLocal(ctx context.Context, a *appFlags, reqJSON []byte,
 func apiClient(flag, base string, timeout time.Duration) (*api.Client, error) {
 	c, err := api.Dial(base, config.ClientAPIKey(os.Getenv), timeout)
 	if err != nil {
-		return nil, usageError{flag + err.Error()}
+		return nil, usageError{Msg: flag + err.Error()}
 	}
 	return c, nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/config"
-	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/loaders/sinks"
 )
@@ -33,7 +31,7 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	neo4j := !a.cfg.GraphBackend().Embedded()
 	switch {
 	case to != "" && (l.AfterImport || l.Wipe || l.Checkpoint != ""):
-		return usageError{"load kg: --to writes files; --after-import, --wipe and --checkpoint are for a Neo4j --graph"}
+		return usageError{Msg: "load kg: --to writes files; --after-import, --wipe and --checkpoint are for a Neo4j --graph"}
 	case to != "":
 		sink, err := sinks.OpenFile("--to", to)
 		if err != nil {
@@ -44,7 +42,7 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		l.Progress = backends.Progress(a.cfg, stderr)
 		return neo4jkg.Load(ctx, backends.Neo4j(a.cfg), a.cfg.BundleDir(), l, stdout, stderr)
 	case l.AfterImport || l.Wipe || l.Checkpoint != "":
-		return usageError{"load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)"}
+		return usageError{Msg: "load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)"}
 	}
 	return backends.LoadGraph(ctx, a.cfg, stdout)
 }
@@ -73,15 +71,6 @@ func runLoadNeo4j(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	l.Progress = backends.Progress(a.cfg, stderr)
 	return neo4jkg.Load(ctx, backends.Neo4j(a.cfg), a.cfg.BundleDir(), l, stdout, stderr)
-}
-
-// cliErr makes an errs.Invalid error or a bad sink target a usageError
-// (exit 2).
-func cliErr(err error) error {
-	if e, ok := errs.As(err); (ok && e.Code == errs.Invalid) || errors.Is(err, sinks.ErrTarget) {
-		return usageError{err.Error()}
-	}
-	return err
 }
 
 func runLoadCorpus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
