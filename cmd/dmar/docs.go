@@ -41,21 +41,7 @@ func runDocsPut(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() != 1 {
 		return usageError{Msg: "docs put: give one JSONL file (or -)"}
 	}
-	in := io.Reader(os.Stdin)
-	if p := fs.Arg(0); p != "-" {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-	}
-	res, err := api.PutDocumentsFrom(ctx, c, in, batch)
-	fmt.Fprintf(stdout, "created %d, updated %d, unchanged %d, rejected %d\n", res.Created, res.Updated, res.Unchanged, len(res.Rejected))
-	for _, r := range res.Rejected {
-		fmt.Fprintf(stdout, "  rejected %q: %s\n", r.ID, r.Reason)
-	}
-	return err
+	return api.PutDocumentsFile(ctx, c, fs.Arg(0), os.Stdin, batch, stdout)
 }
 
 func runDocsGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
