@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 
 	"github.com/dmar-kg/dmar/internal/backends"
@@ -31,24 +30,16 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 		return err
 	}
 	defer set.Close()
-	b := f.Latency(qs, bench.LatencyBackend{Name: "embedded", Detail: bench.BackendName(a.cfg.Graph, a.cfg.Index), Pipeline: p, WarmRoots: backends.EntityRoots(p.Graph())})
-	if !a.cfg.GraphBackend().Embedded() || !a.cfg.IndexBackend().Embedded() {
-		emb, err := set.Embedded(ctx, stderr)
-		if err != nil {
-			return fmt.Errorf("bench latency: the embedded backends to compare with: %w", err)
-		}
-		ep, err := emb.Pipeline(nil, warnLogger(stderr), false)
-		if err != nil {
-			return err
-		}
-		b.BesideEmbedded(bench.LatencyBackend{Name: "embedded", Detail: bench.BackendName("", ""), Pipeline: ep, WarmRoots: backends.EntityRoots(ep.Graph())})
+	bs, err := set.LatencyBackends(ctx, p, stderr, warnLogger(stderr))
+	if err != nil {
+		return err
 	}
 	stop, err := f.StartProfile()
 	if err != nil {
 		return err
 	}
 	defer stop()
-	return b.Run(ctx, stdout, stderr)
+	return f.Latency(qs, bs).Run(ctx, stdout, stderr)
 }
 
 func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -72,18 +72,6 @@ type LatencyBackend struct {
 	WarmRoots func() []string
 }
 
-// BesideEmbedded makes the one backend of b, a remote deployment, the
-// second, timed beside its embedded twin over the same data and models;
-// the twin's WarmRoots warm the remote graph too when it has none (Neo4j).
-func (b *Latency) BesideEmbedded(twin LatencyBackend) {
-	given := b.Backends[0]
-	if given.WarmRoots == nil {
-		given.WarmRoots = twin.WarmRoots
-	}
-	given.Name = "remote"
-	b.Backends = []LatencyBackend{twin, given}
-}
-
 // BackendName names a graph and index setting in reports ("" for each:
 // the embedded ones).
 func BackendName(graph, index string) string {

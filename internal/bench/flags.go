@@ -45,9 +45,9 @@ func (f LatencyFlags) ReadQuestions() ([]string, error) {
 	return ReadQuestions(f.Questions, f.Limit)
 }
 
-// Latency is the benchmark of the flags: the questions on given alone.
-func (f LatencyFlags) Latency(questions []string, given LatencyBackend) Latency {
-	return Latency{Backends: []LatencyBackend{given}, Questions: questions, QuestionsPath: f.Questions, Cold: f.Cold, Warm: f.Warm}
+// Latency is the benchmark of the flags: the questions on each backend.
+func (f LatencyFlags) Latency(questions []string, backends []LatencyBackend) Latency {
+	return Latency{Backends: backends, Questions: questions, QuestionsPath: f.Questions, Cold: f.Cold, Warm: f.Warm}
 }
 
 // StartProfile starts the --cpuprofile CPU profile, if asked; stop ends it.
