@@ -29,9 +29,10 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	neo4j := !a.cfg.GraphBackend().Embedded()
+	if err := l.CheckTarget(to, neo4j); err != nil {
+		return cliErr(err)
+	}
 	switch {
-	case to != "" && (l.AfterImport || l.Wipe || l.Checkpoint != ""):
-		return usageError{Msg: "load kg: --to writes files; --after-import, --wipe and --checkpoint are for a Neo4j --graph"}
 	case to != "":
 		sink, err := sinks.OpenFile("--to", to)
 		if err != nil {
@@ -41,8 +42,6 @@ func runLoadKG(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case neo4j:
 		l.Progress = backends.Progress(a.cfg, stderr)
 		return neo4jkg.Load(ctx, backends.Neo4j(a.cfg), a.cfg.BundleDir(), l, stdout, stderr)
-	case l.AfterImport || l.Wipe || l.Checkpoint != "":
-		return usageError{Msg: "load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)"}
 	}
 	return backends.LoadGraph(ctx, a.cfg, stdout)
 }
