@@ -32,13 +32,7 @@ type requester[R any] struct {
 func (g requester[R]) run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
 	var f api.RequestFlags
-	var timeout *time.Duration
-	fs, err := a.parseArgs(g.name, args, stderr, func(fs *flag.FlagSet) {
-		f.Register(fs, g.route)
-		if g.what != "" {
-			timeout = fs.Duration("timeout", 2*time.Minute, "time limit of the retrieval and the "+g.what+" together")
-		}
-	})
+	fs, err := a.parseArgs(g.name, args, stderr, func(fs *flag.FlagSet) { f.Register(fs, g.route, g.what) })
 	if err != nil {
 		return err
 	}
@@ -46,13 +40,8 @@ func (g requester[R]) run(ctx context.Context, args []string, stdout, stderr io.
 	if err != nil {
 		return usageError{Msg: err.Error()}
 	}
-	httpTimeout := 5 * time.Minute
-	if timeout != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *timeout)
-		defer cancel()
-		httpTimeout = 0 // ctx carries --timeout
-	}
+	ctx, cancel, httpTimeout := f.Limit(ctx)
+	defer cancel()
 	res := new(R)
 	if f.Server != "" {
 		err = postServer(ctx, f.Server, g.route, httpTimeout, reqJSON, res)
