@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/dmar-kg/dmar/internal/backends"
+	"github.com/dmar-kg/dmar/internal/cli"
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/pipeline"
@@ -78,14 +79,7 @@ func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.
 	return backends.OpenPipeline(ctx, a.cfg, stderr, log, metrics, a.serve)
 }
 
-// warnLogger is the text log of the subcommands that are not servers.
-func warnLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
-
-// newLogger is dmar's structured JSON log on w at level.
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level)) // validated by config
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
-}
+var (
+	warnLogger = cli.WarnLogger
+	newLogger  = cli.Logger
+)
