@@ -8,10 +8,10 @@ import (
 	"os"
 
 	"github.com/dmar-kg/dmar/internal/backends"
+	"github.com/dmar-kg/dmar/internal/cli"
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/internal/state"
 )
 
 // appFlags are the settings every data-using subcommand shares, resolved
@@ -23,21 +23,6 @@ type appFlags struct {
 	cfg        config.Config
 	configFile string
 	serve      bool // register dmar serve's flags too
-}
-
-// newFlagSet is every subcommand's flag set: errors and usage on stderr.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-// flags is the flag set of a data-using subcommand: newFlagSet with the
-// shared settings registered.
-func (a *appFlags) flags(name string, stderr io.Writer) *flag.FlagSet {
-	fs := newFlagSet(name, stderr)
-	a.register(fs)
-	return fs
 }
 
 // defaultConfig is the built-in configuration: the embedded backend over
@@ -57,6 +42,24 @@ func (a *appFlags) register(fs *flag.FlagSet) {
 	config.Register(fs, &a.cfg, a.serve)
 }
 
+// parseArgs parses args into a flag set named name that holds the shared
+// settings and what each of more registers (flags, then parse).
+func (a *appFlags) parseArgs(name string, args []string, stderr io.Writer, more ...func(*flag.FlagSet)) (*flag.FlagSet, error) {
+	fs := a.flags(name, stderr, more...)
+	return fs, a.parse(fs, args)
+}
+
+// flags is the flag set of a data-using subcommand: the shared settings and
+// what each of more registers.
+func (a *appFlags) flags(name string, stderr io.Writer, more ...func(*flag.FlagSet)) *flag.FlagSet {
+	fs := newFlagSet(name, stderr)
+	a.register(fs)
+	for _, m := range more {
+		m(fs)
+	}
+	return fs
+}
+
 // parse parses the flags, then resolves the configuration in order of
 // precedence and validates it, reporting every wrong field at once.
 func (a *appFlags) parse(fs *flag.FlagSet, args []string) error {
@@ -70,32 +73,13 @@ func (a *appFlags) resolve(fs *flag.FlagSet, getenv func(string) string) error {
 	return config.Resolve(&a.cfg, defaultConfig(), fs, a.configFile, getenv)
 }
 
-func (a *appFlags) progressOut(w io.Writer) io.Writer {
-	if a.cfg.Quiet {
-		return nil
-	}
-	return w
-}
-
-// inputs are the embedded backend's inputs and snapshots.
-func (a *appFlags) inputs(stderr io.Writer) state.Inputs { return backends.Inputs(a.cfg, stderr) }
-
 // pipelineFor opens the configured backends and models and wires a
 // pipeline over them; the caller closes the set.
 func (a *appFlags) pipelineFor(ctx context.Context, stderr io.Writer, log *slog.Logger, metrics pipeline.Metrics) (*pipeline.Pipeline, *backends.Set, error) {
-	set, err := backends.Open(ctx, a.cfg, stderr, log)
-	if err != nil {
-		return nil, nil, err
-	}
-	p, err := set.Pipeline(metrics, log, a.serve)
-	if err != nil {
-		set.Close()
-		return nil, nil, err
-	}
-	return p, set, nil
+	return backends.OpenPipeline(ctx, a.cfg, stderr, log, metrics, a.serve)
 }
 
-// warnLogger is the text log of the subcommands that are not servers.
-func warnLogger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
-}
+var (
+	warnLogger = cli.WarnLogger
+	newLogger  = cli.Logger
+)

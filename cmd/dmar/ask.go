@@ -14,7 +14,7 @@ func init() {
 	register("ask", "answer a question with citations: retrieve, then the generator (--chat-url, --chat-model) writes a short answer; --server URL asks a running dmar serve", askCommand.run)
 }
 
-var askCommand = generated[api.AnswerResponse]{
+var askCommand = requester[api.AnswerResponse]{
 	name: "ask", route: "/v1/answer", what: "answer", body: api.RawRequest, write: api.WriteAnswer,
 	check: func(a *appFlags) error { return backends.Answerer(a.cfg.Chat).Check() },
 	local: func(ctx context.Context, a *appFlags, p *pipeline.Pipeline, reqJSON []byte) (*api.AnswerResponse, error) {

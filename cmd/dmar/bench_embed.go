@@ -7,8 +7,6 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/bench"
-	"github.com/dmar-kg/dmar/internal/corpus"
-	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 )
 
 // runBenchEmbed wires a bench.Embed: the corpus of --data, encoders of the
@@ -18,50 +16,30 @@ import (
 func runBenchEmbed(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
 	var f bench.EmbedFlags
-	fs := a.flags("bench embed", stderr)
-	f.Register(fs)
-	if err := a.parse(fs, args); err != nil {
+	fs, err := a.parseArgs("bench embed", args, stderr, f.Register)
+	if err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("bench embed: unexpected arguments %q", fs.Args())}
+		return usageError{Msg: fmt.Sprintf("bench embed: unexpected arguments %q", fs.Args())}
 	}
 	encs, err := f.EncoderNames(a.cfg.Models.Encoder)
+	if err == nil {
+		err = backends.CheckEncoders(encs)
+	}
 	if err != nil {
 		return cliErr(err)
 	}
-	for _, n := range encs {
-		if _, err := onnx.LookupEncoder(n); err != nil {
-			return usageError{"--encoders: " + err.Error()}
-		}
-	}
 	path := a.cfg.CorpusFile()
-	docs, _, err := corpus.ReadFile(ctx, path)
+	texts, err := f.Texts(ctx, path)
 	if err != nil {
 		return err
 	}
-	if f.Limit > 0 && f.Limit < len(docs) {
-		docs = docs[:f.Limit]
-	}
-	texts := make([]string, len(docs))
-	for i, d := range docs {
-		texts[i] = corpus.EncodeText(d)
-	}
-	rt, err := onnx.Open(backends.ORT(a.cfg.ORT))
+	encoders, err := backends.OpenDocEncoders(a.cfg)
 	if err != nil {
 		return err
 	}
-	mc := a.cfg.Models
-	open := func(name string) (bench.CorpusEncoder, func(), error) {
-		m := mc
-		m.Encoder = name
-		enc, err := onnx.NewEncoder(rt, m.EncoderFolder(), onnx.WithEncoderName(name), onnx.WithBatchSize(m.EncoderBatch))
-		if err != nil {
-			return nil, nil, err
-		}
-		return enc.Truncated(m.DocTokens).Passage(), func() { _ = enc.Close() }, nil
-	}
-	src := fmt.Sprintf("%s at --doc-tokens %d, batches of %d, %d threads", path, mc.DocTokens, mc.EncoderBatch, rt.Config().Threads())
-	_, err = bench.Embed{Texts: texts, Source: src, Encoders: encs, Open: open, Rounds: f.Rounds}.Run(ctx, stdout, stderr)
+	open := func(name string) (bench.CorpusEncoder, func(), error) { return encoders.Open(name) }
+	_, err = bench.Embed{Texts: texts, Source: encoders.Describe(path), Encoders: encs, Open: open, Rounds: f.Rounds}.Run(ctx, stdout, stderr)
 	return err
 }

@@ -26,7 +26,7 @@ func runBenchLoad(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return flagErr(err)
 	}
 	if fs.NArg() > 0 {
-		return usageError{fmt.Sprintf("bench load: unexpected arguments %q", fs.Args())}
+		return usageError{Msg: fmt.Sprintf("bench load: unexpected arguments %q", fs.Args())}
 	}
 	l, err := f.Load(config.ClientAPIKey(os.Getenv), stderr)
 	if err != nil {

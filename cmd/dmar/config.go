@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
-	"github.com/dmar-kg/dmar/internal/config"
 	"io"
-	"log/slog"
 	"os"
+
+	"github.com/dmar-kg/dmar/internal/config"
 )
 
 func init() {
@@ -17,12 +18,13 @@ func init() {
 
 func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	a := appFlags{serve: true}
-	fs := a.flags("config check", stderr)
-	show := fs.Bool("show", false, "print the resolved configuration (secrets redacted)")
-	if err := a.parse(fs, args); err != nil {
+	var show bool
+	if _, err := a.parseArgs("config check", args, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&show, "show", false, "print the resolved configuration (secrets redacted)")
+	}); err != nil {
 		return err
 	}
-	if *show {
+	if show {
 		fmt.Fprint(stdout, a.cfg.Redacted())
 	}
 	fmt.Fprintln(stdout, "configuration OK")
@@ -31,22 +33,15 @@ func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 
 func runConfigHashKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
-		return usageError{"config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
+		return usageError{Msg: "config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
 	}
 	h, err := config.HashKey(os.Stdin)
 	if errors.Is(err, config.ErrShortKey) {
-		return usageError{"config hash-key: " + err.Error()}
+		return usageError{Msg: "config hash-key: " + err.Error()}
 	}
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, h)
 	return nil
-}
-
-// newLogger is dmar's structured JSON log on w at level.
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	_ = l.UnmarshalText([]byte(level)) // validated by config
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }

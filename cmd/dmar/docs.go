@@ -39,23 +39,9 @@ func runDocsPut(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{"docs put: give one JSONL file (or -)"}
+		return usageError{Msg: "docs put: give one JSONL file (or -)"}
 	}
-	in := io.Reader(os.Stdin)
-	if p := fs.Arg(0); p != "-" {
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
-	}
-	res, err := api.PutDocumentsFrom(ctx, c, in, batch)
-	fmt.Fprintf(stdout, "created %d, updated %d, unchanged %d, rejected %d\n", res.Created, res.Updated, res.Unchanged, len(res.Rejected))
-	for _, r := range res.Rejected {
-		fmt.Fprintf(stdout, "  rejected %q: %s\n", r.ID, r.Reason)
-	}
-	return err
+	return api.PutDocumentsFile(ctx, c, fs.Arg(0), os.Stdin, batch, stdout)
 }
 
 func runDocsGet(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -64,7 +50,7 @@ func runDocsGet(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if fs.NArg() != 1 {
-		return usageError{"docs get: give one document id"}
+		return usageError{Msg: "docs get: give one document id"}
 	}
 	d, err := c.Document(ctx, fs.Arg(0))
 	if err != nil {
@@ -79,7 +65,7 @@ func runDocsDelete(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	if fs.NArg() == 0 {
-		return usageError{"docs delete: give at least one document id"}
+		return usageError{Msg: "docs delete: give at least one document id"}
 	}
 	res, err := c.DeleteDocuments(ctx, fs.Args())
 	if err != nil {

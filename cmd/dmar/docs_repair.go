@@ -20,7 +20,7 @@ func runDocsRepair(_ context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if *state == "" {
-		return usageError{"docs repair: --state DIR is required"}
+		return usageError{Msg: "docs repair: --state DIR is required"}
 	}
 	reports, err := docstore.RepairState(*state, *dryRun)
 	if werr := docstore.WriteRepairReports(stdout, reports, *asJSON); err == nil {

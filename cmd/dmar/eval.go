@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 	"os"
 
@@ -16,9 +17,7 @@ func init() {
 func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
 	var f eval.Flags
-	fs := a.flags("eval", stderr)
-	f.Register(fs, config.ReaderEnv(os.Getenv))
-	if err := a.parse(fs, args); err != nil {
+	if _, err := a.parseArgs("eval", args, stderr, func(fs *flag.FlagSet) { f.Register(fs, config.ReaderEnv(os.Getenv)) }); err != nil {
 		return err
 	}
 	ds, sys, corpus, err := f.Prepare(a.cfg.State, a.cfg.Corpus, a.cfg.CorpusFile())
@@ -26,8 +25,7 @@ func runEval(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return cliErr(err)
 	}
 	a.cfg.Corpus = corpus
-	log := warnLogger(stderr)
-	p, set, err := a.pipelineFor(ctx, stderr, log, nil)
+	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
 	if err != nil {
 		return err
 	}

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
-	"fmt"
 	"io"
 
-	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/server"
@@ -37,37 +34,17 @@ func runGateEvidence(ctx context.Context, args []string, stdout, stderr io.Write
 	})
 }
 
-// runGateRanker writes eval.GateRanker of the configured pipeline, run with
-// the question-aware options (dmar eval's dmar, or with --stages all
-// dmar-full's), under --out.
+// runGateRanker writes eval.GateRanker of the configured pipeline, its pool
+// found with eval.RankerFlags' options, under --out.
 func runGateRanker(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var stages *string
-	opts := &optionList{}
-	more := func(fs *flag.FlagSet) {
-		stages = fs.String("stages", "dmar", "the options the pool is found with: dmar (the method's) or all (dmar-full: the paper's stages on too)")
-		fs.Var(opts, "o", "a retrieval option as name=value on top of --stages', repeatable (names as in the API)")
-	}
-	return runFeatures(ctx, "gate ranker", args, stderr, more, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
-		o := p.Defaults().QuestionAware()
-		switch *stages {
-		case "dmar":
-		case "all":
-			o = o.WithPaperStages()
-		default:
-			return usageError{fmt.Sprintf("--stages must be dmar or all, got %q", *stages)}
+	var f eval.RankerFlags
+	return runFeatures(ctx, "gate ranker", args, stderr, f.Register, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
+		o, err := f.Pool(p.Defaults())
+		if err == nil {
+			o, err = server.DecodeOptions(f.Options, o)
 		}
-		if len(*opts) > 0 {
-			// The options are read as a request's are (names, ranges and
-			// errors as the API's); the query stands in for the dataset's.
-			body, err := api.RawRequest("-", *opts)
-			if err != nil {
-				return usageError{err.Error()}
-			}
-			req, err := server.DecodeRetrieve(bytes.NewReader(body), o)
-			if err != nil {
-				return cliErr(err)
-			}
-			o = req.Options
+		if err != nil {
+			return cliErr(err)
 		}
 		return eval.GateRanker(ctx, p, ds.Questions, o, out, stdout, stderr)
 	})
@@ -76,19 +53,13 @@ func runGateRanker(ctx context.Context, args []string, stdout, stderr io.Writer)
 // runGraphFeatures writes eval.GraphFeatures of the configured pipeline for
 // every question of a labelled dataset under --out.
 func runGraphFeatures(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var hops *int
-	var linking *string
-	more := func(fs *flag.FlagSet) {
-		hops = fs.Int("hops", 2, "hops walked from the linked entities (1 or 2)")
-		linking = fs.String("linking", "context", "entity linking: exact or context")
-	}
-	return runFeatures(ctx, "graph features", args, stderr, more, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
-		opts := p.Defaults()
-		opts.Linking = *linking
-		if err := opts.Validate(); err != nil {
+	var f eval.GraphFlags
+	return runFeatures(ctx, "graph features", args, stderr, f.Register, func(p *pipeline.Pipeline, ds *eval.Dataset, out string) error {
+		opts, err := f.Options(p.Defaults())
+		if err != nil {
 			return cliErr(err)
 		}
-		return eval.GraphFeatures(ctx, p, ds.Questions, opts, *hops, out, stdout, stderr)
+		return eval.GraphFeatures(ctx, p, ds.Questions, opts, f.Hops, out, stdout, stderr)
 	})
 }
 
@@ -97,8 +68,7 @@ func runGraphFeatures(ctx context.Context, args []string, stdout, stderr io.Writ
 func runFeatures(ctx context.Context, name string, args []string, stderr io.Writer, more func(*flag.FlagSet), export func(*pipeline.Pipeline, *eval.Dataset, string) error) error {
 	var a appFlags
 	var f eval.GateFlags
-	fs := a.flags(name, stderr)
-	f.Register(fs)
+	fs := a.flags(name, stderr, f.Register)
 	if more != nil {
 		more(fs)
 	}
@@ -110,8 +80,7 @@ func runFeatures(ctx context.Context, name string, args []string, stderr io.Writ
 		return cliErr(err)
 	}
 	a.cfg.Corpus = corpus
-	log := warnLogger(stderr)
-	p, set, err := a.pipelineFor(ctx, stderr, log, nil)
+	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
 	if err != nil {
 		return err
 	}

@@ -2,74 +2,42 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"net"
-	"runtime"
-	"time"
+	"os"
 
-	"github.com/dmar-kg/dmar/internal/backends"
-	"github.com/dmar-kg/dmar/internal/httpserve"
-
-	"github.com/dmar-kg/dmar/internal/server"
+	"github.com/dmar-kg/dmar/internal/config"
+	svc "github.com/dmar-kg/dmar/internal/service"
 )
 
 func init() {
 	register("serve", "serve DMAR retrieval over REST (embedded graph and index over the demo data by default)", runServe)
+	register("mcp", "serve dmar's tools to an agent over the Model Context Protocol on stdin/stdout (serve's data and backend settings; DMAR_API_KEY is the caller's key)", runMCP)
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	a := appFlags{serve: true}
-	fs := a.flags("serve", stderr)
-	if err := a.parse(fs, args); err != nil {
-		return err
-	}
-	sc := a.cfg.Server
-	log := newLogger(stderr, sc.LogLevel)
-	metrics := server.NewMetrics()
-	p, set, err := a.pipelineFor(ctx, stderr, log, metrics)
+	s, err := serviceFor("serve", args, stderr)
 	if err != nil {
 		return err
 	}
-	docs, closeDocs, err := liveDocuments(ctx, set, log)
-	if err != nil {
-		set.Close()
-		return err
-	}
-	defer closeDocs()
-	backends.Warm(ctx, p, log)
-	var ready []server.Checker
-	for _, c := range set.Ready {
-		ready = append(ready, server.Checker{Name: c.Name, Ping: c.Ping})
-	}
-	keys := apiKeys(sc.Auth.Keys)
-	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
-		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes,
-		Answerer: backends.Answerer(a.cfg.Chat), AnswerModel: a.cfg.Chat.Model, Documents: docs, MCP: mcpHandler(a.cfg.Chat.BaseURL != "", docs != nil, log),
-		Verifier: backends.Verifier(a.cfg.Chat)})
-	// The models are freed by the server once every handler has returned
-	// (never under a running request), not by a defer here.
-	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: set.Close}
-	if sc.Pprof {
-		c.PprofAddr = sc.PprofAddr
-		// Contention and blocking are what a load test needs to see.
-		runtime.SetMutexProfileFraction(10)
-		runtime.SetBlockProfileRate(int(time.Millisecond))
-	}
-	c.Started = func(addr net.Addr) {
-		log.Info("dmar serving", "addr", "http://"+addr.String(), "graph", a.cfg.Graph, "index", a.cfg.Index, "data", a.cfg.Data,
-			"api_keys", len(keys), "cors_origins", sc.CORSOrigins, "request_timeout", sc.RequestTimeout.String(),
-			"backend_timeout", sc.BackendTimeout.String(), "pprof", sc.Pprof)
-		fmt.Fprintf(stdout, "dmar: serving on http://%s\n", addr)
-	}
-	return httpserve.Run(ctx, c)
+	return s.HTTP(ctx, stdout)
 }
 
-func flagErr(err error) error {
-	if errors.Is(err, flag.ErrHelp) {
+// runMCP serves one MCP client over stdio with DMAR_API_KEY as the caller's
+// key. Logs go to stderr; stdout is the protocol's.
+func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	s, err := serviceFor("mcp", args, stderr)
+	if err != nil {
 		return err
 	}
-	return usageError{err.Error()}
+	s.Config.Quiet = true // progress lines would not reach the agent; logs do
+	return s.Stdio(ctx, config.ClientAPIKey(os.Getenv))
+}
+
+// serviceFor parses the flags of dmar serve and dmar mcp.
+func serviceFor(name string, args []string, stderr io.Writer) (svc.Service, error) {
+	a := appFlags{serve: true}
+	if _, err := a.parseArgs(name, args, stderr); err != nil {
+		return svc.Service{}, err
+	}
+	return svc.Service{Config: a.cfg, Log: newLogger(stderr, a.cfg.Server.LogLevel), Progress: stderr, Version: version}, nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"io"
 
 	"github.com/dmar-kg/dmar/internal/eval"
@@ -14,9 +15,7 @@ func init() {
 func runTextGraphCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var a appFlags
 	var f eval.ExtractorFlags
-	fs := a.flags("textgraph compare", stderr)
-	f.Register(fs, defaultConfig().TextGraph.Python)
-	if err := a.parse(fs, args); err != nil {
+	if _, err := a.parseArgs("textgraph compare", args, stderr, func(fs *flag.FlagSet) { f.Register(fs, defaultConfig().TextGraph.Python) }); err != nil {
 		return err
 	}
 	return cliErr(f.Run(ctx, stdout))

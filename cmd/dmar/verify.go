@@ -14,7 +14,7 @@ func init() {
 	register("verify", "verify a claim: retrieve, then the generator (--chat-url, --chat-model) gives SUPPORTS, REFUTES or NOT_ENOUGH_INFO and the retrieved sentences it rests on; --server URL asks a running dmar serve", verifyCommand.run)
 }
 
-var verifyCommand = generated[api.VerifyResponse]{
+var verifyCommand = requester[api.VerifyResponse]{
 	name: "verify", route: "/v1/verify", what: "verdict", body: api.RawVerifyRequest, write: api.WriteVerdict,
 	check: func(a *appFlags) error { return backends.Verifier(a.cfg.Chat).Check() },
 	local: func(ctx context.Context, a *appFlags, p *pipeline.Pipeline, reqJSON []byte) (*api.VerifyResponse, error) {

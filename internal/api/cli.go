@@ -1,11 +1,50 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 )
+
+// OptionList collects repeated -o name=value flags.
+type OptionList []string
+
+func (o *OptionList) String() string     { return strings.Join(*o, ",") }
+func (o *OptionList) Set(s string) error { *o = append(*o, s); return nil }
+
+// RequestFlags are the flags dmar query, ask and verify share.
+type RequestFlags struct {
+	JSON    bool
+	Server  string
+	Options OptionList
+	timeout *time.Duration // --timeout, when registered
+}
+
+// Register adds --json (the JSON that POST route answers), --server and
+// the repeatable -o to fs, and --timeout when what names the generated
+// part (dmar ask, verify).
+func (f *RequestFlags) Register(fs *flag.FlagSet, route, what string) {
+	if what != "" {
+		f.timeout = fs.Duration("timeout", 2*time.Minute, "time limit of the retrieval and the "+what+" together")
+	}
+	fs.BoolVar(&f.JSON, "json", false, "print the same JSON as POST "+route)
+	fs.StringVar(&f.Server, "server", "", "ask the dmar server at this URL (http://HOST:PORT) instead of building a local pipeline; its API key, if it needs one, from env DMAR_API_KEY")
+	fs.Var(&f.Options, "o", "a retrieval option as name=value, repeatable (e.g. -o k=10 -o shapley=montecarlo); names as in the API")
+}
+
+// Limit is ctx within --timeout, and the limit of a server's answer on
+// the HTTP client: none when --timeout bounds ctx, else 5 minutes.
+func (f RequestFlags) Limit(ctx context.Context) (context.Context, context.CancelFunc, time.Duration) {
+	if f.timeout == nil {
+		return ctx, func() {}, 5 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(ctx, *f.timeout)
+	return ctx, cancel, 0
+}
 
 // RawRequest builds a request body exactly as the API receives it from
 // dmar query and dmar ask: the query and each option "name=value" (a JSON

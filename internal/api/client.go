@@ -53,6 +53,20 @@ func NewClient(base string, httpClient *http.Client, opts ...Option) (*Client, e
 	return c, nil
 }
 
+// Dial is NewClient with key as the API key (none when empty) and timeout
+// as the limit of each request (0: none).
+func Dial(base, key string, timeout time.Duration) (*Client, error) {
+	var opts []Option
+	if key != "" {
+		opts = append(opts, WithAPIKey(key))
+	}
+	var hc *http.Client
+	if timeout > 0 {
+		hc = &http.Client{Timeout: timeout}
+	}
+	return NewClient(base, hc, opts...)
+}
+
 // Base is the server's base URL.
 func (c *Client) Base() string { return c.base.String() }
 
@@ -177,6 +191,13 @@ func (c *Client) Do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("dmar client: %s %s: decode the answer: %w", method, path, err)
 	}
 	return nil
+}
+
+// Post sends body, a request built elsewhere, unchanged to route, so that
+// the server validates it as it would a local request, and decodes the
+// answer into out.
+func (c *Client) Post(ctx context.Context, route string, body []byte, out any) error {
+	return c.Do(ctx, http.MethodPost, route, json.RawMessage(body), out)
 }
 
 // send makes one request and reads the whole answer.

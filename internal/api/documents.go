@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 )
 
 // DocumentInput is one document of PUT /v1/documents. Metadata, when
@@ -161,4 +162,25 @@ func PutDocumentsFrom(ctx context.Context, c *Client, r io.Reader, batch int) (P
 		return sum, err
 	}
 	return sum, flush()
+}
+
+// PutDocumentsFile is dmar docs put: PutDocumentsFrom of the JSONL file at
+// path (stdin for "-"), then the counts and every rejection on w, also
+// when a request failed part way.
+func PutDocumentsFile(ctx context.Context, c *Client, path string, stdin io.Reader, batch int, w io.Writer) error {
+	in := stdin
+	if path != "-" {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	res, err := PutDocumentsFrom(ctx, c, in, batch)
+	fmt.Fprintf(w, "created %d, updated %d, unchanged %d, rejected %d\n", res.Created, res.Updated, res.Unchanged, len(res.Rejected))
+	for _, r := range res.Rejected {
+		fmt.Fprintf(w, "  rejected %q: %s\n", r.ID, r.Reason)
+	}
+	return err
 }

@@ -107,8 +107,8 @@ func (s *Set) Close() {
 	}
 }
 
-// progress is out, or nil when the configuration asks for quiet.
-func progress(cfg config.Config, out io.Writer) io.Writer {
+// Progress is out, or nil when the configuration asks for quiet.
+func Progress(cfg config.Config, out io.Writer) io.Writer {
 	if cfg.Quiet {
 		return nil
 	}
@@ -118,7 +118,7 @@ func progress(cfg config.Config, out io.Writer) io.Writer {
 // Inputs are the embedded backend's inputs and snapshots.
 func Inputs(cfg config.Config, out io.Writer) state.Inputs {
 	files := cfg.CorpusFiles()
-	return state.Inputs{Bundle: cfg.BundleDir(), Corpus: files[0], Extra: files[1:], Dir: cfg.State, Log: progress(cfg, out)}
+	return state.Inputs{Bundle: cfg.BundleDir(), Corpus: files[0], Extra: files[1:], Dir: cfg.State, Log: Progress(cfg, out)}
 }
 
 // Neo4j is the Neo4j driver's configuration; the password comes from the

@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"time"
 
@@ -17,6 +18,21 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/verify"
 )
+
+// OpenPipeline opens what cfg names (Open) and wires a pipeline over it;
+// the caller closes the set. On an error nothing stays open.
+func OpenPipeline(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logger, metrics pipeline.Metrics, serve bool) (*pipeline.Pipeline, *Set, error) {
+	set, err := Open(ctx, cfg, out, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	p, err := set.Pipeline(metrics, log, serve)
+	if err != nil {
+		set.Close()
+		return nil, nil, err
+	}
+	return p, set, nil
+}
 
 // Pipeline is the pipeline over the set's backends and models. serve
 // batches concurrent requests' query encodings (dmar serve only: other

@@ -71,7 +71,7 @@ func loadWeaviate(ctx context.Context, cfg config.Config, g Graph, enc scoring.E
 	if err != nil {
 		return err
 	}
-	ls, err := st.Load(ctx, x.All(), progress(cfg, out))
+	ls, err := st.Load(ctx, x.All(), Progress(cfg, out))
 	if err != nil {
 		return err
 	}

@@ -72,6 +72,15 @@ type LatencyBackend struct {
 	WarmRoots func() []string
 }
 
+// BackendName names a graph and index setting in reports ("" for each:
+// the embedded ones).
+func BackendName(graph, index string) string {
+	if graph == "" && index == "" {
+		return "the embedded graph and index"
+	}
+	return cmp.Or(graph, "embedded graph") + " + " + cmp.Or(index, "embedded index")
+}
+
 // latencySeries is one system's timings on one backend: the request's
 // total, its structural and Shapley parts, and (for the default request)
 // every stage's time.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"runtime/pprof"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 )
@@ -41,6 +43,11 @@ func (f LatencyFlags) ReadQuestions() ([]string, error) {
 		return nil, errs.E(errs.Invalid, "bench latency: --cold=false and --warm=false leave nothing to time")
 	}
 	return ReadQuestions(f.Questions, f.Limit)
+}
+
+// Latency is the benchmark of the flags: the questions on each backend.
+func (f LatencyFlags) Latency(questions []string, backends []LatencyBackend) Latency {
+	return Latency{Backends: backends, Questions: questions, QuestionsPath: f.Questions, Cold: f.Cold, Warm: f.Warm}
 }
 
 // StartProfile starts the --cpuprofile CPU profile, if asked; stop ends it.
@@ -86,6 +93,30 @@ func (f *SubgraphFlags) Register(fs *flag.FlagSet) {
 func (f SubgraphFlags) Subgraphs(embedded, given kg.Graph, givenName string, entities []string) Subgraphs {
 	return Subgraphs{Embedded: embedded, Given: given, GivenName: givenName, Pool: QIDsBelow(entities, f.RootsBelow), Seeds: f.Seeds, Rounds: f.Rounds, Seed: f.Seed,
 		Params: kg.SubgraphParams{Hops: f.Hops, MaxNodes: f.MaxNodes, HubDegree: f.HubDegree}, Channel: f.Channel}
+}
+
+// Run times Link of every --questions question on both graphs (when the
+// flag names a file), then the Subgraphs calls, their roots drawn among
+// embedded's entities.
+func (f SubgraphFlags) Run(ctx context.Context, embedded interface {
+	kg.Graph
+	AllEntities() []kg.Entity
+}, given kg.Graph, givenName string, stdout, stderr io.Writer) error {
+	if f.Questions != "" {
+		qs, err := ReadQuestions(f.Questions, 0)
+		if err != nil {
+			return err
+		}
+		l := Linking{Embedded: embedded, Given: given, GivenName: givenName, Texts: qs, Rounds: 3}
+		if err := l.Run(ctx, stdout); err != nil {
+			return err
+		}
+	}
+	var pool []string
+	for _, e := range embedded.AllEntities() {
+		pool = append(pool, e.QID)
+	}
+	return f.Subgraphs(embedded, given, givenName, pool).Run(ctx, stdout, stderr)
 }
 
 // LoadFlags are dmar bench load's flags.
@@ -143,6 +174,23 @@ func (f *EmbedFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Encoders, "encoders", "", "comma-separated registry encoders, the first also measured on the chunked baseline (default: the configured encoder)")
 	fs.IntVar(&f.Limit, "limit", 0, "embed only the first N corpus documents (0: all)")
 	fs.IntVar(&f.Rounds, "rounds", 1, "alternate the first encoder's baseline and corpus runs this many times")
+}
+
+// Texts are the first --limit documents of the corpus file at path as the
+// encoder reads them (corpus.EncodeText).
+func (f EmbedFlags) Texts(ctx context.Context, path string) ([]string, error) {
+	docs, _, err := corpus.ReadFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	if f.Limit > 0 && f.Limit < len(docs) {
+		docs = docs[:f.Limit]
+	}
+	texts := make([]string, len(docs))
+	for i, d := range docs {
+		texts[i] = corpus.EncodeText(d)
+	}
+	return texts, nil
 }
 
 // EncoderNames are the --encoders, or configured when none is given.

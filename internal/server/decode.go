@@ -39,6 +39,25 @@ func DecodeRetrieve(r io.Reader, defaults pipeline.Options) (RetrieveInput, erro
 	return req, checkText("query", req.Query)
 }
 
+// DecodeOptions reads options given as name=value pairs (the CLI's -o,
+// api.RawRequest) on top of base as a request's options are read: names,
+// ranges and errors as the API's. A malformed pair is an errs.Invalid error.
+func DecodeOptions(opts []string, base pipeline.Options) (pipeline.Options, error) {
+	if len(opts) == 0 {
+		return base, nil
+	}
+	// The query stands in for the one the options will be used with.
+	body, err := api.RawRequest("-", opts)
+	if err != nil {
+		return base, errs.E(errs.Invalid, "%v", err)
+	}
+	req, err := DecodeRetrieve(bytes.NewReader(body), base)
+	if err != nil {
+		return base, err
+	}
+	return req.Options, nil
+}
+
 // DecodeLink reads a link request strictly.
 func DecodeLink(r io.Reader) (api.LinkRequest, error) {
 	var req api.LinkRequest

@@ -8,11 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 	"github.com/dmar-kg/dmar/loaders/bundlesink"
 	"github.com/dmar-kg/dmar/loaders/neo4jcsv"
@@ -96,4 +99,22 @@ func OpenBolt(ctx context.Context, cfg neo4jkg.Config) (kg.Sink, error) {
 		return nil, err
 	}
 	return boltSink{Sink: s, store: st}, nil
+}
+
+// StreamBundle streams the KG bundle in dir into sink, the file sink of
+// target (OpenFile), so that a large bundle never has to fit in memory on
+// its way to neo4j-admin import, and reports the counts on w.
+func StreamBundle(ctx context.Context, dir, target string, sink kg.Sink, w io.Writer) error {
+	start := time.Now()
+	st, err := bundle.Stream(ctx, dir, sink, 0)
+	if err := kg.Finish(ctx, sink, err); err != nil {
+		return fmt.Errorf("load kg --to %s: %w", target, err)
+	}
+	fmt.Fprintf(w, "load kg: %s to %s: entities read %d, loaded %d, duplicates %d, bad %d; triples read %d, loaded %d, duplicates %d, bad %d (%.1fs)\n",
+		dir, target, st.EntitiesRead, st.EntitiesLoaded, st.EntitiesDuplicate, st.EntitiesBad,
+		st.TriplesRead, st.TriplesLoaded, st.TriplesDuplicate, st.TriplesBad, time.Since(start).Seconds())
+	for _, p := range st.Problems {
+		fmt.Fprintln(w, "  skipped:", p)
+	}
+	return nil
 }

@@ -98,3 +98,18 @@ func (l *Legacy) Check(o LoadOptions, neo4j bool) error {
 	}
 	return nil
 }
+
+// CheckTarget reports, as an errs.Invalid error, Neo4j's own options given
+// to a dmar load kg whose bundle goes elsewhere: to files (to, its --to) or
+// to the embedded graph (neo4j false).
+func (o LoadOptions) CheckTarget(to string, neo4j bool) error {
+	switch {
+	case !o.AfterImport && !o.Wipe && o.Checkpoint == "":
+		return nil
+	case to != "":
+		return errs.E(errs.Invalid, "load kg: --to writes files; --after-import, --wipe and --checkpoint are for a Neo4j --graph")
+	case !neo4j:
+		return errs.E(errs.Invalid, "load kg: --after-import, --wipe and --checkpoint need --graph neo4j://HOST:PORT (or bolt://)")
+	}
+	return nil
+}
