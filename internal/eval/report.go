@@ -126,6 +126,7 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 	writeHeader(w, s)
 	writeQuality(w, s)
 	writeDiffs(w, s)
+	writeDiffsFrom(w, s)
 	writeStrata(w, s)
 	writeLatency(w, s)
 	writeReaderCost(w, s)
@@ -185,6 +186,38 @@ func writeDiffs(w io.Writer, s *Summary) {
 		}
 		return fmt.Sprintf("%+.3f [%+.3f, %+.3f]%s", ci.Diff, ci.Lo, ci.Hi, star)
 	})
+}
+
+// writeDiffsFrom is each ablation against the system it starts from, with
+// the p50 latency each costs: what the removed stage buys and costs.
+func writeDiffsFrom(w io.Writer, s *Summary) {
+	if len(s.DiffsFrom) == 0 {
+		return
+	}
+	dm := diffMetrics(s)
+	fmt.Fprintf(w, "\n## Each ablation against the system it starts from (paired bootstrap, %s)\n\n", s.Bootstrap.Confidence)
+	fmt.Fprintf(w, "Negative: the removed part helped. `*` marks an interval that excludes 0. p50: the ablation's p50 latency minus its starting system's, ms.\n\n")
+	fmt.Fprintf(w, "| system | from | %s | p50 |\n|---|---|%s---|\n", strings.Join(dm, " | "), strings.Repeat("---|", len(dm)))
+	for _, sys := range s.Systems {
+		d, ok := s.DiffsFrom[sys.Name]
+		if !ok {
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s |", sys.Name, sys.From)
+		for _, m := range dm {
+			ci, ok := d[m]
+			if !ok {
+				fmt.Fprintf(w, " – |")
+				continue
+			}
+			star := ""
+			if ci.Significant() {
+				star = "*"
+			}
+			fmt.Fprintf(w, " %+.3f [%+.3f, %+.3f]%s |", ci.Diff, ci.Lo, ci.Hi, star)
+		}
+		fmt.Fprintf(w, " %+.1f |\n", s.Latency[sys.Name].P50-s.Latency[sys.From].P50)
+	}
 }
 
 // writeStrata is one table per stratum key, its values as columns.

@@ -11,15 +11,18 @@ import (
 
 // Summary is everything a run measured (results.json).
 type Summary struct {
-	Dataset       DatasetInfo                   `json:"dataset"`
-	KMax          int                           `json:"k_max"`
-	Systems       []System                      `json:"systems"`
-	Models        []string                      `json:"models"` // which GNN, gate, encoder, reader were in use
-	Metrics       []string                      `json:"metrics"`
-	BestBaseline  map[string]string             `json:"best_baseline"` // metric -> system
-	Means         map[string]map[string]float64 `json:"means"`         // system -> metric -> mean
-	Counts        map[string]map[string]int     `json:"counts"`        // questions a mean is over
-	Diffs         map[string]map[string]CI      `json:"diffs_vs_best_baseline"`
+	Dataset      DatasetInfo                   `json:"dataset"`
+	KMax         int                           `json:"k_max"`
+	Systems      []System                      `json:"systems"`
+	Models       []string                      `json:"models"` // which GNN, gate, encoder, reader were in use
+	Metrics      []string                      `json:"metrics"`
+	BestBaseline map[string]string             `json:"best_baseline"` // metric -> system
+	Means        map[string]map[string]float64 `json:"means"`         // system -> metric -> mean
+	Counts       map[string]map[string]int     `json:"counts"`        // questions a mean is over
+	Diffs        map[string]map[string]CI      `json:"diffs_vs_best_baseline"`
+	// DiffsFrom is each ablation against the system it starts from
+	// (System.From), paired, where both ran: system -> metric -> CI.
+	DiffsFrom     map[string]map[string]CI      `json:"diffs_vs_from,omitempty"`
 	Bootstrap     BootstrapInfo                 `json:"bootstrap"`
 	Strata        map[string]map[string]Stratum `json:"strata"` // key -> value -> results
 	Latency       map[string]Latency            `json:"latency_ms"`
@@ -149,6 +152,7 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 	s.EntSpread = summarizeEntSpread(systems, recs)
 	s.ReaderCost = summarizeReaderCost(systems, recs)
 	s.compareToBest(systems, vec, resamples, seed)
+	s.compareToFrom(systems, vec, resamples, seed)
 	s.addStrata(ds, systems, vec)
 	return s
 }
@@ -264,6 +268,29 @@ func (s *Summary) compareToBest(systems []System, vec map[string]map[string][]fl
 			if !math.IsNaN(ci.Diff) {
 				s.Diffs[sys.Name][m] = ci
 			}
+		}
+	}
+}
+
+// compareToFrom compares each ablation with the system it starts from,
+// when the run has both.
+func (s *Summary) compareToFrom(systems []System, vec map[string]map[string][]float64, resamples int, seed uint64) {
+	for i, sys := range systems {
+		if sys.From == "" || vec[sys.From] == nil {
+			continue
+		}
+		for _, m := range s.Metrics {
+			ci := PairedBootstrap(vec[sys.Name][m], vec[sys.From][m], resamples, seed+uint64(i))
+			if math.IsNaN(ci.Diff) {
+				continue
+			}
+			if s.DiffsFrom == nil {
+				s.DiffsFrom = map[string]map[string]CI{}
+			}
+			if s.DiffsFrom[sys.Name] == nil {
+				s.DiffsFrom[sys.Name] = map[string]CI{}
+			}
+			s.DiffsFrom[sys.Name][m] = ci
 		}
 	}
 }
