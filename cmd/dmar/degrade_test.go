@@ -108,7 +108,7 @@ type outcome struct {
 	// after the search answered: graph_recall_unavailable when the
 	// channel's fetch failed, own_pages_unavailable for the entities' pages).
 	partial bool
-	results  int
+	results int
 }
 
 func parse(q int, r reply) outcome {
