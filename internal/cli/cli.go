@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 )
@@ -50,6 +51,21 @@ func (c *Commands) Run(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	if cmd, ok := c.m[args[0]]; ok {
 		return cmd.run(ctx, args[1:], stdout, stderr)
+	}
+	// "dmar bench" (a group without its second word): name the group's commands.
+	var group []string
+	for name := range c.m {
+		if first, second, ok := strings.Cut(name, " "); ok && first == args[0] {
+			group = append(group, second)
+		}
+	}
+	if len(group) > 0 {
+		sort.Strings(group)
+		what := "needs a subcommand"
+		if len(args) >= 2 {
+			what = fmt.Sprintf("has no subcommand %q", args[1])
+		}
+		return UsageError{fmt.Sprintf("%s %s: one of %s (dmar help lists them)", args[0], what, strings.Join(group, ", "))}
 	}
 	return UsageError{fmt.Sprintf("unknown command %q (dmar help lists them)", args[0])}
 }
