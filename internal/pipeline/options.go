@@ -270,6 +270,7 @@ func (o Options) Validate() error {
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
 		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
+		o.TextOptions.validate(),
 	} {
 		if err != nil {
 			return err

@@ -546,3 +546,28 @@ func TestGraphDownDegradesQuestionAware(t *testing.T) {
 		}
 	}
 }
+
+// The text graph channel's options are range-checked like every other:
+// a weight outside [0, 100] or a document count outside [1, 500] is
+// refused, naming the field (they were once accepted and echoed back).
+func TestValidateTextOptions(t *testing.T) {
+	for field, set := range map[string]func(*pipeline.Options){
+		"text_graph":   func(o *pipeline.Options) { o.TextGraph = 101 },
+		"text_graph_k": func(o *pipeline.Options) { o.TextGraphK = 0 },
+	} {
+		o := pipeline.Defaults()
+		if err := o.Validate(); err != nil {
+			t.Fatalf("defaults: %v", err)
+		}
+		set(&o)
+		e, ok := errs.As(o.Validate())
+		if !ok || e.Code != errs.Invalid || e.Field != field {
+			t.Errorf("%s out of range: %v, want an invalid %s", field, e, field)
+		}
+	}
+	o := pipeline.Defaults()
+	o.TextGraph = -1
+	if e, ok := errs.As(o.Validate()); !ok || e.Field != "text_graph" {
+		t.Errorf("text_graph -1: %v", e)
+	}
+}
