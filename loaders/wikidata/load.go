@@ -367,7 +367,7 @@ type parsers struct {
 	pool    *sync.Pool
 	tokens  chan struct{}
 	done    chan *batch
-	readErr error // the reader's, set when it returns
+	readErr error // the reader's, set before it closes the workers' queue
 }
 
 // startParsers starts the reader and o.Workers parsers (0: GOMAXPROCS) on
@@ -388,7 +388,12 @@ func startParsers(ctx context.Context, r io.Reader, o *Options) *parsers {
 		done:   make(chan *batch, 2*workers+2),
 	}
 	jobs := make(chan *batch, workers)
-	go func() { p.readErr = readBatches(ctx, p.lr, p.pool, p.tokens, jobs) }()
+	go func() {
+		// Closing jobs after readErr is set orders that write before scan's
+		// read of it (jobs closed -> workers done -> done closed).
+		p.readErr = readBatches(ctx, p.lr, p.pool, p.tokens, jobs)
+		close(jobs)
+	}()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -473,9 +478,8 @@ const (
 )
 
 // readBatches splits the dump into batches of lines for the workers,
-// taking a token for each, until the end of the dump; it closes jobs.
+// taking a token for each, until the end of the dump or ctx is done.
 func readBatches(ctx context.Context, lr *lineReader, pool *sync.Pool, tokens chan struct{}, jobs chan<- *batch) error {
-	defer close(jobs)
 	for seq := 0; ; seq++ {
 		select {
 		case tokens <- struct{}{}:
