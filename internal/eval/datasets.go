@@ -205,72 +205,19 @@ func answerStrings(as ...string) []string {
 // (unique in HotpotQA), text = its sentences joined.
 func readHotpot(path string, perQuestion bool) (*Dataset, error) {
 	qpath, dir := benchFile(path, "questions.json")
-	var raw []struct {
-		ID       string            `json:"_id"`
-		Question string            `json:"question"`
-		Answer   string            `json:"answer"`
-		Type     string            `json:"type"`
-		Level    string            `json:"level"`
-		Support  [][]any           `json:"supporting_facts"`
-		Context  []json.RawMessage `json:"context"`
-	}
+	var raw []hotpotRecord
 	if err := readJSON(qpath, &raw); err != nil {
 		return nil, err
 	}
-	paras := map[string]string{}
-	var order []string
-	add := func(title string, sents []string) error {
-		text := strings.TrimSpace(strings.Join(sents, ""))
-		if old, ok := paras[title]; ok {
-			if old != text {
-				return fmt.Errorf("paragraph %q appears with two different texts", title)
-			}
-			return nil
-		}
-		paras[title] = text
-		order = append(order, title)
-		return nil
-	}
+	paras := paragraphs{text: map[string]string{}}
 	ds := &Dataset{Setting: "pooled"}
 	if perQuestion {
 		ds.Setting = "per-question"
 	}
 	for i, r := range raw {
-		if r.ID == "" || r.Question == "" {
-			return nil, fmt.Errorf("%s: question %d: missing _id or question", qpath, i)
-		}
-		q := Question{ID: r.ID, Question: r.Question, Answers: []string{r.Answer}, Strata: map[string]string{}}
-		if r.Type != "" {
-			q.Strata["type"] = r.Type
-		}
-		if r.Level != "" {
-			q.Strata["level"] = r.Level
-		}
-		for _, c := range r.Context {
-			var pair []json.RawMessage
-			var title string
-			var sents []string
-			if err := json.Unmarshal(c, &pair); err != nil || len(pair) != 2 ||
-				json.Unmarshal(pair[0], &title) != nil || json.Unmarshal(pair[1], &sents) != nil {
-				return nil, fmt.Errorf("%s: question %s: context entries must be [title, [sentences]]", qpath, r.ID)
-			}
-			if err := add(title, sents); err != nil {
-				return nil, fmt.Errorf("%s: %w", qpath, err)
-			}
-			q.Pool = append(q.Pool, title)
-		}
-		gold := map[string]bool{}
-		for _, s := range r.Support {
-			if len(s) < 1 {
-				continue
-			}
-			if t, ok := s[0].(string); ok && !gold[t] {
-				gold[t] = true
-				q.Gold = append(q.Gold, t)
-			}
-		}
-		if len(q.Gold) == 0 {
-			return nil, fmt.Errorf("%s: question %s has no supporting facts", qpath, r.ID)
+		q, err := r.question(i, qpath, &paras)
+		if err != nil {
+			return nil, err
 		}
 		if !perQuestion {
 			q.Pool = nil
@@ -278,27 +225,13 @@ func readHotpot(path string, perQuestion bool) (*Dataset, error) {
 		ds.Questions = append(ds.Questions, q)
 	}
 	if !perQuestion {
-		// The pooled corpus is corpus.json when present (the paragraphs of all questions).
-		cpath := filepath.Join(dir, "corpus.json")
-		var corpus map[string][]string
-		if err := readJSON(cpath, &corpus); err == nil {
-			titles := make([]string, 0, len(corpus))
-			for t := range corpus {
-				titles = append(titles, t)
-			}
-			sort.Strings(titles)
-			for _, t := range titles {
-				if err := add(t, corpus[t]); err != nil {
-					return nil, fmt.Errorf("%s: %w", cpath, err)
-				}
-			}
-		} else if !os.IsNotExist(unwrapAll(err)) {
+		if err := paras.addHotpotCorpus(filepath.Join(dir, "corpus.json")); err != nil {
 			return nil, err
 		}
 	}
-	sort.Strings(order)
-	for _, t := range order {
-		ds.Corpus = append(ds.Corpus, retrieval.Document{ID: t, Title: t, Text: paras[t]})
+	sort.Strings(paras.order)
+	for _, t := range paras.order {
+		ds.Corpus = append(ds.Corpus, retrieval.Document{ID: t, Title: t, Text: paras.text[t]})
 	}
 	if perQuestion {
 		ds.Notes = append(ds.Notes, "HotpotQA distractor setting: each question is searched over its own 10 paragraphs only (the paper's code); the index holds all paragraphs, each search is filtered to the question's ids.")
@@ -307,6 +240,103 @@ func readHotpot(path string, perQuestion bool) (*Dataset, error) {
 	}
 	ds.Notes = append(ds.Notes, "Answer recall skips yes/no answers (comparison questions): finding \"yes\" in a text says nothing.")
 	return ds, nil
+}
+
+// hotpotRecord is one question of HotpotQA's JSON.
+type hotpotRecord struct {
+	ID       string            `json:"_id"`
+	Question string            `json:"question"`
+	Answer   string            `json:"answer"`
+	Type     string            `json:"type"`
+	Level    string            `json:"level"`
+	Support  [][]any           `json:"supporting_facts"`
+	Context  []json.RawMessage `json:"context"`
+}
+
+// question is r, the i-th record of qpath, as a Question whose pool is its
+// context paragraphs (added to paras) and whose gold is the titles of its
+// supporting facts.
+func (r hotpotRecord) question(i int, qpath string, paras *paragraphs) (Question, error) {
+	if r.ID == "" || r.Question == "" {
+		return Question{}, fmt.Errorf("%s: question %d: missing _id or question", qpath, i)
+	}
+	q := Question{ID: r.ID, Question: r.Question, Answers: []string{r.Answer}, Strata: map[string]string{}}
+	if r.Type != "" {
+		q.Strata["type"] = r.Type
+	}
+	if r.Level != "" {
+		q.Strata["level"] = r.Level
+	}
+	for _, c := range r.Context {
+		var pair []json.RawMessage
+		var title string
+		var sents []string
+		if err := json.Unmarshal(c, &pair); err != nil || len(pair) != 2 ||
+			json.Unmarshal(pair[0], &title) != nil || json.Unmarshal(pair[1], &sents) != nil {
+			return Question{}, fmt.Errorf("%s: question %s: context entries must be [title, [sentences]]", qpath, r.ID)
+		}
+		if err := paras.add(title, sents); err != nil {
+			return Question{}, fmt.Errorf("%s: %w", qpath, err)
+		}
+		q.Pool = append(q.Pool, title)
+	}
+	gold := map[string]bool{}
+	for _, s := range r.Support {
+		if len(s) < 1 {
+			continue
+		}
+		if t, ok := s[0].(string); ok && !gold[t] {
+			gold[t] = true
+			q.Gold = append(q.Gold, t)
+		}
+	}
+	if len(q.Gold) == 0 {
+		return Question{}, fmt.Errorf("%s: question %s has no supporting facts", qpath, r.ID)
+	}
+	return q, nil
+}
+
+// paragraphs are HotpotQA's paragraphs by title, in the order first seen.
+type paragraphs struct {
+	text  map[string]string
+	order []string
+}
+
+// add keeps a paragraph; one title with two different texts is an error.
+func (p *paragraphs) add(title string, sents []string) error {
+	text := strings.TrimSpace(strings.Join(sents, ""))
+	if old, ok := p.text[title]; ok {
+		if old != text {
+			return fmt.Errorf("paragraph %q appears with two different texts", title)
+		}
+		return nil
+	}
+	p.text[title] = text
+	p.order = append(p.order, title)
+	return nil
+}
+
+// addHotpotCorpus adds the pooled corpus at cpath (the paragraphs of all
+// questions), when there is one.
+func (p *paragraphs) addHotpotCorpus(cpath string) error {
+	var corpus map[string][]string
+	if err := readJSON(cpath, &corpus); err != nil {
+		if !os.IsNotExist(unwrapAll(err)) {
+			return err
+		}
+		return nil
+	}
+	titles := make([]string, 0, len(corpus))
+	for t := range corpus {
+		titles = append(titles, t)
+	}
+	sort.Strings(titles)
+	for _, t := range titles {
+		if err := p.add(t, corpus[t]); err != nil {
+			return fmt.Errorf("%s: %w", cpath, err)
+		}
+	}
+	return nil
 }
 
 func unwrapAll(err error) error {
@@ -337,45 +367,15 @@ func MusiqueDocID(title, text string, shared bool) string {
 // gold = the supporting paragraphs, pooled over the corpus.
 func readMusique(path string) (*Dataset, error) {
 	qpath, dir := benchFile(path, "questions.json")
-	var raw []struct {
-		ID         string   `json:"id"`
-		Question   string   `json:"question"`
-		Answer     string   `json:"answer"`
-		Aliases    []string `json:"answer_aliases"`
-		Paragraphs []struct {
-			Title      string `json:"title"`
-			Text       string `json:"paragraph_text"`
-			Supporting bool   `json:"is_supporting"`
-		} `json:"paragraphs"`
-	}
+	var raw []musiqueRecord
 	if err := readJSON(qpath, &raw); err != nil {
 		return nil, err
 	}
-	var corpus []struct {
-		Title string `json:"title"`
-		Text  string `json:"text"`
-	}
-	cpath := filepath.Join(dir, "corpus.json")
-	if err := readJSON(cpath, &corpus); err != nil {
+	var corpus []musiqueParagraph
+	if err := readJSON(filepath.Join(dir, "corpus.json"), &corpus); err != nil {
 		return nil, err
 	}
-	// Paragraphs of the questions that are missing from corpus.json join it.
-	type key struct{ title, text string }
-	have := map[key]bool{}
-	for _, c := range corpus {
-		have[key{c.Title, c.Text}] = true
-	}
-	for _, r := range raw {
-		for _, p := range r.Paragraphs {
-			if !have[key{p.Title, p.Text}] {
-				have[key{p.Title, p.Text}] = true
-				corpus = append(corpus, struct {
-					Title string `json:"title"`
-					Text  string `json:"text"`
-				}{p.Title, p.Text})
-			}
-		}
-	}
+	corpus = withQuestionParagraphs(corpus, raw)
 	texts := map[string]map[string]bool{}
 	for _, c := range corpus {
 		if texts[c.Title] == nil {
@@ -395,24 +395,71 @@ func readMusique(path string) (*Dataset, error) {
 		ds.Corpus = append(ds.Corpus, d)
 	}
 	for i, r := range raw {
-		if r.ID == "" || r.Question == "" {
-			return nil, fmt.Errorf("%s: question %d: missing id or question", qpath, i)
-		}
-		q := Question{ID: r.ID, Question: r.Question, Answers: append([]string{r.Answer}, r.Aliases...), Strata: map[string]string{}}
-		hops, _, _ := strings.Cut(r.ID, "__")
-		if len(hops) > 0 && hops[0] >= '2' && hops[0] <= '9' {
-			q.Strata["hops"] = hops[:1] + "-hop"
-		}
-		for _, p := range r.Paragraphs {
-			if p.Supporting {
-				q.Gold = append(q.Gold, id(p.Title, p.Text))
-			}
-		}
-		if len(q.Gold) == 0 {
-			return nil, fmt.Errorf("%s: question %s has no supporting paragraph", qpath, r.ID)
+		q, err := r.question(i, qpath, id)
+		if err != nil {
+			return nil, err
 		}
 		ds.Questions = append(ds.Questions, q)
 	}
 	ds.Notes = append(ds.Notes, fmt.Sprintf("MuSiQue pooled setting: every question is searched over all %d paragraphs; a title shared by several paragraphs gets a hash of the text in its id.", len(ds.Corpus)))
 	return ds, nil
+}
+
+// musiqueRecord is one question of MuSiQue's JSON.
+type musiqueRecord struct {
+	ID         string   `json:"id"`
+	Question   string   `json:"question"`
+	Answer     string   `json:"answer"`
+	Aliases    []string `json:"answer_aliases"`
+	Paragraphs []struct {
+		Title      string `json:"title"`
+		Text       string `json:"paragraph_text"`
+		Supporting bool   `json:"is_supporting"`
+	} `json:"paragraphs"`
+}
+
+// musiqueParagraph is one paragraph of MuSiQue's corpus.json.
+type musiqueParagraph struct {
+	Title string `json:"title"`
+	Text  string `json:"text"`
+}
+
+// withQuestionParagraphs appends to corpus the questions' paragraphs that
+// are missing from it.
+func withQuestionParagraphs(corpus []musiqueParagraph, raw []musiqueRecord) []musiqueParagraph {
+	have := map[musiqueParagraph]bool{}
+	for _, c := range corpus {
+		have[c] = true
+	}
+	for _, r := range raw {
+		for _, p := range r.Paragraphs {
+			if c := (musiqueParagraph{p.Title, p.Text}); !have[c] {
+				have[c] = true
+				corpus = append(corpus, c)
+			}
+		}
+	}
+	return corpus
+}
+
+// question is r, the i-th record of qpath, as a Question whose gold is its
+// supporting paragraphs' ids.
+func (r musiqueRecord) question(i int, qpath string, id func(title, text string) string) (Question, error) {
+	if r.ID == "" || r.Question == "" {
+		return Question{}, fmt.Errorf("%s: question %d: missing id or question", qpath, i)
+	}
+	q := Question{ID: r.ID, Question: r.Question, Answers: append([]string{r.Answer}, r.Aliases...), Strata: map[string]string{}}
+	hops, _, _ := strings.Cut(r.ID, "__")
+	if len(hops) > 0 && hops[0] >= '2' && hops[0] <= '9' {
+		q.Strata["hops"] = hops[:1] + "-hop"
+	}
+	for _, p := range r.Paragraphs {
+		if p.Supporting {
+			q.Gold = append(q.Gold, id(p.Title, p.Text))
+		}
+	}
+	if len(q.Gold) == 0 {
+		return Question{}, fmt.Errorf("%s: question %s has no supporting paragraph", qpath, r.ID)
+	}
+	return q, nil
 }

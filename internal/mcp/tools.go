@@ -238,75 +238,98 @@ func ptr[T any](v T) *T { return &v }
 // addTools registers every tool on the write server and all but the write
 // tools on the read server.
 func (s *Service) addTools(spec openAPI) error {
-	retrieveIn, err := inputSchema[RetrieveInput](map[string]map[string]any{
+	in, err := toolInputSchemas(spec)
+	if err != nil {
+		return err
+	}
+	s.addReadTools(s.read, in)
+	s.addReadTools(s.write, in)
+	if s.cfg.Documents {
+		s.addWriteTools(in)
+	}
+	return nil
+}
+
+// toolSchemas are the tools' input schemas.
+type toolSchemas struct {
+	retrieve, link, subgraph, document, put, delete, answer *jsonschema.Schema
+}
+
+// toolInputSchemas builds the tools' input schemas, bounded as the OpenAPI
+// document spec bounds the REST API's fields.
+func toolInputSchemas(spec openAPI) (in toolSchemas, err error) {
+	in.retrieve, err = inputSchema[RetrieveInput](map[string]map[string]any{
 		"query": spec.property("RetrieveRequest", "query"), "k": spec.property("RetrieveRequest", "k"),
 		"method": spec.property("RetrieveRequest", "method"), "any_entities": spec.property("Filter", "any_entities"),
 		"ids": spec.property("Filter", "ids")})
 	if err != nil {
-		return fmt.Errorf("mcp: retrieve: %w", err)
+		return in, fmt.Errorf("mcp: retrieve: %w", err)
 	}
-	linkIn, err := inputSchema[LinkInput](map[string]map[string]any{"text": spec.property("LinkRequest", "text")})
+	in.link, err = inputSchema[LinkInput](map[string]map[string]any{"text": spec.property("LinkRequest", "text")})
 	if err != nil {
-		return fmt.Errorf("mcp: link: %w", err)
+		return in, fmt.Errorf("mcp: link: %w", err)
 	}
 	const sg = "/v1/entities/{qid}/subgraph"
-	subgraphIn, err := inputSchema[SubgraphInput](map[string]map[string]any{
+	in.subgraph, err = inputSchema[SubgraphInput](map[string]map[string]any{
 		"qid": spec.parameter(sg, "get", "qid"), "hops": spec.parameter(sg, "get", "hops"),
 		"limit": spec.parameter(sg, "get", "limit"), "hub_degree": spec.parameter(sg, "get", "hub_degree")})
 	if err != nil {
-		return fmt.Errorf("mcp: subgraph: %w", err)
+		return in, fmt.Errorf("mcp: subgraph: %w", err)
 	}
-	docIn, err := inputSchema[DocumentInput](map[string]map[string]any{"id": spec.parameter("/v1/documents/{id}", "get", "id")})
+	in.document, err = inputSchema[DocumentInput](map[string]map[string]any{"id": spec.parameter("/v1/documents/{id}", "get", "id")})
 	if err != nil {
-		return fmt.Errorf("mcp: get_document: %w", err)
+		return in, fmt.Errorf("mcp: get_document: %w", err)
 	}
-	putIn, err := inputSchema[PutInput](map[string]map[string]any{"documents": spec.property("PutDocumentsRequest", "documents")})
+	in.put, err = inputSchema[PutInput](map[string]map[string]any{"documents": spec.property("PutDocumentsRequest", "documents")})
 	if err != nil {
-		return fmt.Errorf("mcp: put_documents: %w", err)
+		return in, fmt.Errorf("mcp: put_documents: %w", err)
 	}
-	deleteIn, err := inputSchema[DeleteInput](map[string]map[string]any{"ids": spec.property("DeleteDocumentsRequest", "ids")})
+	in.delete, err = inputSchema[DeleteInput](map[string]map[string]any{"ids": spec.property("DeleteDocumentsRequest", "ids")})
 	if err != nil {
-		return fmt.Errorf("mcp: delete_documents: %w", err)
+		return in, fmt.Errorf("mcp: delete_documents: %w", err)
 	}
-	answerIn, err := inputSchema[AnswerInput](map[string]map[string]any{
+	in.answer, err = inputSchema[AnswerInput](map[string]map[string]any{
 		"query": spec.property("AnswerRequest", "query"), "k": spec.property("AnswerRequest", "k"), "method": spec.property("AnswerRequest", "method")})
 	if err != nil {
-		return fmt.Errorf("mcp: answer: %w", err)
+		return in, fmt.Errorf("mcp: answer: %w", err)
 	}
-	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
-	both := func(add func(*mcp.Server)) { add(s.read); add(s.write) }
+	return in, nil
+}
 
-	both(func(srv *mcp.Server) {
-		mcp.AddTool(srv, &mcp.Tool{Name: "retrieve", Title: "Retrieve evidence documents", InputSchema: retrieveIn, Annotations: readOnly,
-			Description: "Find the documents that answer a question, best first. Each result has its score, the Wikidata entities it mentions, " +
-				"and the knowledge-graph paths from the question's entities to it (e.g. Christopher Nolan -[director of]-> Inception): " +
-				"cite those paths when they explain an answer. Ask one question per call."}, s.retrieve)
-		mcp.AddTool(srv, &mcp.Tool{Name: "link", Title: "Link entities in a text", InputSchema: linkIn, Annotations: readOnly,
-			Description: "Find the knowledge-graph entities (Wikidata QIDs with labels) a text mentions, with where each mention is. " +
-				"Use the QIDs with subgraph, or as retrieve's any_entities."}, s.link)
-		mcp.AddTool(srv, &mcp.Tool{Name: "subgraph", Title: "An entity's neighbourhood", InputSchema: subgraphIn, Annotations: readOnly,
-			Description: "The knowledge-graph neighbourhood of one entity: its nodes (QID, label, distance) and typed edges (property id and label). " +
-				"Use it to see how entities relate, e.g. which films a director directed."}, s.subgraph)
-		if s.cfg.Documents {
-			mcp.AddTool(srv, &mcp.Tool{Name: "get_document", Title: "Read a document", InputSchema: docIn, Annotations: readOnly,
-				Description: "A whole stored document by id (as retrieve returns it), with its metadata and the entities it mentions."}, s.getDocument)
-		}
-		if s.cfg.Answer {
-			mcp.AddTool(srv, &mcp.Tool{Name: "answer", Title: "Answer a question from the documents", InputSchema: answerIn,
-				Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
-				Description: "Retrieve, then have dmar's configured language model write a short answer from the top documents, " +
-					"citing their ids in square brackets. Prefer retrieve when you will write the answer yourself."}, s.answer)
-		}
-	})
-	if !s.cfg.Documents {
-		return nil
+// addReadTools registers the tools that change nothing on srv.
+func (s *Service) addReadTools(srv *mcp.Server, in toolSchemas) {
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: ptr(false)}
+	mcp.AddTool(srv, &mcp.Tool{Name: "retrieve", Title: "Retrieve evidence documents", InputSchema: in.retrieve, Annotations: readOnly,
+		Description: "Find the documents that answer a question, best first. Each result has its score, the Wikidata entities it mentions, " +
+			"and the knowledge-graph paths from the question's entities to it (e.g. Christopher Nolan -[director of]-> Inception): " +
+			"cite those paths when they explain an answer. Ask one question per call."}, s.retrieve)
+	mcp.AddTool(srv, &mcp.Tool{Name: "link", Title: "Link entities in a text", InputSchema: in.link, Annotations: readOnly,
+		Description: "Find the knowledge-graph entities (Wikidata QIDs with labels) a text mentions, with where each mention is. " +
+			"Use the QIDs with subgraph, or as retrieve's any_entities."}, s.link)
+	mcp.AddTool(srv, &mcp.Tool{Name: "subgraph", Title: "An entity's neighbourhood", InputSchema: in.subgraph, Annotations: readOnly,
+		Description: "The knowledge-graph neighbourhood of one entity: its nodes (QID, label, distance) and typed edges (property id and label). " +
+			"Use it to see how entities relate, e.g. which films a director directed."}, s.subgraph)
+	if s.cfg.Documents {
+		mcp.AddTool(srv, &mcp.Tool{Name: "get_document", Title: "Read a document", InputSchema: in.document, Annotations: readOnly,
+			Description: "A whole stored document by id (as retrieve returns it), with its metadata and the entities it mentions."}, s.getDocument)
 	}
-	put := &mcp.Tool{Name: "put_documents", Title: "Add or replace documents", InputSchema: putIn,
+	if s.cfg.Answer {
+		mcp.AddTool(srv, &mcp.Tool{Name: "answer", Title: "Answer a question from the documents", InputSchema: in.answer,
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+			Description: "Retrieve, then have dmar's configured language model write a short answer from the top documents, " +
+				"citing their ids in square brackets. Prefer retrieve when you will write the answer yourself."}, s.answer)
+	}
+}
+
+// addWriteTools registers the document-writing tools on the write server,
+// and their refusal on the read server.
+func (s *Service) addWriteTools(in toolSchemas) {
+	put := &mcp.Tool{Name: "put_documents", Title: "Add or replace documents", InputSchema: in.put,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: true, DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 		Description: "Add documents to the corpus, or replace those with the same id; they are linked to the knowledge graph and searchable " +
 			"when the call returns. Documents that break a rule are listed in rejected with the field and reason; the others are written. " +
 			"Needs an API key with write permission."}
-	del := &mcp.Tool{Name: "delete_documents", Title: "Delete documents", InputSchema: deleteIn,
+	del := &mcp.Tool{Name: "delete_documents", Title: "Delete documents", InputSchema: in.delete,
 		Annotations: &mcp.ToolAnnotations{IdempotentHint: false, DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 		Description: "Delete documents by id, all or nothing: if an id is unknown, nothing is deleted and the error names it. " +
 			"Needs an API key with write permission."}
@@ -319,7 +342,6 @@ func (s *Service) addTools(spec openAPI) error {
 			return s.refuseOrCall(ctx, req, name, req.Params.Arguments)
 		}
 	}
-	return nil
 }
 
 // refuseOrCall runs a write tool for a caller the tool list left it out

@@ -53,13 +53,30 @@ type Ranked struct {
 // in proportion to its edges' weights; a node without edges returns its
 // mass to the seeds. It honours ctx between iterations.
 func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranked, error) {
+	reset, seedOf := personalization(sg, seeds)
+	if reset == nil {
+		return nil, nil
+	}
+	out := transitions(sg)
+	x, err := pageRank(ctx, out, reset, p)
+	if err != nil {
+		return nil, err
+	}
+	from, via := bestPaths(sg, out, reset, p.Damping)
+	return rankedPassages(sg, seeds, x, seedOf, from, via), nil
+}
+
+// personalization is the restart distribution over sg's nodes (the seeds'
+// weights, normalised) and, per node, the index of its heaviest seed (-1:
+// none). reset is nil when no seed with weight is in sg.
+func personalization(sg Subgraph, seeds []Seed) (reset []float64, seedOf []int) {
 	n := len(sg.Nodes)
 	at := make(map[string]int, n)
 	for i, nd := range sg.Nodes {
 		at[nd.Key] = i
 	}
-	reset := make([]float64, n)
-	seedOf := make([]int, n)
+	reset = make([]float64, n)
+	seedOf = make([]int, n)
 	for i := range seedOf {
 		seedOf[i] = -1
 	}
@@ -79,11 +96,20 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 	for i := range reset {
 		reset[i] /= total
 	}
-	type arc struct {
-		to   int
-		p    float64
-		kind EdgeKind
-	}
+	return reset, seedOf
+}
+
+// arc is one direction of an edge with its transition probability.
+type arc struct {
+	to   int
+	p    float64
+	kind EdgeKind
+}
+
+// transitions lists each node's outgoing arcs, both directions of every
+// edge of positive weight, in proportion to the node's total edge weight.
+func transitions(sg Subgraph) [][]arc {
+	n := len(sg.Nodes)
 	out := make([][]arc, n)
 	sum := make([]float64, n)
 	for _, e := range sg.Edges {
@@ -97,8 +123,14 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 		out[e.A] = append(out[e.A], arc{e.B, e.W / sum[e.A], e.Kind})
 		out[e.B] = append(out[e.B], arc{e.A, e.W / sum[e.B], e.Kind})
 	}
+	return out
+}
+
+// pageRank iterates from reset until the scores move less than
+// p.Tolerance or p.MaxIterations pass; dangling nodes' mass restarts.
+func pageRank(ctx context.Context, out [][]arc, reset []float64, p RankParams) ([]float64, error) {
 	x := append([]float64(nil), reset...)
-	next := make([]float64, n)
+	next := make([]float64, len(reset))
 	for it := 0; it < p.MaxIterations; it++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -127,12 +159,18 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 			break
 		}
 	}
-	// The best path to each node: the highest product of the seed's share
-	// and the transitions on the way, found by relaxing every arc as many
-	// times as the subgraph is deep.
+	return x, nil
+}
+
+// bestPaths finds the best path to each node: the highest product of the
+// seed's share and the transitions on the way, found by relaxing every arc
+// as many times as the subgraph is deep. from[i] is the node before i
+// (-1 at a seed or an unreached node), via[i] the edge taken.
+func bestPaths(sg Subgraph, out [][]arc, reset []float64, damping float64) (from []int, via []EdgeKind) {
+	n := len(sg.Nodes)
 	best := make([]float64, n)
-	from := make([]int, n)
-	via := make([]EdgeKind, n)
+	from = make([]int, n)
+	via = make([]EdgeKind, n)
 	for i := range from {
 		from[i] = -1
 		best[i] = reset[i]
@@ -148,7 +186,7 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 				continue
 			}
 			for _, a := range as {
-				if v := best[i] * a.p * p.Damping; v > best[a.to] && reset[a.to] == 0 {
+				if v := best[i] * a.p * damping; v > best[a.to] && reset[a.to] == 0 {
 					best[a.to], from[a.to], via[a.to] = v, i, a.kind
 					changed = true
 				}
@@ -158,6 +196,14 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 			break
 		}
 	}
+	return from, via
+}
+
+// rankedPassages turns the scores into the passages with a positive score,
+// each with its path traced back through from and the seed it starts at,
+// best first (ties: document ID).
+func rankedPassages(sg Subgraph, seeds []Seed, x []float64, seedOf, from []int, via []EdgeKind) []Ranked {
+	n := len(sg.Nodes)
 	var res []Ranked
 	for i, nd := range sg.Nodes {
 		if KindOf(nd.Key) != PassageNode || x[i] <= 0 {
@@ -166,6 +212,7 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 		r := Ranked{Doc: DocumentID(nd.Key), Score: x[i]}
 		var steps []Step
 		j := i
+		// guard stops a cycle in from, which the relaxation should not make.
 		for guard := 0; j >= 0 && guard <= n; guard++ {
 			steps = append(steps, Step{Key: sg.Nodes[j].Key, Label: sg.Nodes[j].Label, Kind: via[j]})
 			if from[j] < 0 {
@@ -188,7 +235,7 @@ func Rank(ctx context.Context, sg Subgraph, seeds []Seed, p RankParams) ([]Ranke
 		}
 		return res[a].Doc < res[b].Doc
 	})
-	return res, nil
+	return res
 }
 
 // PathText is a path as an explanation reads it: "Christopher Nolan

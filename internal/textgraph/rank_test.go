@@ -2,6 +2,7 @@ package textgraph
 
 import (
 	"context"
+	"strconv"
 	"testing"
 )
 
@@ -44,5 +45,32 @@ func TestRank(t *testing.T) {
 	}
 	if res, _ := Rank(context.Background(), tiny(), nil, DefaultRankParams()); res != nil {
 		t.Errorf("no seeds: %+v, want nothing", res)
+	}
+}
+
+// BenchmarkRank walks a synthetic subgraph: 400 passages, 1,200 phrases
+// each in three passages, phrases joined by synonym edges.
+func BenchmarkRank(b *testing.B) {
+	const passages, phrases = 400, 1200
+	var sg Subgraph
+	for i := 0; i < passages; i++ {
+		sg.Nodes = append(sg.Nodes, Node{Key: "d:p" + strconv.Itoa(i), Kind: PassageNode, Label: "P", Hop: 1 + i%2})
+	}
+	for i := 0; i < phrases; i++ {
+		sg.Nodes = append(sg.Nodes, Node{Key: "p:" + strconv.Itoa(i), Label: "x", Hop: i % 3})
+	}
+	for i := 0; i < phrases; i++ {
+		for k := 0; k < 3; k++ {
+			sg.Edges = append(sg.Edges, Edge{A: passages + i, B: (i*7 + k*131) % passages, Kind: Contains, W: 1})
+		}
+		sg.Edges = append(sg.Edges, Edge{A: passages + i, B: passages + (i*13+5)%phrases, Kind: Synonym, W: 0.8})
+	}
+	seeds := []Seed{{Key: "p:0", W: 1}, {Key: "p:17", W: 0.5}, {Key: "d:p3", W: 0.2}}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if _, err := Rank(ctx, sg, seeds, DefaultRankParams()); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -137,59 +137,20 @@ func (s *Sink) Close(ctx context.Context) error {
 			p.discard()
 		}
 	}()
-	p, err := writePart(s.dir, "triples.tsv", func(w *bufio.Writer) error {
-		for _, t := range s.triples {
-			if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", t.Head, t.PID, t.Tail); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	parts = append(parts, p)
-	qids := make([]string, 0, len(s.entities))
-	for q := range s.entities {
-		qids = append(qids, q)
-	}
-	sort.Strings(qids)
-	p, err = writePart(s.dir, "entities.jsonl", func(w *bufio.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
-		for _, q := range qids {
-			e := s.entities[q]
-			aliases := e.Aliases
-			if aliases == nil {
-				aliases = []string{}
-			}
-			if err := enc.Encode(entityLine{QID: q, Label: e.Label, Aliases: aliases, Description: e.Description, Degree: degree[q]}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	parts = append(parts, p)
-	rels := map[string]relationValue{}
-	for pid, n := range perPID {
-		r := s.relations[pid]
-		rels[pid] = relationValue{Label: r.Label, Description: r.Description, Triples: n}
-	}
-	p, err = writePart(s.dir, "relations.json", func(w *bufio.Writer) error {
-		b, err := json.MarshalIndent(rels, "", "  ")
+	for _, f := range []struct {
+		name string
+		fill func(*bufio.Writer) error
+	}{
+		{"triples.tsv", s.triplesTSV},
+		{"entities.jsonl", func(w *bufio.Writer) error { return s.entitiesJSONL(w, degree) }},
+		{"relations.json", func(w *bufio.Writer) error { return s.relationsJSON(w, perPID) }},
+	} {
+		p, err := writePart(s.dir, f.name, f.fill)
 		if err != nil {
 			return err
 		}
-		_, err = w.Write(append(b, '\n'))
-		return err
-	})
-	if err != nil {
-		return err
+		parts = append(parts, p)
 	}
-	parts = append(parts, p)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -199,6 +160,56 @@ func (s *Sink) Close(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// triplesTSV writes triples.tsv: one "head<TAB>pid<TAB>tail" line per
+// triple, in first-write order.
+func (s *Sink) triplesTSV(w *bufio.Writer) error {
+	for _, t := range s.triples {
+		if _, err := fmt.Fprintf(w, "%s\t%s\t%s\n", t.Head, t.PID, t.Tail); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// entitiesJSONL writes entities.jsonl: one line per entity, sorted by QID,
+// with its degree.
+func (s *Sink) entitiesJSONL(w *bufio.Writer, degree map[string]int) error {
+	qids := make([]string, 0, len(s.entities))
+	for q := range s.entities {
+		qids = append(qids, q)
+	}
+	sort.Strings(qids)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, q := range qids {
+		e := s.entities[q]
+		aliases := e.Aliases
+		if aliases == nil {
+			aliases = []string{}
+		}
+		if err := enc.Encode(entityLine{QID: q, Label: e.Label, Aliases: aliases, Description: e.Description, Degree: degree[q]}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// relationsJSON writes relations.json: the properties some triple uses
+// (perPID counts them), with their labels.
+func (s *Sink) relationsJSON(w *bufio.Writer, perPID map[string]int) error {
+	rels := map[string]relationValue{}
+	for pid, n := range perPID {
+		r := s.relations[pid]
+		rels[pid] = relationValue{Label: r.Label, Description: r.Description, Triples: n}
+	}
+	b, err := json.MarshalIndent(rels, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }
 
 // part is a complete file under a temporary name in the bundle directory.

@@ -142,15 +142,8 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 	if err := o.validate(); err != nil {
 		return st, err
 	}
-	if o.PropertiesTSV != "" {
-		rels, err := ReadPropertiesTSV(o.PropertiesTSV)
-		if err != nil {
-			return st, err
-		}
-		if err := sink.WriteRelations(ctx, rels); err != nil {
-			return st, fmt.Errorf("write relations: %w", err)
-		}
-		st.Relations += len(rels)
+	if err := writePropertiesTSV(ctx, sink, o.PropertiesTSV, &st); err != nil {
+		return st, err
 	}
 	var inSet map[string]bool
 	if len(o.Seeds) > 0 {
@@ -159,72 +152,107 @@ func Load(ctx context.Context, path string, sink kg.Sink, o Options) (st Stats, 
 			return st, err
 		}
 	}
-	var seen qidset.Set
-	seenP := map[string]bool{}
-	var ents []kg.Entity
-	var trs []kg.Triple
-	var rels []kg.Relation
+	c := &collector{sink: sink, itemsOnly: o.ItemsOnly, inSet: inSet, st: &st, seenP: map[string]bool{}}
 	pass := st.Passes + 1
-	err = scan(ctx, path, o, fmt.Sprintf("pass %d/%d", pass, pass), &st, func(r *result) error {
-		e := &r.ent
-		switch {
-		case e.Type == "property" && !o.ItemsOnly && e.ID[0] == 'P':
-			if seenP[e.ID] {
-				st.Filtered++ // the same property twice: the first one stands
-				return nil
-			}
-			seenP[e.ID] = true
-			rels = append(rels, kg.Relation{PID: e.ID, Label: e.Label, Description: e.Description})
-			st.Relations++
-		case e.Type != "item" || e.ID[0] != 'Q':
-			st.Filtered++
-			return nil
-		case inSet != nil && !inSet[e.ID]:
-			st.Filtered++
-			return nil
-		case !seen.Add(qidNum(e.ID)):
-			st.Filtered++ // the same item twice: the first one stands
-			return nil
-		default:
-			label := e.Label
-			if label == "" {
-				label = e.ID
-			}
-			ents = append(ents, kg.Entity{QID: e.ID, Label: label, Aliases: e.Aliases, Description: e.Description})
-			for _, c := range e.Claims {
-				if inSet == nil || inSet[c.QID] {
-					trs = append(trs, kg.Triple{Head: e.ID, PID: c.PID, Tail: c.QID})
-				}
-			}
-		}
-		st.Loaded++
-		return nil
-	}, func() error {
-		// Called after each batch, in order: hand what it made to the sink.
-		if len(rels) > 0 {
-			if err := sink.WriteRelations(ctx, rels); err != nil {
-				return fmt.Errorf("write relations: %w", err)
-			}
-		}
-		if len(ents) > 0 {
-			if err := sink.WriteEntities(ctx, ents); err != nil {
-				return fmt.Errorf("write entities: %w", err)
-			}
-		}
-		if len(trs) > 0 {
-			if err := sink.WriteTriples(ctx, trs); err != nil {
-				return fmt.Errorf("write triples: %w", err)
-			}
-		}
-		st.Triples += len(trs)
-		ents, trs, rels = ents[:0], trs[:0], rels[:0]
-		return nil
-	})
+	err = scan(ctx, path, o, fmt.Sprintf("pass %d/%d", pass, pass), &st, c.add, func() error { return c.flush(ctx) })
 	st.Passes = pass
 	if err == nil {
 		err = st.cutOff(path, o)
 	}
 	return st, err
+}
+
+// writePropertiesTSV writes the relations of the labels file at path ("":
+// none), before the dump's.
+func writePropertiesTSV(ctx context.Context, sink kg.Sink, path string, st *Stats) error {
+	if path == "" {
+		return nil
+	}
+	rels, err := ReadPropertiesTSV(path)
+	if err != nil {
+		return err
+	}
+	if err := sink.WriteRelations(ctx, rels); err != nil {
+		return fmt.Errorf("write relations: %w", err)
+	}
+	st.Relations += len(rels)
+	return nil
+}
+
+// collector turns the final pass's entities into what the sink takes, and
+// hands each batch's share to it.
+type collector struct {
+	sink      kg.Sink
+	itemsOnly bool
+	inSet     map[string]bool // the neighbourhood; nil: every item
+	st        *Stats
+	seen      qidset.Set
+	seenP     map[string]bool
+	ents      []kg.Entity
+	trs       []kg.Triple
+	rels      []kg.Relation
+}
+
+// add keeps an item with its statements (both limited to the neighbourhood
+// when there is one) or a property as a relation; it counts the rest,
+// repeats included, as filtered.
+func (c *collector) add(r *result) error {
+	e, st := &r.ent, c.st
+	switch {
+	case e.Type == "property" && !c.itemsOnly && e.ID[0] == 'P':
+		if c.seenP[e.ID] {
+			st.Filtered++ // the same property twice: the first one stands
+			return nil
+		}
+		c.seenP[e.ID] = true
+		c.rels = append(c.rels, kg.Relation{PID: e.ID, Label: e.Label, Description: e.Description})
+		st.Relations++
+	case e.Type != "item" || e.ID[0] != 'Q':
+		st.Filtered++
+		return nil
+	case c.inSet != nil && !c.inSet[e.ID]:
+		st.Filtered++
+		return nil
+	case !c.seen.Add(qidNum(e.ID)):
+		st.Filtered++ // the same item twice: the first one stands
+		return nil
+	default:
+		label := e.Label
+		if label == "" {
+			label = e.ID
+		}
+		c.ents = append(c.ents, kg.Entity{QID: e.ID, Label: label, Aliases: e.Aliases, Description: e.Description})
+		for _, cl := range e.Claims {
+			if c.inSet == nil || c.inSet[cl.QID] {
+				c.trs = append(c.trs, kg.Triple{Head: e.ID, PID: cl.PID, Tail: cl.QID})
+			}
+		}
+	}
+	st.Loaded++
+	return nil
+}
+
+// flush is called after each batch, in order: it hands what the batch made
+// to the sink.
+func (c *collector) flush(ctx context.Context) error {
+	if len(c.rels) > 0 {
+		if err := c.sink.WriteRelations(ctx, c.rels); err != nil {
+			return fmt.Errorf("write relations: %w", err)
+		}
+	}
+	if len(c.ents) > 0 {
+		if err := c.sink.WriteEntities(ctx, c.ents); err != nil {
+			return fmt.Errorf("write entities: %w", err)
+		}
+	}
+	if len(c.trs) > 0 {
+		if err := c.sink.WriteTriples(ctx, c.trs); err != nil {
+			return fmt.Errorf("write triples: %w", err)
+		}
+	}
+	c.st.Triples += len(c.trs)
+	c.ents, c.trs, c.rels = c.ents[:0], c.trs[:0], c.rels[:0]
+	return nil
 }
 
 // TruncatedError is Load's error for a cut-off dump without
@@ -300,6 +328,51 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 		return err
 	}
 	defer in.close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := startParsers(ctx, in.r, &o)
+	meter := newMeter(o.Progress, "load wikidata "+pass, in.size, o.ProgressEvery)
+	var end ending
+	err = p.inOrder(ctx, cancel, func(b *batch) error {
+		n, err := deliver(b, st, &end, o.Log, each)
+		if ferr := flush(); ferr != nil && err == nil {
+			err = ferr
+		}
+		st.Bytes = b.end
+		meter.update(st.Bytes, in.consumed.Load(), n)
+		return err
+	})
+	meter.done(st.Bytes, in.consumed.Load())
+	if err != nil {
+		return err
+	}
+	if p.readErr != nil {
+		// Only a true end of file inside the compressed stream is a cut-off
+		// (lineReader notes it); a checksum failure, corrupt data or trailing
+		// garbage is an error, even once the whole file has been read.
+		return p.readErr
+	}
+	if err := end.streamCut(in, p.lr); err != nil {
+		return err
+	}
+	end.report(st)
+	return ctx.Err()
+}
+
+// parsers read a dump in batches of lines and parse them on worker
+// goroutines; done yields the parsed batches in any order, each holding
+// one of tokens until it is handed back.
+type parsers struct {
+	lr      *lineReader
+	pool    *sync.Pool
+	tokens  chan struct{}
+	done    chan *batch
+	readErr error // the reader's, set before it closes the workers' queue
+}
+
+// startParsers starts the reader and o.Workers parsers (0: GOMAXPROCS) on
+// r; they stop when ctx is cancelled.
+func startParsers(ctx context.Context, r io.Reader, o *Options) *parsers {
 	workers := o.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -308,16 +381,19 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	if maxLine <= 0 {
 		maxLine = 256 << 20
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
-	tokens := make(chan struct{}, 2*workers+2) // bounds the batches in flight
+	p := &parsers{
+		lr:     newLineReader(r, maxLine),
+		pool:   &sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)} }},
+		tokens: make(chan struct{}, 2*workers+2), // bounds the batches in flight
+		done:   make(chan *batch, 2*workers+2),
+	}
 	jobs := make(chan *batch, workers)
-	done := make(chan *batch, 2*workers+2)
-	pool := &sync.Pool{New: func() any { return &batch{buf: make([]byte, 0, batchBytes+batchBytes/4)} }}
-	lr := newLineReader(in.r, maxLine)
-	var readErr error
-	go func() { readErr = readBatches(ctx, lr, pool, tokens, jobs) }()
+	go func() {
+		// Closing jobs after readErr is set orders that write before scan's
+		// read of it (jobs closed -> workers done -> done closed).
+		p.readErr = readBatches(ctx, p.lr, p.pool, p.tokens, jobs)
+		close(jobs)
+	}()
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
@@ -328,20 +404,24 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 				for _, l := range b.lines {
 					b.out = parseRef(b.out, b.buf[l.start:l.end], l, &o.Filter)
 				}
-				done <- b
+				p.done <- b
 			}
 		}()
 	}
-	go func() { wg.Wait(); close(done) }()
+	go func() { wg.Wait(); close(p.done) }()
+	return p
+}
 
-	meter := newMeter(o.Progress, "load wikidata "+pass, in.size, o.ProgressEvery)
+// inOrder calls handle on the parsed batches in dump order and recycles
+// them. After the first error, or once ctx is done, it cancels the
+// parsers, drains what is in flight and returns that error.
+func (p *parsers) inOrder(ctx context.Context, cancel context.CancelFunc, handle func(*batch) error) error {
 	pending := map[int]*batch{}
 	nextSeq := 0
-	var end ending
 	var firstErr error
-	for b := range done {
+	for b := range p.done {
 		if firstErr != nil {
-			<-tokens
+			<-p.tokens
 			continue
 		}
 		pending[b.seq] = b
@@ -352,32 +432,10 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 			}
 			delete(pending, nextSeq)
 			nextSeq++
-			n := 0
-			for i := range b.out {
-				r := &b.out[i]
-				end.note(r)
-				switch {
-				case r.framing:
-					continue
-				case r.err != nil:
-					st.Read++
-					st.bad(r.off, r.err, o.Log)
-					continue
-				}
-				st.Read++
-				n++
-				if err := each(r); err != nil && firstErr == nil {
-					firstErr = err
-				}
-			}
-			if err := flush(); err != nil && firstErr == nil {
-				firstErr = err
-			}
-			st.Bytes = b.end
-			meter.update(st.Bytes, in.consumed.Load(), n)
+			firstErr = handle(b)
 			b.out = b.out[:0]
-			pool.Put(b)
-			<-tokens
+			p.pool.Put(b)
+			<-p.tokens
 			if firstErr == nil {
 				firstErr = ctx.Err()
 			}
@@ -387,29 +445,31 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 			}
 		}
 	}
-	meter.done(st.Bytes, in.consumed.Load())
-	if firstErr != nil {
-		return firstErr
-	}
-	if readErr != nil {
-		// Only a true end of file inside the compressed stream is a cut-off
-		// (lineReader notes it); a checksum failure, corrupt data or trailing
-		// garbage is an error, even once the whole file has been read.
-		return readErr
-	}
-	if in.wait != nil {
-		truncated, err := in.wait()
-		if err != nil {
-			return fmt.Errorf("decompress: %w", err)
+	return firstErr
+}
+
+// deliver calls each for b's good entity lines, counting and logging the
+// bad ones, and notes how the dump ends. It goes through the whole batch
+// even after an error and returns the first, and n, the good lines.
+func deliver(b *batch, st *Stats, end *ending, log io.Writer, each func(*result) error) (n int, firstErr error) {
+	for i := range b.out {
+		r := &b.out[i]
+		end.note(r)
+		switch {
+		case r.framing:
+			continue
+		case r.err != nil:
+			st.Read++
+			st.bad(r.off, r.err, log)
+			continue
 		}
-		if truncated {
-			end.cutBy = in.complaint
+		st.Read++
+		n++
+		if err := each(r); err != nil && firstErr == nil {
+			firstErr = err
 		}
-	} else if lr.truncated {
-		end.cutBy = fmt.Sprintf("%s (Go reader): %v", in.kind, lr.cutBy)
 	}
-	end.report(st)
-	return ctx.Err()
+	return n, firstErr
 }
 
 const (
@@ -418,9 +478,8 @@ const (
 )
 
 // readBatches splits the dump into batches of lines for the workers,
-// taking a token for each, until the end of the dump; it closes jobs.
+// taking a token for each, until the end of the dump or ctx is done.
 func readBatches(ctx context.Context, lr *lineReader, pool *sync.Pool, tokens chan struct{}, jobs chan<- *batch) error {
-	defer close(jobs)
 	for seq := 0; ; seq++ {
 		select {
 		case tokens <- struct{}{}:
@@ -471,6 +530,23 @@ func (e *ending) note(r *result) {
 	if !r.framing && r.err == nil {
 		e.lastID, e.lastOff = r.ent.ID, r.off
 	}
+}
+
+// streamCut sets cutBy when the compressed stream itself was cut off, as
+// the external decompressor or Go's reader (lr) saw it.
+func (e *ending) streamCut(in *input, lr *lineReader) error {
+	if in.wait != nil {
+		truncated, err := in.wait()
+		if err != nil {
+			return fmt.Errorf("decompress: %w", err)
+		}
+		if truncated {
+			e.cutBy = in.complaint
+		}
+	} else if lr.truncated {
+		e.cutBy = fmt.Sprintf("%s (Go reader): %v", in.kind, lr.cutBy)
+	}
+	return nil
 }
 
 // report sets st's truncation fields.

@@ -89,54 +89,9 @@ func openDump(path string, mode string) (*input, error) {
 			if _, err := exec.LookPath(tool[0]); err != nil {
 				continue
 			}
-			cmd := exec.Command(tool[0], tool[1:]...)
-			cmd.Stdin = br
-			out, err := cmd.StdoutPipe()
-			if err != nil {
+			if err := in.pipeThrough(tool, f, br); err != nil {
 				f.Close()
-				return nil, fmt.Errorf("decompress with %s: %w", tool[0], err)
-			}
-			var stderr strings.Builder
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("decompress with %s: %w", tool[0], err)
-			}
-			in.r = out
-			var once sync.Once
-			var werr error
-			wait := func() error {
-				once.Do(func() { werr = cmd.Wait() })
-				return werr
-			}
-			in.wait = func() (bool, error) {
-				err := wait()
-				msg := strings.TrimSpace(stderr.String())
-				if err == nil {
-					// bzip2 warns about trailing garbage and exits 0 (pigz
-					// calls it trailing junk).
-					if strings.Contains(msg, "trailing garbage") || strings.Contains(msg, "trailing junk") {
-						return false, fmt.Errorf("%s: %s", tool[0], msg)
-					}
-					return false, nil
-				}
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) {
-					return false, err
-				}
-				if strings.Contains(msg, "unexpected end") || strings.Contains(msg, "ends unexpectedly") {
-					in.complaint = strings.Join(strings.Fields(firstLine(msg)), " ")
-					if !strings.HasPrefix(in.complaint, tool[0]+":") {
-						in.complaint = tool[0] + ": " + in.complaint
-					}
-					return true, nil
-				}
-				return false, fmt.Errorf("%s: %v: %s", tool[0], err, msg)
-			}
-			in.close = func() error {
-				_ = cmd.Process.Kill() // harmless after a normal exit; stops it on an early return
-				wait()
-				return f.Close()
+				return nil, err
 			}
 			return in, nil
 		}
@@ -161,6 +116,65 @@ func openDump(path string, mode string) (*input, error) {
 		in.r = br
 	}
 	return in, nil
+}
+
+// pipeThrough starts tool (a command line) on br, the file f's bytes, and
+// makes its output in's stream; closing in stops it and closes f.
+func (in *input) pipeThrough(tool []string, f *os.File, br *bufio.Reader) error {
+	cmd := exec.Command(tool[0], tool[1:]...)
+	cmd.Stdin = br
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("decompress with %s: %w", tool[0], err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("decompress with %s: %w", tool[0], err)
+	}
+	in.r = out
+	var once sync.Once
+	var werr error
+	wait := func() error {
+		once.Do(func() { werr = cmd.Wait() })
+		return werr
+	}
+	in.wait = func() (bool, error) {
+		err := wait()
+		return in.judgeExit(tool[0], err, strings.TrimSpace(stderr.String()))
+	}
+	in.close = func() error {
+		_ = cmd.Process.Kill() // harmless after a normal exit; stops it on an early return
+		wait()
+		return f.Close()
+	}
+	return nil
+}
+
+// judgeExit reads an external decompressor's exit (err from Wait, msg its
+// stderr): truncated for a cut-off input, whose complaint it keeps in
+// in.complaint; an error for any other failure.
+func (in *input) judgeExit(tool string, err error, msg string) (truncated bool, _ error) {
+	if err == nil {
+		// bzip2 warns about trailing garbage and exits 0 (pigz calls it
+		// trailing junk).
+		if strings.Contains(msg, "trailing garbage") || strings.Contains(msg, "trailing junk") {
+			return false, fmt.Errorf("%s: %s", tool, msg)
+		}
+		return false, nil
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return false, err
+	}
+	if strings.Contains(msg, "unexpected end") || strings.Contains(msg, "ends unexpectedly") {
+		in.complaint = strings.Join(strings.Fields(firstLine(msg)), " ")
+		if !strings.HasPrefix(in.complaint, tool+":") {
+			in.complaint = tool + ": " + in.complaint
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("%s: %v: %s", tool, err, msg)
 }
 
 // gzipMembers reads a gzip file member after member (pigz and bgzip write

@@ -107,41 +107,13 @@ func (e *Entity) check(k seenKeys) error {
 func parseObject(s *scanner, f *Filter) (Entity, seenKeys, error) {
 	langs := f.langs()
 	var (
-		e           Entity
-		k           seenKeys
-		labels      = make([]string, len(langs))
-		descs       = make([]string, len(langs))
-		aliases     = make([][]string, len(langs))
-		claims      map[string][]candidate
-		langIndex   = func(k []byte) int { return indexOf(langs, k) }
-		monolingual func(slot []string) func([]byte) error
-		valueOf     func() (string, bool, error)
+		e       Entity
+		k       seenKeys
+		labels  = make([]string, len(langs))
+		descs   = make([]string, len(langs))
+		aliases = make([][]string, len(langs))
+		claims  map[string][]candidate
 	)
-	// valueOf reads {"language":…, "value":"…"} and returns value.
-	valueOf = func() (string, bool, error) {
-		var v string
-		var ok bool
-		err := s.object(func(k []byte) error {
-			if string(k) != "value" {
-				return s.skip()
-			}
-			x, err := s.str()
-			v, ok = x, true
-			return err
-		})
-		return v, ok, err
-	}
-	monolingual = func(slot []string) func([]byte) error {
-		return func(k []byte) error {
-			i := langIndex(k)
-			if i < 0 {
-				return s.skip()
-			}
-			v, _, err := valueOf()
-			slot[i] = v
-			return err
-		}
-	}
 	err := s.object(func(key []byte) error {
 		switch string(key) {
 		case "id":
@@ -154,43 +126,17 @@ func parseObject(s *scanner, f *Filter) (Entity, seenKeys, error) {
 			return err
 		case "labels":
 			clear(labels)
-			return s.objectOrEmpty(monolingual(labels))
+			return s.objectOrEmpty(languageSlots(s, langs, labels))
 		case "descriptions":
 			clear(descs)
-			return s.objectOrEmpty(monolingual(descs))
+			return s.objectOrEmpty(languageSlots(s, langs, descs))
 		case "aliases":
 			clear(aliases)
-			return s.objectOrEmpty(func(k []byte) error {
-				i := langIndex(k)
-				if i < 0 {
-					return s.skip()
-				}
-				aliases[i] = aliases[i][:0]
-				return s.array(func() error {
-					v, ok, err := valueOf()
-					if ok {
-						aliases[i] = append(aliases[i], v)
-					}
-					return err
-				})
-			})
+			return parseAliases(s, langs, aliases)
 		case "claims":
-			claims = map[string][]candidate{}
-			return s.objectOrEmpty(func(pid []byte) error {
-				if !kg.ValidPID(string(pid)) || !f.allows(pid) {
-					return s.skip()
-				}
-				var cs []candidate
-				err := s.array(func() error {
-					c, err := parseStatement(s)
-					if c.qid != "" {
-						cs = append(cs, c)
-					}
-					return err
-				})
-				claims[string(pid)] = cs
-				return err
-			})
+			var err error
+			claims, err = parseClaims(s, f)
+			return err
 		default:
 			return s.skip()
 		}
@@ -203,6 +149,76 @@ func parseObject(s *scanner, f *Filter) (Entity, seenKeys, error) {
 	e.Aliases = kg.CleanAliases(e.Label, aliases...)
 	e.Claims = truthy(claims)
 	return e, k, nil
+}
+
+// parseMonolingual reads {"language":…, "value":"…"} and returns value,
+// and whether there was one.
+func parseMonolingual(s *scanner) (string, bool, error) {
+	var v string
+	var ok bool
+	err := s.object(func(k []byte) error {
+		if string(k) != "value" {
+			return s.skip()
+		}
+		x, err := s.str()
+		v, ok = x, true
+		return err
+	})
+	return v, ok, err
+}
+
+// languageSlots reads a labels or descriptions member: slot[i] gets the
+// value in langs[i]; other languages are skipped.
+func languageSlots(s *scanner, langs, slot []string) func([]byte) error {
+	return func(k []byte) error {
+		i := indexOf(langs, k)
+		if i < 0 {
+			return s.skip()
+		}
+		v, _, err := parseMonolingual(s)
+		slot[i] = v
+		return err
+	}
+}
+
+// parseAliases reads the aliases object: aliases[i] gets the values in langs[i].
+func parseAliases(s *scanner, langs []string, aliases [][]string) error {
+	return s.objectOrEmpty(func(k []byte) error {
+		i := indexOf(langs, k)
+		if i < 0 {
+			return s.skip()
+		}
+		aliases[i] = aliases[i][:0]
+		return s.array(func() error {
+			v, ok, err := parseMonolingual(s)
+			if ok {
+				aliases[i] = append(aliases[i], v)
+			}
+			return err
+		})
+	})
+}
+
+// parseClaims reads the claims object: per property f allows, the statements
+// whose value is an item, with their ranks (truthy picks among them).
+func parseClaims(s *scanner, f *Filter) (map[string][]candidate, error) {
+	claims := map[string][]candidate{}
+	err := s.objectOrEmpty(func(pid []byte) error {
+		if !kg.ValidPID(string(pid)) || !f.allows(pid) {
+			return s.skip()
+		}
+		var cs []candidate
+		err := s.array(func() error {
+			c, err := parseStatement(s)
+			if c.qid != "" {
+				cs = append(cs, c)
+			}
+			return err
+		})
+		claims[string(pid)] = cs
+		return err
+	})
+	return claims, err
 }
 
 var errNotStatement = errors.New("statement is not an object")

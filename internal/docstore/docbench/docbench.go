@@ -259,67 +259,17 @@ func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 		return nil, err
 	}
 	all := b.Search.All()
-	base := all[:min(len(all), 512)]
-	var rev, cursor atomic.Int64 // every batch a new revision, so every write changes its documents
-	next := func() ([]retrieval.Document, int64) {
-		at := int(cursor.Add(8)-8) % len(base)
-		return base[at:min(at+8, len(base))], rev.Add(1)
-	}
+	src := &revisions{base: all[:min(len(all), 512)]}
 	var stores []*docstore.Store
 	defer func() {
 		for _, s := range stores {
 			s.Close()
 		}
 	}()
-	storeWriter := func(name string, enc scoring.Encoder) (*phase, error) {
-		s, err := docstore.Open(ctx, docstore.Config{Dir: filepath.Join(b.Dir, fmt.Sprintf("search-%d", len(stores))), Index: b.Search, Graph: b.Graph, KGKey: b.KGKey,
-			Encoder: enc, Replay: true, Logger: quiet})
-		if err != nil {
-			return nil, err
-		}
-		stores = append(stores, s)
-		return &phase{name: name, write: func(ctx context.Context) (int, error) {
-			part, r := next()
-			in := make([]docstore.Input, len(part))
-			for j, d := range part {
-				in[j] = docstore.Input{ID: d.ID, Title: d.Title, Text: fmt.Sprintf("%s (revision %d)", d.Text, r)}
-			}
-			_, err := s.Put(ctx, in)
-			return len(in), err
-		}}, nil
+	phases, err := b.writerPhases(ctx, src, &stores)
+	if err != nil {
+		return nil, err
 	}
-	phases := []*phase{{name: "alone"}}
-	if !b.IndexOnly {
-		normal, err := storeWriter("a writer upserting through the store, embedding at normal priority (the change off)", b.Encoder)
-		if err != nil {
-			return nil, err
-		}
-		phases = append(phases, normal)
-		if b.WriteEncoder != nil {
-			low, err := storeWriter("a writer upserting through the store, embedding on the "+b.writeLabel(""), b.WriteEncoder)
-			if err != nil {
-				return nil, err
-			}
-			phases = append(phases, low)
-		}
-	}
-	indexOnly := func(ctx context.Context) (int, error) {
-		part, r := next()
-		docs := make([]retrieval.Document, len(part))
-		for j, d := range part {
-			d.Text = fmt.Sprintf("%s (revision %d)", d.Text, r)
-			docs[j] = d
-		}
-		return len(docs), b.Search.Put(ctx, docs)
-	}
-	// The same writer with memindex sharing less with the parent
-	// generation, for comparison: its posting maps copied whole by every
-	// write, and then also every generation prepared afresh by its first
-	// search (as before either was shared).
-	phases = append(phases,
-		&phase{name: "a writer putting pre-embedded documents back to back (index only, no model calls)", write: indexOnly},
-		&phase{name: "the same writer, posting maps copied whole by every write (layers off)", write: indexOnly, sharing: &memindex.Sharing{Prepared: true}},
-		&phase{name: "the same writer, posting maps copied whole and each generation prepared afresh by its first search (both off)", write: indexOnly, sharing: &memindex.Sharing{}})
 	search := func(i int) (float64, error) {
 		j := i % len(b.Queries)
 		start := time.Now()
@@ -344,6 +294,76 @@ func (b Bench) searchUnderWrites(ctx context.Context) ([]*phase, error) {
 		p.p50 = stats.Percentile(p.ms, 50)
 	}
 	return phases, nil
+}
+
+// revisions hands the writers successive batches of 8 of base, each with a
+// new revision number, so that every write changes its documents.
+type revisions struct {
+	base        []retrieval.Document
+	rev, cursor atomic.Int64
+}
+
+func (r *revisions) next() ([]retrieval.Document, int64) {
+	at := int(r.cursor.Add(8)-8) % len(r.base)
+	return r.base[at:min(at+8, len(r.base))], r.rev.Add(1)
+}
+
+// writerPhases are the search measure's conditions: no writer, the store
+// writers (unless IndexOnly), then the index-only writer at each memindex
+// sharing. The stores it opens are added to stores for the caller to close.
+func (b Bench) writerPhases(ctx context.Context, src *revisions, stores *[]*docstore.Store) ([]*phase, error) {
+	phases := []*phase{{name: "alone"}}
+	if !b.IndexOnly {
+		normal, err := b.storeWriter(ctx, "a writer upserting through the store, embedding at normal priority (the change off)", b.Encoder, src, stores)
+		if err != nil {
+			return nil, err
+		}
+		phases = append(phases, normal)
+		if b.WriteEncoder != nil {
+			low, err := b.storeWriter(ctx, "a writer upserting through the store, embedding on the "+b.writeLabel(""), b.WriteEncoder, src, stores)
+			if err != nil {
+				return nil, err
+			}
+			phases = append(phases, low)
+		}
+	}
+	indexOnly := func(ctx context.Context) (int, error) {
+		part, r := src.next()
+		docs := make([]retrieval.Document, len(part))
+		for j, d := range part {
+			d.Text = fmt.Sprintf("%s (revision %d)", d.Text, r)
+			docs[j] = d
+		}
+		return len(docs), b.Search.Put(ctx, docs)
+	}
+	// The same writer with memindex sharing less with the parent
+	// generation, for comparison: its posting maps copied whole by every
+	// write, and then also every generation prepared afresh by its first
+	// search (as before either was shared).
+	return append(phases,
+		&phase{name: "a writer putting pre-embedded documents back to back (index only, no model calls)", write: indexOnly},
+		&phase{name: "the same writer, posting maps copied whole by every write (layers off)", write: indexOnly, sharing: &memindex.Sharing{Prepared: true}},
+		&phase{name: "the same writer, posting maps copied whole and each generation prepared afresh by its first search (both off)", write: indexOnly, sharing: &memindex.Sharing{}}), nil
+}
+
+// storeWriter opens a store over the search index embedding with enc and
+// returns the phase whose writer upserts src's batches through it.
+func (b Bench) storeWriter(ctx context.Context, name string, enc scoring.Encoder, src *revisions, stores *[]*docstore.Store) (*phase, error) {
+	s, err := docstore.Open(ctx, docstore.Config{Dir: filepath.Join(b.Dir, fmt.Sprintf("search-%d", len(*stores))), Index: b.Search, Graph: b.Graph, KGKey: b.KGKey,
+		Encoder: enc, Replay: true, Logger: quiet})
+	if err != nil {
+		return nil, err
+	}
+	*stores = append(*stores, s)
+	return &phase{name: name, write: func(ctx context.Context) (int, error) {
+		part, r := src.next()
+		in := make([]docstore.Input, len(part))
+		for j, d := range part {
+			in[j] = docstore.Input{ID: d.ID, Title: d.Title, Text: fmt.Sprintf("%s (revision %d)", d.Text, r)}
+		}
+		_, err := s.Put(ctx, in)
+		return len(in), err
+	}}, nil
 }
 
 // runSlice measures searches for d while p's writer (if any) writes batch

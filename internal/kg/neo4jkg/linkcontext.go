@@ -26,22 +26,7 @@ func (s *Store) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 	if len(forms) == 0 {
 		return toks, nil, ctx.Err()
 	}
-	want := make(map[string]bool, 2*len(forms))
-	keys := make([]string, 0, 2*len(forms))
-	for _, f := range forms {
-		for _, k := range []string{f, kg.Fold(f)} {
-			if !want[k] {
-				want[k] = true
-				keys = append(keys, k)
-			}
-		}
-	}
-	for _, k := range kg.InitialProbes(toks) { // "danny elfman" asks for "d. elfman"
-		if !want[k] {
-			want[k] = true
-			keys = append(keys, k)
-		}
-	}
+	want, keys := probeKeys(toks, forms)
 	words := make([]string, 0, len(toks))
 	for _, t := range toks {
 		if !slices.Contains(words, t.Norm) {
@@ -60,6 +45,42 @@ func (s *Store) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 	if v[3] != true {
 		return nil, nil, ErrNoNameTokens
 	}
+	exact, derived := candidateDictionaries(v[0], v[1], want)
+	freq := make(map[string]int, len(words))
+	for _, x := range list(v[2]) {
+		f := list(x)
+		freq[str(f[0])] = integer(f[1])
+	}
+	t, spans := kg.ContextDictionaryOf(exact, derived, freq).Candidates(text)
+	return t, spans, nil
+}
+
+// probeKeys are the forms to look up, each once in first-seen order (keys)
+// and as a set (want): every span form, its folded form, and the initial
+// probes.
+func probeKeys(toks []kg.Token, forms []string) (want map[string]bool, keys []string) {
+	want = make(map[string]bool, 2*len(forms))
+	keys = make([]string, 0, 2*len(forms))
+	for _, f := range forms {
+		for _, k := range []string{f, kg.Fold(f)} {
+			if !want[k] {
+				want[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	for _, k := range kg.InitialProbes(toks) { // "danny elfman" asks for "d. elfman"
+		if !want[k] {
+			want[k] = true
+			keys = append(keys, k)
+		}
+	}
+	return want, keys
+}
+
+// candidateDictionaries reads the query's exact and derived rows into the
+// dictionaries of the wanted forms, each candidate once per form.
+func candidateDictionaries(exactRows, derivedRows any, want map[string]bool) (exact, derived kg.Dictionary) {
 	seen := map[[3]string]bool{} // (dictionary, form, QID): each candidate once
 	add := func(d kg.Dictionary, which, form string, c kg.Candidate) {
 		if k := [3]string{which, form, c.QID}; !seen[k] {
@@ -67,8 +88,8 @@ func (s *Store) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 			d[form] = append(d[form], c)
 		}
 	}
-	exact := kg.Dictionary{}
-	for _, x := range list(v[0]) {
+	exact = kg.Dictionary{}
+	for _, x := range list(exactRows) {
 		f := list(x)
 		qid, labelForm, deg := str(f[0]), kg.NormalizeForm(str(f[1])), integer(f[3])
 		for _, form := range strs(f[2]) {
@@ -77,8 +98,8 @@ func (s *Store) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 			}
 		}
 	}
-	derived := kg.Dictionary{}
-	for _, x := range list(v[1]) {
+	derived = kg.Dictionary{}
+	for _, x := range list(derivedRows) {
 		f := list(x)
 		qid, deg := str(f[0]), integer(f[2])
 		for _, form := range strs(f[1]) {
@@ -94,11 +115,5 @@ func (s *Store) LinkCandidates(ctx context.Context, text string) ([]kg.Token, []
 			slices.SortFunc(cs, func(a, b kg.Candidate) int { return strings.Compare(a.QID, b.QID) })
 		}
 	}
-	freq := make(map[string]int, len(words))
-	for _, x := range list(v[2]) {
-		f := list(x)
-		freq[str(f[0])] = integer(f[1])
-	}
-	t, spans := kg.ContextDictionaryOf(exact, derived, freq).Candidates(text)
-	return t, spans, nil
+	return exact, derived
 }

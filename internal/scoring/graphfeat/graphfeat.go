@@ -133,17 +133,7 @@ func ints(buf []int32, n int) []int32 {
 // means are written.
 func (s *scratch) fill(b *Batch, gi int, g *kg.Subgraph) {
 	n := b.N
-	clear(s.idx)
-	s.first = s.first[:0] // s.first[i]: the position in g.Nodes of node i
-	for p, nd := range g.Nodes {
-		if len(s.idx) == n {
-			break
-		}
-		if _, dup := s.idx[nd.QID]; !dup {
-			s.idx[nd.QID] = int32(len(s.idx))
-			s.first = append(s.first, int32(p))
-		}
-	}
+	s.index(g, n)
 	x := b.X[gi*n*F : (gi+1)*n*F]
 	adjOut := b.AdjOut[gi*n*n : (gi+1)*n*n]
 	adjIn := b.AdjIn[gi*n*n : (gi+1)*n*n]
@@ -154,6 +144,30 @@ func (s *scratch) fill(b *Batch, gi int, g *kg.Subgraph) {
 	clear(mask)
 	s.outDeg, s.inDeg = ints(s.outDeg, n), ints(s.inDeg, n)
 	s.outRel, s.inRel = ints(s.outRel, n), ints(s.inRel, n)
+	s.statements(g, n, adjOut)
+	s.relations(n, x, adjOut, adjIn)
+	s.nodeRows(g, x, mask)
+}
+
+// index numbers g's first n distinct nodes: s.idx maps a QID to its row,
+// s.first[i] is the position in g.Nodes of row i.
+func (s *scratch) index(g *kg.Subgraph, n int) {
+	clear(s.idx)
+	s.first = s.first[:0]
+	for p, nd := range g.Nodes {
+		if len(s.idx) == n {
+			break
+		}
+		if _, dup := s.idx[nd.QID]; !dup {
+			s.idx[nd.QID] = int32(len(s.idx))
+			s.first = append(s.first, int32(p))
+		}
+	}
+}
+
+// statements keeps g's distinct statements between kept nodes in s.rels,
+// counting each node pair once in the degrees and marking it in adjOut.
+func (s *scratch) statements(g *kg.Subgraph, n int, adjOut []float32) {
 	s.rels = s.rels[:0]
 	var from string // edges come sorted by From: look each up once
 	f, okf := int32(0), false
@@ -175,7 +189,12 @@ func (s *scratch) fill(b *Batch, gi int, g *kg.Subgraph) {
 		}
 		s.rels = append(s.rels, rel{f, t, e.PID})
 	}
-	// Relation sketches: mean over a node's out (in) statements.
+}
+
+// relations adds each statement's PID sketch to its ends' out and in sums
+// (nodeRows turns them into means) and writes the row-normalised
+// adjacencies.
+func (s *scratch) relations(n int, x, adjOut, adjIn []float32) {
 	for _, r := range s.rels {
 		h := relHash(r.pid)
 		of, it := x[int(r.from)*F+offOutRel:], x[int(r.to)*F+offInRel:]
@@ -192,6 +211,10 @@ func (s *scratch) fill(b *Batch, gi int, g *kg.Subgraph) {
 		adjOut[int(r.from)*n+int(r.to)] = 1 / float32(s.outDeg[r.from])
 		adjIn[int(r.to)*n+int(r.from)] = 1 / float32(s.inDeg[r.to])
 	}
+}
+
+// nodeRows writes each kept node's features and mask.
+func (s *scratch) nodeRows(g *kg.Subgraph, x, mask []float32) {
 	for i, p := range s.first {
 		nd := &g.Nodes[p]
 		mask[i] = 1
