@@ -47,37 +47,30 @@ type earlyLink struct {
 // the context linker over a graph that lists candidates), the early link
 // and its masked question, encoded together with Q.
 func (r request) encodeQuestion(ctx context.Context) (question, error) {
+	if r.p.cfg.RelationEncoder == nil {
+		return r.encodeQuestionOnce(ctx)
+	}
+	// enc(Q) needs no link candidates: it runs while they are read (a
+	// round trip on Neo4j) and while the relation encoder takes Q and the
+	// masked Q. The batches are the same as when run one after the other.
+	type encoded struct {
+		vecs [][]float32
+		err  error
+	}
+	qc := make(chan encoded, 1)
+	go func() {
+		vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
+		qc <- encoded{vecs, err}
+	}()
 	el, err := r.earlyLink(ctx)
 	if err != nil {
 		return question{}, err
 	}
-	texts := []string{r.query}
-	masked := el != nil && el.masked != "" && el.masked != strings.TrimSpace(r.query)
-	if masked {
-		texts = append(texts, el.masked)
-	}
-	if r.p.cfg.RelationEncoder == nil {
-		vecs, err := r.p.cfg.Encoder.Encode(ctx, texts)
-		if err != nil {
-			return question{}, fmt.Errorf("encode query: %w", err)
-		}
-		if masked {
-			el.vec = vecs[1]
-		}
-		return question{vec: vecs[0], relvec: vecs[0], early: el}, nil
-	}
-	// Q under the relation encoder (and the masked Q), beside enc(Q).
-	var rel [][]float32
-	var relErr error
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		rel, relErr = r.encodeRelationQuestion(ctx, texts)
-	}()
-	vecs, err := r.p.cfg.Encoder.Encode(ctx, texts[:1])
-	<-done
-	if err != nil {
-		return question{}, fmt.Errorf("encode query: %w", err)
+	texts, masked := r.questionTexts(el)
+	rel, relErr := r.encodeRelationQuestion(ctx, texts)
+	q := <-qc
+	if q.err != nil {
+		return question{}, fmt.Errorf("encode query: %w", q.err)
 	}
 	if relErr != nil {
 		return question{}, relErr
@@ -85,7 +78,36 @@ func (r request) encodeQuestion(ctx context.Context) (question, error) {
 	if masked {
 		el.vec = rel[1]
 	}
-	return question{vec: vecs[0], relvec: rel[0], early: el}, nil
+	return question{vec: q.vecs[0], relvec: rel[0], early: el}, nil
+}
+
+// encodeQuestionOnce encodes Q and the masked Q in one call of the one
+// encoder there is (no relation encoder configured).
+func (r request) encodeQuestionOnce(ctx context.Context) (question, error) {
+	el, err := r.earlyLink(ctx)
+	if err != nil {
+		return question{}, err
+	}
+	texts, masked := r.questionTexts(el)
+	vecs, err := r.p.cfg.Encoder.Encode(ctx, texts)
+	if err != nil {
+		return question{}, fmt.Errorf("encode query: %w", err)
+	}
+	if masked {
+		el.vec = vecs[1]
+	}
+	return question{vec: vecs[0], relvec: vecs[0], early: el}, nil
+}
+
+// questionTexts are Q and, when the early link masked something, the
+// masked Q.
+func (r request) questionTexts(el *earlyLink) ([]string, bool) {
+	texts := []string{r.query}
+	masked := el != nil && el.masked != "" && el.masked != strings.TrimSpace(r.query)
+	if masked {
+		texts = append(texts, el.masked)
+	}
+	return texts, masked
 }
 
 // earlyLink reads Q's link candidates before Q is encoded when the request
