@@ -20,6 +20,11 @@
 # ($DMAR_CACHE/weaviate-cluster/data-BASE; node i keeps its data in node-i),
 # DMAR_WEAVIATE_CLUSTER_TIMEOUT (180 s for the whole cluster to be healthy).
 #
+# Asynchronous replication (on for the collections dmar creates with
+# replicas) compares replicas every 5 s instead of Weaviate's 30 s, so that a
+# node that was down catches up sooner; objects written in the last 30 s are
+# left to the writes themselves (Weaviate's propagation delay).
+#
 # Every node is told to join every node's gossip port (CLUSTER_JOIN; joining
 # succeeds when one answers, itself included), so that a node restarted on
 # its own, the first one too, finds the others again. Raft names all nodes
@@ -127,8 +132,8 @@ start_node() {
 			RAFT_PORT="$(raft_port "$i")" RAFT_INTERNAL_RPC_PORT="$(raft_rpc_port "$i")" \
 			RAFT_JOIN="$raft" RAFT_BOOTSTRAP_EXPECT="$nodes" RAFT_TIMEOUTS_MULTIPLIER=1 \
 			GRPC_PORT="$(grpc_port "$i")" \
-			PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS=5 \
-			AUTOSCHEMA_ENABLED=false \
+			PERSISTENCE_MEMTABLES_FLUSH_DIRTY_AFTER_SECONDS=5 ASYNC_REPLICATION_FREQUENCY=5s \
+			AUTOSCHEMA_ENABLED=false DMAR_PIDFILE="$(pidfile "$i")" \
 			nohup "$bin" --scheme http --host 127.0.0.1 --port "$(http_port "$i")" >>"$(logfile "$i")" 2>&1 </dev/null &
 		echo $! >"$(pidfile "$i")"
 	)

@@ -16,14 +16,13 @@ import (
 
 // clusterIndex returns DMAR_WEAVIATE_CLUSTER, the index setting that
 // scripts/services.sh start weaviate-cluster prints, skipping the test when
-// it is unset outside CI and failing it in CI.
+// it is unset. CI runs these tests in a block of their own with the cluster
+// started (scripts/test.sh), and checks there that they passed rather than
+// skipped.
 func clusterIndex(t testing.TB) string {
 	t.Helper()
 	u := os.Getenv("DMAR_WEAVIATE_CLUSTER")
 	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DMAR_WEAVIATE_CLUSTER is unset in CI: start the cluster with scripts/services.sh start weaviate-cluster")
-		}
 		t.Skip("DMAR_WEAVIATE_CLUSTER unset: run scripts/services.sh start weaviate-cluster and export its last line as DMAR_WEAVIATE_CLUSTER")
 	}
 	return u
