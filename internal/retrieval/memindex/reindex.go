@@ -32,6 +32,10 @@ func (x *gen) reindex(slot int32, terms []docTerms) {
 				x.addPosting(fi, t, slot, c)
 			} else if p != c {
 				x.setPosting(fi, t, slot, c)
+			} else if now.length != was.length {
+				// The list stays, but the bounds of its blocks (blockmax.go)
+				// may hold the document's old length.
+				x.staleBlocks = append(x.staleBlocks, ownKey{fi, t})
 			}
 		}
 	}

@@ -76,9 +76,16 @@ func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 	if qn == 0 {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
 	}
+	if allow == nil && x.useANN() {
+		if ix := x.ann(); ix != nil && ix.dim == len(v) {
+			return x.vectorANN(ix, v, qn, keep), nil
+		}
+	}
 	norms := x.norms()
 	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(x.docs))))
-	if haveDot32 {
+	// A corpus large enough for the inverted file scans exactly only for
+	// filtered searches, without a second copy of its vectors.
+	if haveDot32 && !x.useANN() {
 		if b := x.blocks(); b != nil && b.dim == len(v) {
 			x.vectorBlocks(v, qn, allow, norms, b, top)
 			return top.sorted(), nil
