@@ -1,63 +1,98 @@
 package memindex
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
-// The approximate vector search of large corpora: an inverted file (IVF).
+// The approximate vector search of large corpora: a hierarchical navigable
+// small world graph (HNSW; Malkov and Yashunin, 2016).
 //
-// The document vectors are clustered by spherical k-means into about
-// 2·√N lists; a search scores the query against the lists' centroids and
-// scans only the probe lists whose centroids are nearest, so it reads a few
-// percent of the vectors instead of all of them. Each list keeps its
-// documents' vectors in the blocks dot32 reads (blocks.go), and a document
-// found is scored exactly as the exact scan scores it (the same sum in the
-// same order), so a document's cosine never depends on the path; what the
-// approximation can do is miss a document whose list was not probed. How
-// many lists are probed is chosen when the index is built: the fewest whose
-// recall@100 against the exact scan, over documents' own vectors with noise
-// as queries, is at least annRecall.
+// Every document vector is a node, linked to its nearest neighbours (M on
+// the upper levels, 2M on the lowest, chosen by the paper's heuristic,
+// which keeps links to other clusters); a node is on level l with
+// probability M^-l. A search descends greedily from the top level and
+// explores the lowest with a list of ef candidates, so it computes a few
+// thousand cosines instead of one per document (Params.ANNEf candidates;
+// its default is set by recall@100 against the exact scan measured with
+// real questions, TestANNRecall and dmar bench scale).
+// The documents found are scored as the exact scan scores them (the same
+// sum in the same order), so a document's cosine never depends on the
+// path; what the approximation can do is miss one.
 //
 // Params.ANNMin is the corpus size from which unfiltered vector searches
 // take it; below it, and for filtered searches, the scan is exact, so the
 // benchmarks' corpora (codexm's 16,352 documents) rank as before to the
-// bit. The lists are made by the first search that needs them (or Build),
-// and a write patches them (inherit): a changed document moves to the list
-// of its nearest centroid. The centroids are trained again (a full build)
-// once the corpus has grown to annRetrain times its size at training.
+// bit. The graph is built by the first search that needs it (or Build),
+// with a worker per CPU, and then shared by the generations that follow:
+// a write inserts its documents' new vectors as new nodes. A node whose
+// document was deleted or changed stays in the graph to route searches
+// but is never a result (each generation checks a node against its own
+// documents); once such nodes outnumber the live ones the next search
+// builds the graph again. Searches read neighbour lists through atomic
+// pointers and never wait for a writer.
 
 // DefaultANNMin is Params.ANNMin's default.
 const DefaultANNMin = 50_000
 
+// DefaultANNEf is Params.ANNEf's default: on kgqa's questions over codexm
+// grown with synthetic documents, recall@100 0.97 at 128,000 documents
+// (docs/operations.md, "Scaling out", has the figures at each size).
+const DefaultANNEf = 400
+
 const (
-	annRecall    = 0.97 // the recall@100 the probe count is chosen for
-	annRetrain   = 4    // growth since training that makes a write train again
-	annIters     = 8    // k-means iterations
-	annPerList   = 32   // training vectors per list
-	annCalibrate = 64   // queries of the probe calibration
+	annM         = 16    // links per node on the upper levels (twice on the lowest)
+	annEfBuild   = 100   // candidates while inserting
+	annRecall    = 0.98  // the recall@100 the search's ef is chosen for
+	annCalibrate = 64    // queries of that choice
+	annNoise     = 0.005 // per component, added to the calibration's queries
 )
 
-// ivf is one generation's inverted file. Lists and their blocks are never
-// modified once published; a write copies the lists it changes.
-type ivf struct {
-	dim     int
-	cent    *blocks   // the centroids (unit length), laid out for dot32
-	ncent   int       // how many
-	lists   []ivfList // by centroid
-	assign  []int32   // each slot's list, -1 for none (no vector)
-	trained int       // vectors in the index when the centroids were trained
-	probe   int       // lists a search scans
+// hnsw is a graph over document vectors, shared by generations.
+type hnsw struct {
+	dim   int
+	ml    float64 // 1/ln(M): the level distribution's scale
+	wmu   sync.Mutex
+	nodes atomic.Pointer[[]*hnode]
+	entry atomic.Pointer[hnode] // a node of the top level
+	ef    int                   // candidates a search explores (at least its limit)
+	live  atomic.Int64          // nodes inserted minus those found dead (approximate, for rebuilding)
+	rng   *rand.Rand            // levels, under wmu
+	pool  sync.Pool             // *visited
 }
 
-type ivfList struct {
-	slots  []int32     // ascending
-	groups [][]float32 // their vectors, blockDocs a group, dimension-major
+// hnode is one vector: the document slot and id it was inserted for, and
+// its links per level (each list replaced whole, never modified).
+type hnode struct {
+	id    int32
+	slot  int32
+	doc   string
+	vec   []float32
+	norm  float64
+	links []atomic.Pointer[[]link]
+	mu    sync.Mutex // writers updating its links
+}
+
+// link is a neighbour and its distance, kept so that a full list is
+// updated without computing one.
+type link struct {
+	id   int32
+	dist float32
+}
+
+// annEf is ANNEf, DefaultANNEf when 0.
+func (p Params) annEf() int {
+	if p.ANNEf <= 0 {
+		return DefaultANNEf
+	}
+	return p.ANNEf
 }
 
 // annMin is ANNMin, DefaultANNMin when 0; negative turns the ANN off.
@@ -69,72 +104,343 @@ func (p Params) annMin() int {
 }
 
 // useANN reports whether an unfiltered vector search of the generation
-// takes the inverted file.
+// takes the graph.
 func (x *gen) useANN() bool {
 	m := x.params.annMin()
 	return m > 0 && len(x.byID) >= m
 }
 
-// ann is the generation's inverted file (nil when the vectors do not share
-// one dimension, or there are none).
-func (x *gen) ann() *ivf {
-	return x.prep.ivf.get(func() *ivf { return buildIVF(x.docs, x.norms()) })
+// ann is the generation's graph (nil when the vectors do not share one
+// dimension, or there are too few).
+func (x *gen) ann() *hnsw {
+	return x.prep.ann.get(func() *hnsw { return buildHNSW(x.docs, x.norms(), x.params.annEf()) })
 }
 
-// vectorANN is vector through the inverted file.
-func (x *gen) vectorANN(ix *ivf, v []float32, qn float64, keep int) []scoredDoc {
+// valid reports whether node n stands for generation x's document in its
+// slot (the same document, with the same vector).
+func (x *gen) valid(n *hnode) bool {
+	if int(n.slot) >= len(x.docs) {
+		return false
+	}
+	d := x.docs[n.slot]
+	return d.ID == n.doc && len(d.Vector) == len(n.vec) && &d.Vector[0] == &n.vec[0]
+}
+
+// vectorANN is vector through the graph: the keep best of the documents
+// found, scored exactly.
+func (x *gen) vectorANN(h *hnsw, v []float32, qn float64, keep int) []scoredDoc {
 	norms := x.norms()
 	top := newBest(keep, x.better, make([]scoredDoc, 0, keep))
-	for _, c := range ix.nearest(v, ix.probe) {
-		ix.lists[c].scan(v, func(slot int32, dot float32) {
-			top.push(scoredDoc{doc: slot, score: float64(dot) / (qn * norms[slot])})
-		})
+	for _, c := range h.search(v, qn, max(h.ef, keep)) {
+		n := h.node(c.id)
+		if x.valid(n) {
+			top.push(scoredDoc{doc: n.slot, score: float64(dot(v, x.docs[n.slot].Vector)) / (qn * norms[n.slot])})
+		}
 	}
 	return top.sorted()
 }
 
-// nearest are the n centroids of highest dot product with v, best first.
-func (ix *ivf) nearest(v []float32, n int) []int32 {
-	type cs struct {
-		c   int32
-		dot float32
-	}
-	top := newBest(n, func(a, b cs) bool {
-		if a.dot != b.dot {
-			return a.dot > b.dot
-		}
-		return a.c < b.c
-	}, make([]cs, 0, n))
-	var out [blockDocs]float32
-	for g := range ix.cent.groups {
-		dotBlock(v, ix.cent.group(g), &out)
-		for j := range min(blockDocs, ix.ncent-g*blockDocs) {
-			top.push(cs{int32(g*blockDocs + j), out[j]})
-		}
-	}
-	best := top.sorted()
-	ids := make([]int32, len(best))
-	for i, b := range best {
-		ids[i] = b.c
-	}
-	return ids
+func (h *hnsw) node(id int32) *hnode { return (*h.nodes.Load())[id] }
+
+// cand is a node and its distance (1 - cosine) to a query.
+type cand struct {
+	id   int32
+	dist float32
 }
 
-// scan calls f with each document of the list and its vector's dot product
-// with v.
-func (l ivfList) scan(v []float32, f func(slot int32, dot float32)) {
-	var out [blockDocs]float32
-	for g, blk := range l.groups {
-		dotBlock(v, blk, &out)
-		for j := range min(blockDocs, len(l.slots)-g*blockDocs) {
-			f(l.slots[g*blockDocs+j], out[j])
+// byDistance orders candidates as closer does.
+func byDistance(a, b cand) int {
+	switch {
+	case closer(a, b):
+		return -1
+	case closer(b, a):
+		return 1
+	}
+	return 0
+}
+
+func closer(a, b cand) bool {
+	if a.dist != b.dist {
+		return a.dist < b.dist
+	}
+	return a.id < b.id
+}
+
+// distance is 1 - cos(v, n), with a dot product fast rather than in dot's
+// order: it only steers the walk.
+func distance(v []float32, qn float64, n *hnode) float32 {
+	return float32(1 - float64(dotFast(v, n.vec))/(qn*n.norm))
+}
+
+// search returns the ef nodes nearest v that it finds, nearest first.
+func (h *hnsw) search(v []float32, qn float64, ef int) []cand {
+	ep := h.entry.Load()
+	if ep == nil {
+		return nil
+	}
+	nodes := *h.nodes.Load()
+	cur := cand{ep.id, distance(v, qn, ep)}
+	for l := len(ep.links) - 1; l > 0; l-- {
+		cur = h.greedy(nodes, v, qn, cur, l)
+	}
+	return h.layer(nodes, v, qn, []cand{cur}, ef, 0)
+}
+
+// greedy walks level l from cur to the nearest node it can reach.
+func (h *hnsw) greedy(nodes []*hnode, v []float32, qn float64, cur cand, l int) cand {
+	for moved := true; moved; {
+		moved = false
+		for _, k := range h.links(nodes, cur.id, l) {
+			if int(k.id) >= len(nodes) {
+				continue // inserted after this search began
+			}
+			if c := (cand{k.id, distance(v, qn, nodes[k.id])}); closer(c, cur) {
+				cur, moved = c, true
+			}
 		}
+	}
+	return cur
+}
+
+// links is node id's links on level l (none when it has no such level).
+func (h *hnsw) links(nodes []*hnode, id int32, l int) []link {
+	n := nodes[id]
+	if l >= len(n.links) {
+		return nil
+	}
+	if p := n.links[l].Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// visited marks nodes seen by one walk: a stamp per node, so that clearing
+// is free.
+type visited struct {
+	stamp uint32
+	seen  []uint32
+}
+
+// layer explores level l from the entry candidates, keeping the ef nearest
+// nodes it finds; nearest first.
+func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, l int) []cand {
+	vs, _ := h.pool.Get().(*visited)
+	if vs == nil {
+		vs = &visited{}
+	}
+	defer h.pool.Put(vs)
+	if len(vs.seen) < len(nodes) {
+		vs.seen = make([]uint32, len(nodes)+len(nodes)/4)
+		vs.stamp = 0
+	}
+	vs.stamp++
+	if vs.stamp == 0 {
+		clear(vs.seen)
+		vs.stamp = 1
+	}
+	// todo: a min-heap of candidates to expand; found: the ef nearest, a
+	// max-heap whose root is the farthest kept.
+	todo := minHeap{}
+	found := newBest(ef, closer, make([]cand, 0, ef+1))
+	for _, c := range entry {
+		vs.seen[c.id] = vs.stamp
+		todo.push(c)
+		found.push(c)
+	}
+	for len(todo) > 0 {
+		c := todo.pop()
+		if len(found.h) == ef && c.dist > found.h[0].dist {
+			break
+		}
+		for _, k := range h.links(nodes, c.id, l) {
+			id := k.id
+			if int(id) >= len(nodes) || vs.seen[id] == vs.stamp {
+				continue
+			}
+			vs.seen[id] = vs.stamp
+			n := cand{id, distance(v, qn, nodes[id])}
+			if len(found.h) < ef || closer(n, found.h[0]) {
+				todo.push(n)
+				found.push(n)
+			}
+		}
+	}
+	return found.sorted()
+}
+
+// minHeap of candidates by distance.
+type minHeap []cand
+
+func (q *minHeap) push(c cand) {
+	*q = append(*q, c)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !closer(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
 	}
 }
 
-// buildIVF trains the centroids on a seeded sample of the vectors, assigns
-// every document to its nearest one and calibrates the probe count.
-func buildIVF(docs []retrieval.Document, norms []float64) *ivf {
+func (q *minHeap) pop() cand {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		m := i
+		if l := 2*i + 1; l < len(h) && closer(h[l], h[m]) {
+			m = l
+		}
+		if r := 2*i + 2; r < len(h) && closer(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// newHNSW is an empty graph for vectors of dim.
+func newHNSW(dim, ef int, seed uint64) *hnsw {
+	h := &hnsw{dim: dim, ef: ef, ml: 1 / math.Log(annM), rng: rand.New(rand.NewPCG(seed, 36))}
+	h.nodes.Store(&[]*hnode{})
+	return h
+}
+
+// add makes the node of one document (its level drawn), not yet linked.
+func (h *hnsw) add(slot int32, d retrieval.Document, norm float64) *hnode {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	level := int(-math.Log(1-h.rng.Float64()) * h.ml)
+	nodes := *h.nodes.Load()
+	n := &hnode{id: int32(len(nodes)), slot: slot, doc: d.ID, vec: d.Vector, norm: norm, links: make([]atomic.Pointer[[]link], level+1)}
+	if len(nodes) == cap(nodes) {
+		nodes = append(make([]*hnode, 0, 2*cap(nodes)+1024), nodes...)
+	}
+	nodes = append(nodes, n)
+	h.nodes.Store(&nodes)
+	h.live.Add(1)
+	return n
+}
+
+// link inserts node n into the graph. Links are changed under the nodes'
+// own locks, so that several workers can insert at once.
+func (h *hnsw) link(n *hnode) {
+	ep := h.entry.Load()
+	if ep == nil {
+		h.wmu.Lock()
+		if h.entry.Load() == nil {
+			h.entry.Store(n)
+			h.wmu.Unlock()
+			return
+		}
+		h.wmu.Unlock()
+		ep = h.entry.Load()
+	}
+	nodes := *h.nodes.Load()
+	top := len(n.links) - 1
+	cur := cand{ep.id, distance(n.vec, n.norm, ep)}
+	for l := len(ep.links) - 1; l > top; l-- {
+		cur = h.greedy(nodes, n.vec, n.norm, cur, l)
+	}
+	entry := []cand{cur}
+	for l := min(top, len(ep.links)-1); l >= 0; l-- {
+		found := h.layer(nodes, n.vec, n.norm, entry, annEfBuild, l)
+		max := annM
+		if l == 0 {
+			max = 2 * annM
+		}
+		nb := h.choose(nodes, found, max, n.id)
+		n.links[l].Store(&nb)
+		for _, k := range nb {
+			h.connect(nodes, nodes[k.id], link{n.id, k.dist}, l, max)
+		}
+		entry = found
+	}
+	if top > len(ep.links)-1 {
+		h.wmu.Lock()
+		if cur := h.entry.Load(); top > len(cur.links)-1 {
+			h.entry.Store(n)
+		}
+		h.wmu.Unlock()
+	}
+}
+
+// connect adds the link k from m on level l. A list may grow by a quarter
+// before it is cut back to max with the heuristic (choose), so that the
+// cut, which computes distances between neighbours, is paid once every
+// max/4 links added rather than for each.
+func (h *hnsw) connect(nodes []*hnode, m *hnode, k link, l, max int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var old []link
+	if p := m.links[l].Load(); p != nil {
+		old = *p
+	}
+	for _, o := range old {
+		if o.id == k.id {
+			return
+		}
+	}
+	nb := append(slices.Clip(old), k)
+	if len(nb) > max+max/4 {
+		cs := make([]cand, len(nb))
+		for i, o := range nb {
+			cs[i] = cand{o.id, o.dist}
+		}
+		slices.SortFunc(cs, byDistance)
+		nb = h.choose(nodes, cs, max, m.id)
+	}
+	m.links[l].Store(&nb)
+}
+
+// choose picks at most max neighbours among cs (nearest first) with the
+// paper's heuristic: a candidate is kept when it is nearer the node than
+// every neighbour kept so far is to it, so that links reach other
+// clusters; the rest fill what is left.
+func (h *hnsw) choose(nodes []*hnode, cs []cand, max int, self int32) []link {
+	out := make([]link, 0, max)
+	var skipped []link
+	for _, c := range cs {
+		if c.id == self || int(c.id) >= len(nodes) {
+			continue
+		}
+		if len(out) == max {
+			break
+		}
+		good := true
+		cn := nodes[c.id]
+		for _, o := range out {
+			if distance(cn.vec, cn.norm, nodes[o.id]) < c.dist {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, link{c.id, c.dist})
+		} else {
+			skipped = append(skipped, link{c.id, c.dist})
+		}
+	}
+	for _, k := range skipped {
+		if len(out) == max {
+			break
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// buildHNSW inserts every document with a vector, a worker per CPU.
+func buildHNSW(docs []retrieval.Document, norms []float64, ef int) *hnsw {
 	dim, slots := 0, make([]int32, 0, len(docs))
 	for i, d := range docs {
 		switch {
@@ -147,185 +453,74 @@ func buildIVF(docs []retrieval.Document, norms []float64) *ivf {
 		}
 		slots = append(slots, int32(i))
 	}
-	if len(slots) < 2*blockDocs {
+	if len(slots) < 2*annM {
 		return nil
 	}
-	ncent := min(max(int(2*math.Sqrt(float64(len(slots)))), 16), 8192)
-	ix := &ivf{dim: dim, ncent: ncent, trained: len(slots)}
-	ix.cent = trainCentroids(docs, norms, slots, ncent, dim)
-	ix.assign = make([]int32, len(docs))
-	for i := range ix.assign {
-		ix.assign[i] = -1
+	h := newHNSW(dim, ef, uint64(len(slots)))
+	ns := make([]*hnode, len(slots))
+	for i, s := range slots {
+		ns[i] = h.add(s, docs[s], norms[s])
 	}
-	parallel(len(slots), func(lo, hi int) {
-		for _, s := range slots[lo:hi] {
-			ix.assign[s] = ix.nearest(docs[s].Vector, 1)[0]
+	// The first nodes alone, so that the workers start from a graph.
+	first := min(len(ns), 1000)
+	for _, n := range ns[:first] {
+		h.link(n)
+	}
+	parallel(len(ns)-first, func(lo, hi int) {
+		for _, n := range ns[first+lo : first+hi] {
+			h.link(n)
 		}
 	})
-	members := make([][]int32, ncent)
-	for _, s := range slots { // ascending, so each list is
-		members[ix.assign[s]] = append(members[ix.assign[s]], s)
-	}
-	ix.lists = make([]ivfList, ncent)
-	for c, m := range members {
-		ix.lists[c] = newList(docs, m, dim)
-	}
-	ix.probe = ix.calibrate(docs, norms, slots)
-	return ix
+	return h
 }
 
-func newList(docs []retrieval.Document, slots []int32, dim int) ivfList {
-	l := ivfList{slots: slots, groups: make([][]float32, (len(slots)+blockDocs-1)/blockDocs)}
-	for g := range l.groups {
-		blk := make([]float32, blockDocs*dim)
-		for j, s := range slots[g*blockDocs : min((g+1)*blockDocs, len(slots))] {
-			for i, f := range docs[s].Vector {
-				blk[i*blockDocs+j] = f
-			}
+// insert links the documents of the slots a write changed (their new
+// vectors) into the graph, for generation x. It returns false when the
+// graph holds more dead nodes than live ones, or the vectors changed
+// dimension: x then builds its own.
+func (h *hnsw) insert(x, parent *gen, changed []int32) bool {
+	done := map[int32]bool{}
+	norms := x.norms()
+	for _, s := range changed {
+		if done[s] {
+			continue
 		}
-		l.groups[g] = blk
+		done[s] = true
+		if int(s) < len(parent.docs) && len(parent.docs[s].Vector) > 0 {
+			h.live.Add(-1) // the node of what the slot held before is dead now
+		}
+		d := x.docs[s]
+		if len(d.Vector) == 0 || norms[s] == 0 {
+			continue
+		}
+		if len(d.Vector) != h.dim {
+			return false
+		}
+		h.link(h.add(s, d, norms[s]))
 	}
-	return l
+	return int64(len(*h.nodes.Load())) <= 2*max(h.live.Load(), 1)
 }
 
-// trainCentroids runs spherical k-means (dot products of unit vectors) on
-// annPerList·ncent vectors drawn with a fixed seed, from ncent of them.
-func trainCentroids(docs []retrieval.Document, norms []float64, slots []int32, ncent, dim int) *blocks {
-	rng := rand.New(rand.NewPCG(uint64(len(slots)), 36))
-	n := min(len(slots), annPerList*ncent)
-	pick := rng.Perm(len(slots))[:n]
-	sample := make([][]float32, n)
-	for i, p := range pick {
-		s := slots[p]
-		u := make([]float32, dim)
-		for j, f := range docs[s].Vector {
-			u[j] = float32(float64(f) / norms[s])
-		}
-		sample[i] = u
+// dotGo is a dot product with eight partial sums: not dot's order, for the
+// walk's distances only (dotFast).
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
 	}
-	cent := make([][]float32, ncent)
-	for c := range cent {
-		cent[c] = slices.Clone(sample[c])
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
 	}
-	assign := make([]int32, n)
-	for range annIters {
-		lay := layout(cent, dim)
-		parallel(n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				assign[i] = lay.nearest(sample[i], 1)[0]
-			}
-		})
-		sum := make([][]float64, ncent)
-		for c := range sum {
-			sum[c] = make([]float64, dim)
-		}
-		count := make([]int, ncent)
-		for i, c := range assign {
-			count[c]++
-			for j, f := range sample[i] {
-				sum[c][j] += float64(f)
-			}
-		}
-		for c := range cent {
-			if count[c] == 0 {
-				// An empty list takes a vector at random: no centroid is wasted.
-				cent[c] = slices.Clone(sample[rng.IntN(n)])
-				continue
-			}
-			var nn float64
-			for _, f := range sum[c] {
-				nn += f * f
-			}
-			nn = math.Sqrt(nn)
-			for j := range cent[c] {
-				cent[c][j] = float32(sum[c][j] / nn)
-			}
-		}
-	}
-	return layout(cent, dim).cent
-}
-
-// layout is an ivf of the centroids alone, for assigning vectors to them.
-func layout(cent [][]float32, dim int) *ivf {
-	b := &blocks{dim: dim, groups: make([][]float32, (len(cent)+blockDocs-1)/blockDocs)}
-	for g := range b.groups {
-		blk := make([]float32, blockDocs*dim)
-		for j, c := range cent[g*blockDocs : min((g+1)*blockDocs, len(cent))] {
-			for i, f := range c {
-				blk[i*blockDocs+j] = f
-			}
-		}
-		b.groups[g] = blk
-	}
-	return &ivf{dim: dim, cent: b, ncent: len(cent)}
-}
-
-// calibrate is the fewest lists to probe for a recall@100 of annRecall:
-// queries are annCalibrate documents' vectors with noise (a query is near
-// its document but not on it), answered exactly and through the lists.
-func (ix *ivf) calibrate(docs []retrieval.Document, norms []float64, slots []int32) int {
-	rng := rand.New(rand.NewPCG(uint64(len(slots)), 7))
-	type query struct {
-		v     []float32
-		qn    float64
-		exact map[int32]bool
-	}
-	qs := make([]query, annCalibrate)
-	for i := range qs {
-		s := slots[rng.IntN(len(slots))]
-		v := make([]float32, ix.dim)
-		for j, f := range docs[s].Vector {
-			v[j] = float32(float64(f)/norms[s] + 0.03*rng.NormFloat64())
-		}
-		qs[i] = query{v: v, qn: norm(v)}
-	}
-	better := func(a, b scoredDoc) bool {
-		if a.score != b.score {
-			return a.score > b.score
-		}
-		return a.doc < b.doc
-	}
-	parallel(len(qs), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			q := &qs[i]
-			top := newBest(100, better, nil)
-			for _, l := range ix.lists {
-				l.scan(q.v, func(s int32, dot float32) { top.push(scoredDoc{s, float64(dot) / (q.qn * norms[s])}) })
-			}
-			q.exact = map[int32]bool{}
-			for _, d := range top.h {
-				q.exact[d.doc] = true
-			}
-		}
-	})
-	for probe := 1; ; probe = min(probe*3/2+1, ix.ncent) {
-		found, want := 0, 0
-		for _, q := range qs {
-			top := newBest(100, better, nil)
-			for _, c := range ix.nearest(q.v, probe) {
-				ix.lists[c].scan(q.v, func(s int32, dot float32) { top.push(scoredDoc{s, float64(dot) / (q.qn * norms[s])}) })
-			}
-			for _, d := range top.h {
-				if q.exact[d.doc] {
-					found++
-				}
-			}
-			want += len(q.exact)
-		}
-		if probe == ix.ncent || float64(found) >= annRecall*float64(want) {
-			return probe
-		}
-	}
-}
-
-// dotBlock is dot32 where the CPU has its kernel, dot32Go elsewhere (the
-// same sums).
-func dotBlock(q, blk []float32, out *[blockDocs]float32) {
-	if haveDot32 {
-		dot32(q, blk, out)
-		return
-	}
-	dot32Go(q, blk, out)
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
 // parallel runs f over [0, n) in one part per CPU.
@@ -343,57 +538,46 @@ func parallel(n int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
-// patch is ix with the slots a write changed moved to their lists (nil
-// when the write calls for training again).
-func (ix *ivf) patch(docs []retrieval.Document, norms []float64, changed []int32) *ivf {
-	if ix == nil {
-		return nil
+// VectorRecall measures the approximate search on the current documents:
+// for each query, the share of the exact scan's top k that the graph's
+// top k holds, averaged; ef is the candidates a search explores. ok is
+// false when unfiltered vector searches of this index scan exactly (below
+// ANNMin).
+func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int) (recall float64, ef int, ok bool, err error) {
+	g := x.cur.Load()
+	if !g.useANN() {
+		return 0, 0, false, nil
 	}
-	n := 0
-	for i, d := range docs {
-		if len(d.Vector) > 0 && norms[i] > 0 {
-			if len(d.Vector) != ix.dim {
-				return nil
-			}
-			n++
+	h := g.ann()
+	if h == nil {
+		return 0, 0, false, nil
+	}
+	found, want := 0, 0
+	for _, q := range queries {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, false, err
 		}
-	}
-	if n > annRetrain*ix.trained || n < 2*blockDocs {
-		return nil
-	}
-	out := *ix
-	out.lists = slices.Clone(ix.lists)
-	out.assign = make([]int32, len(docs))
-	copy(out.assign, ix.assign)
-	for i := len(ix.assign); i < len(docs); i++ {
-		out.assign[i] = -1
-	}
-	touched := map[int32]bool{}
-	for _, s := range changed {
-		if old := out.assign[s]; old >= 0 {
-			touched[old] = true
+		qn := norm(q)
+		if qn == 0 || len(q) != h.dim {
+			continue
 		}
-		out.assign[s] = -1
-		if d := docs[s]; len(d.Vector) > 0 && norms[s] > 0 {
-			out.assign[s] = ix.nearest(d.Vector, 1)[0]
-			touched[out.assign[s]] = true
+		ref, err := g.vectorExact(q, qn, nil, k, false)
+		if err != nil {
+			return 0, 0, false, err
 		}
-	}
-	for c := range touched {
-		var m []int32
-		for _, s := range ix.lists[c].slots {
-			if out.assign[s] == c {
-				m = append(m, s)
+		in := make(map[int32]bool, len(ref))
+		for _, s := range ref {
+			in[s.doc] = true
+		}
+		for _, s := range g.vectorANN(h, q, qn, k) {
+			if in[s.doc] {
+				found++
 			}
 		}
-		for _, s := range changed {
-			if out.assign[s] == c && !slices.Contains(m, s) {
-				m = append(m, s)
-			}
-		}
-		slices.Sort(m)
-		m = slices.Compact(m)
-		out.lists[c] = newList(docs, m, ix.dim)
+		want += len(ref)
 	}
-	return &out
+	if want == 0 {
+		return 0, h.ef, false, nil
+	}
+	return float64(found) / float64(want), h.ef, true, nil
 }

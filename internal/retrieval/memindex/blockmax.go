@@ -39,9 +39,9 @@ func (x *gen) blocksOf(fi int, t string, ps []posting) []blockMeta {
 	bs := make([]blockMeta, 0, (len(ps)+blockPostings-1)/blockPostings)
 	for lo := 0; lo < len(ps); lo += blockPostings {
 		blk := ps[lo:min(lo+blockPostings, len(ps))]
-		m := blockMeta{last: blk[len(blk)-1].doc, n: int32(len(blk)), maxTF: blk[0].tf, minLen: length[blk[0].doc]}
+		m := blockMeta{last: blk[len(blk)-1].doc, n: int32(len(blk)), maxTF: float64(blk[0].tf), minLen: length[blk[0].doc]}
 		for _, p := range blk[1:] {
-			m.maxTF = max(m.maxTF, p.tf)
+			m.maxTF = max(m.maxTF, float64(p.tf))
 			m.minLen = min(m.minLen, length[p.doc])
 		}
 		bs = append(bs, m)

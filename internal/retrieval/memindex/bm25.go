@@ -229,7 +229,7 @@ func (x *gen) bm25Exhaustive(lx lexical, allow []bool, weaviateLimit, keep int) 
 					seen[p.doc] = true
 					sc.hit[fi] = append(sc.hit[fi], p.doc)
 				}
-				score[p.doc] += termScore(x.params.Classic, idf, p.tf, fkn[p.doc], k1)
+				score[p.doc] += termScore(x.params.Classic, idf, float64(p.tf), fkn[p.doc], k1)
 			}
 		}
 	}
@@ -319,7 +319,7 @@ func (x *gen) explainBM25(doc int32, lx lexical) string {
 				b.WriteByte(' ')
 			}
 			first = false
-			fmt.Fprintf(&b, "%s:%s=%.4f", f.name, t, termScore(x.params.Classic, lx.idf[ti], ps[i].tf, kn[fi][doc], k1))
+			fmt.Fprintf(&b, "%s:%s=%.4f", f.name, t, termScore(x.params.Classic, lx.idf[ti], float64(ps[i].tf), kn[fi][doc], k1))
 		}
 	}
 	return b.String()

@@ -188,7 +188,7 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 					seen[p.doc] = true
 					sc.hit[0] = append(sc.hit[0], p.doc)
 				}
-				acc[p.doc] += termScore(classic, idf[c.ti], p.tf, kn[p.doc], k1)
+				acc[p.doc] += termScore(classic, idf[c.ti], float64(p.tf), kn[p.doc], k1)
 				most = max(most, acc[p.doc])
 			}
 		}
@@ -231,7 +231,7 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 		for ti := range terms {
 			if c := byTerm[ti]; c != nil && c.seek(d) {
 				p := c.ps[c.i]
-				sum += termScore(classic, idf[ti], p.tf, kn[p.doc], k1)
+				sum += termScore(classic, idf[ti], float64(p.tf), kn[p.doc], k1)
 			}
 		}
 		top.push(scoredDoc{doc: d, score: sum})

@@ -56,6 +56,10 @@ type Params struct {
 	// inverted file instead of the exact scan (ann.go): 0 means
 	// DefaultANNMin, a negative value never.
 	ANNMin int
+	// ANNEf is how many candidates a search of the vector graph explores
+	// (at least its limit): more is slower and misses fewer documents.
+	// 0 means DefaultANNEf.
+	ANNEf int
 	// MaxScore prunes BM25's postings with MaxScore's bounds (maxscore.go):
 	// the same results to the bit, measured slower on the corpora here.
 	MaxScore bool
@@ -126,9 +130,12 @@ type ownKey struct {
 	term  string
 }
 
+// posting is one document's count of a term in a field: a whole number,
+// held exactly in a float32 (8 bytes a posting instead of 16) and scored as
+// a float64, as it always was.
 type posting struct {
 	doc int32
-	tf  float64
+	tf  float32
 }
 
 // New returns an empty index.
@@ -321,7 +328,7 @@ func (x *gen) allowed(f retrieval.Filter) []bool {
 
 // Build makes ahead of the first search what searches derive from the
 // current documents (norms, BM25's length terms, the vectors' blocks or, for
-// a large corpus, the inverted file), so that no request pays for it.
+// a large corpus, the vector graph), so that no request pays for it.
 func (x *Index) Build() {
 	g := x.cur.Load()
 	g.norms()

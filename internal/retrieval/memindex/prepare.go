@@ -21,7 +21,7 @@ type prepared struct {
 	kn     lazy[[][]float64] // per field and slot, k1·(1 - b + b·len/avg)
 	blocks lazy[*blocks]     // nil when the CPU has no dot32 kernel or the vectors no one dimension
 	bmax   blockCache        // the block bounds of BM25's posting lists (blockmax.go)
-	ivf    lazy[*ivf]        // the inverted file of a large corpus (ann.go)
+	ann    lazy[*hnsw]       // the vector graph of a large corpus (ann.go), shared with the generations after
 }
 
 // lazy is a value made once per generation, either before it is published
@@ -143,9 +143,9 @@ func (x *gen) inherit(parent *gen) {
 		}
 		x.prep.kn.set(kn)
 	}
-	if parent.prep.ivf.wanted() {
-		if ix := parent.ann().patch(x.docs, x.norms(), changed); ix != nil {
-			x.prep.ivf.set(ix)
+	if parent.prep.ann.wanted() {
+		if h := parent.ann(); h != nil && h.insert(x, parent, changed) {
+			x.prep.ann.set(h)
 		}
 	}
 	if parent.prep.blocks.wanted() {

@@ -61,7 +61,7 @@ func (x *gen) ownedList(fi int, t string, extra int) []posting {
 func (x *gen) addPosting(fi int, t string, slot int32, tf float64) {
 	ps := x.ownedList(fi, t, 1)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
-	x.fields[fi].postings.set(t, slices.Insert(ps, i, posting{doc: slot, tf: tf}))
+	x.fields[fi].postings.set(t, slices.Insert(ps, i, posting{doc: slot, tf: float32(tf)}))
 }
 
 func (x *gen) removePosting(fi int, t string, slot int32) {
@@ -83,7 +83,7 @@ func (x *gen) setPosting(fi int, t string, slot int32, tf float64) {
 	ps := x.ownedList(fi, t, 0)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
 	if i < len(ps) && ps[i].doc == slot {
-		ps[i].tf = tf
+		ps[i].tf = float32(tf)
 	}
 	x.fields[fi].postings.set(t, ps)
 }

@@ -77,15 +77,21 @@ func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
 	}
 	if allow == nil && x.useANN() {
-		if ix := x.ann(); ix != nil && ix.dim == len(v) {
-			return x.vectorANN(ix, v, qn, keep), nil
+		if h := x.ann(); h != nil && h.dim == len(v) {
+			return x.vectorANN(h, v, qn, keep), nil
 		}
 	}
-	norms := x.norms()
-	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(x.docs))))
 	// A corpus large enough for the inverted file scans exactly only for
 	// filtered searches, without a second copy of its vectors.
-	if haveDot32 && !x.useANN() {
+	return x.vectorExact(v, qn, allow, keep, haveDot32 && !x.useANN())
+}
+
+// vectorExact is vector's scan of every document, over the vectors'
+// blocks when useBlocks.
+func (x *gen) vectorExact(v []float32, qn float64, allow []bool, keep int, useBlocks bool) ([]scoredDoc, error) {
+	norms := x.norms()
+	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(x.docs))))
+	if useBlocks {
 		if b := x.blocks(); b != nil && b.dim == len(v) {
 			x.vectorBlocks(v, qn, allow, norms, b, top)
 			return top.sorted(), nil
