@@ -44,7 +44,8 @@ scripts/clients/run.sh 2>&1 | tee -a /tmp/dmar-test.log
 # ---- A Weaviate cluster (issue 36; docs/operations.md, "Scaling out"): three
 # nodes on ports of their own, the search port's conformance suite and the
 # cluster tests against it (they skip without DMAR_WEAVIATE_CLUSTER, so a
-# pass is checked for), then a small `dmar bench failover` on codexm-film:
+# pass is checked for), two dmar replicas over it and Neo4j, then a small
+# `dmar bench failover` on codexm-film:
 # a node killed -9 and restarted, then another, under retrieve requests and
 # document writes; no request may fail and no acknowledged write be lost.
 cluster_block() {
@@ -56,6 +57,11 @@ cluster_block() {
 		{ tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
 	grep -c -- '^--- PASS: TestCluster' /tmp/dmar-cluster-test.log | grep -qx 3 ||
 		{ echo "test: the cluster tests did not all run and pass" >&2; tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
+	# Two dmar serve replicas over Neo4j and the cluster (docs/operations.md).
+	DMAR_WEAVIATE_CLUSTER=$cluster go test -count=1 -v -run '^TestReplicasShareDocuments$' ./cmd/dmar/ >>/tmp/dmar-cluster-test.log 2>&1 ||
+		{ tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
+	grep -q -- '^--- PASS: TestReplicasShareDocuments' /tmp/dmar-cluster-test.log ||
+		{ echo "test: the replicas test did not run and pass" >&2; tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
 	go build -o bin/dmar ./cmd/dmar
 	bin/dmar bench failover --index "${cluster/\/Document/\/DmarFailover}" --data "${DMAR_SHARED_DATA:-../shared/data}/codexm-film" \
 		--outage 5s --settle 3s --catch-up 30s --quiet >"$log" 2>&1 || { tail -n 30 "$log"; return 1; }
