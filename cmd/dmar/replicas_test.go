@@ -59,19 +59,7 @@ func TestReplicasShareDocuments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drv.Close(ctx)
-	mentions := func(id string) string {
-		t.Helper()
-		res, err := neo4j.ExecuteQuery(ctx, drv, "MATCH (:Document {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.qid AS q ORDER BY q",
-			map[string]any{"id": id}, neo4j.EagerResultTransformer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, r := range res.Records {
-			out = append(out, r.Values[0].(string))
-		}
-		return strings.Join(out, ",")
-	}
+	mentions := func(id string) string { return strings.Join(mentionsOf(t, drv, id), ",") }
 	get := func(p *dmarProc, id string) (api.StoredDocument, int) {
 		t.Helper()
 		r := p.get("/v1/documents/" + id)
