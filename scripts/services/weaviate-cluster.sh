@@ -147,7 +147,9 @@ wait_for() {
 	for ((t = 0; t < limit * 4; t++)); do
 		"$@" && return 0
 		for ((i = 0; i < nodes; i++)); do
-			if [ -f "$(pidfile "$i")" ] && ! node_running "$i" >/dev/null; then
+			# kill -0, not node_running: a node just forked may not have
+			# exec'd weaviate-server yet.
+			if [ -f "$(pidfile "$i")" ] && ! kill -0 "$(cat "$(pidfile "$i")")" 2>/dev/null; then
 				log "node $i exited while waiting for $what; last log lines:"
 				tail -n 20 "$(logfile "$i")" >&2 || true
 				return 1
