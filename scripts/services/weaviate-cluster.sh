@@ -46,6 +46,10 @@ limit=${DMAR_WEAVIATE_CLUSTER_TIMEOUT:-180}
 
 log() { echo "weaviate-cluster: $*" >&2; }
 
+# service_main; its stop and status are replaced by the cluster's below.
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+
 case "$nodes" in
 [1-9] | 10) ;;
 *)
@@ -166,7 +170,7 @@ start() {
 		print_urls
 		return 0
 	fi
-	bash "$here/weaviate.sh" install
+	install
 	local i started=0
 	for ((i = 0; i < nodes; i++)); do
 		if node_running "$i" >/dev/null; then
@@ -229,13 +233,6 @@ status() {
 	exit 3
 }
 
-case "${1:-}" in
-install) bash "$here/weaviate.sh" install ;;
-start) start ;;
-stop) stop ;;
-status) status ;;
-*)
-	echo "usage: $0 install|start|stop|status" >&2
-	exit 2
-	;;
-esac
+install() { bash "$here/weaviate.sh" install; }
+
+service_main "$@"
