@@ -295,14 +295,14 @@ func (f Failover) summarise(res *FailoverResult, samples []sample, windows [][2]
 
 func (f Failover) report(out io.Writer, res FailoverResult, missing []string) {
 	for k, r := range res.Kills {
-		noticed, caught := "not seen", fmt.Sprintf("not within %s", f.CatchUp)
+		noticed, caught := "not seen", fmt.Sprintf("holding every object not within %s", f.CatchUp)
 		if r.Noticed >= 0 {
 			noticed = fmt.Sprintf("%.1fs", r.Noticed.Seconds())
 		}
 		if r.CaughtUp >= 0 {
-			caught = fmt.Sprintf("%.1fs", r.CaughtUp.Seconds())
+			caught = fmt.Sprintf("holding every object in %.1fs", r.CaughtUp.Seconds())
 		}
-		fmt.Fprintf(out, "kill %d: node %s (%s) at %.1fs; reported down after %s; after restart: serving in %.1fs, holding every object in %s; %d requests during its outage, %d failed, p99 %.0f ms\n",
+		fmt.Fprintf(out, "kill %d: node %s (%s) at %.1fs; reported down after %s; after restart: serving in %.1fs, %s; %d requests during its outage, %d failed, p99 %.0f ms\n",
 			k+1, r.Node, r.Name, r.At.Seconds(), noticed, r.Serving.Seconds(), caught, r.Requests, r.Failed, r.P99)
 	}
 	fmt.Fprintf(out, "retrieve: p50 %.0f ms, p99 %.0f ms; write (one document, acknowledged at the write consistency): p50 %.0f ms, p99 %.0f ms\n",
