@@ -250,7 +250,7 @@ func itoa(i int) string {
 // BenchmarkScale times searches over a corpus of DMAR_SCALE_SIZE documents
 // (default 128,000) made from a real snapshot's (internal/synth): BM25 with
 // MaxScore and exhaustively, vector search exactly and through the
-// inverted file. dmar bench scale measures whole requests.
+// HNSW graph. dmar bench scale measures whole requests.
 func BenchmarkScale(b *testing.B) {
 	t := &testing.T{}
 	real := snapshotVectors(t)

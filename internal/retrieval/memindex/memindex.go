@@ -53,7 +53,7 @@ type Params struct {
 	WeaviateTopK bool
 	// ANNMin is the number of documents from which an unfiltered vector
 	// search (and hybrid search's vector half) takes the approximate
-	// inverted file instead of the exact scan (ann.go): 0 means
+	// vector graph (HNSW) instead of the exact scan (ann.go): 0 means
 	// DefaultANNMin, a negative value never.
 	ANNMin int
 	// ANNEf is how many candidates a search of the vector graph explores

@@ -81,7 +81,7 @@ func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 			return x.vectorANN(h, v, qn, keep), nil
 		}
 	}
-	// A corpus large enough for the inverted file scans exactly only for
+	// A corpus large enough for the vector graph scans exactly only for
 	// filtered searches, without a second copy of its vectors.
 	return x.vectorExact(v, qn, allow, keep, haveDot32 && !x.useANN())
 }
