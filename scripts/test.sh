@@ -48,6 +48,7 @@ scripts/clients/run.sh 2>&1 | tee -a /tmp/dmar-test.log
 # `dmar bench failover` on codexm-film:
 # a node killed -9 and restarted, then another, under retrieve requests and
 # document writes; no request may fail and no acknowledged write be lost.
+# The block takes about 2 minutes (102-118 s on the shared 2-core machine).
 cluster_block() {
 	local cluster log=/tmp/dmar-failover.log
 	cluster=$(scripts/services.sh start weaviate-cluster | tail -n 1)
