@@ -61,13 +61,15 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		return err
 	}
 	b := bench.Scale{Sizes: sizes, Real: real.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
-		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder,
+		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0,
 		Pipeline: func(x retrieval.Index) (*pipeline.Pipeline, error) {
 			set.Index = x
 			return set.Pipeline(nil, log, false)
 		},
 		Embedded: func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
-			x := memindex.New(memindex.DefaultParams())
+			p := memindex.DefaultParams()
+			p.ANNMin = f.ANNMin
+			x := memindex.New(p)
 			if err := x.Put(ctx, docs); err != nil {
 				return nil, err
 			}

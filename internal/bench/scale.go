@@ -37,6 +37,9 @@ type Scale struct {
 	Pipeline func(retrieval.Index) (*pipeline.Pipeline, error)
 	// Embedded builds the embedded index over docs, ready to search.
 	Embedded func(ctx context.Context, docs []retrieval.Document) (EmbeddedIndex, error)
+	// ExactOnly says that Embedded's index never takes the approximate
+	// search (dmar bench scale --ann-min -1), for the report.
+	ExactOnly bool
 	// Remote, when set, opens a fresh collection for a size on the server
 	// at RemoteURL (whose memory is read when it runs on this machine).
 	Remote    func(ctx context.Context, size int) (RemoteIndex, error)
@@ -172,6 +175,9 @@ func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int)
 	r.IngestDocsPerSec = float64(len(docs)) / r.Ingest.Seconds()
 	r.RSS, r.PeakRSS = procMemory(os.Getpid())
 	r.Recall = "exact (the corpus is below the approximate search's size)"
+	if s.ExactOnly {
+		r.Recall = "exact (the approximate search is off)"
+	}
 	if rec, ef, ok, err := x.VectorRecall(ctx, s.QVecs, 100); err != nil {
 		return r, err
 	} else if ok {

@@ -18,6 +18,7 @@ type ScaleFlags struct {
 	Requests  int
 	Seed      uint64
 	Quality   bool
+	ANNMin    int
 }
 
 // Register adds the flags to fs.
@@ -26,6 +27,7 @@ func (f *ScaleFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.Questions, "questions", "", "kgqa JSONL questions for searches and requests (default: the shared data's kgqa/dev.jsonl)")
 	fs.IntVar(&f.Requests, "requests", 50, "default requests timed per size and backend (each asked once before, untimed)")
 	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the synthetic documents")
+	fs.IntVar(&f.ANNMin, "ann-min", 0, "corpus size from which the embedded index searches vectors through its HNSW graph (0: memindex's default, -1: never, the exact scan at every size)")
 	fs.BoolVar(&f.Quality, "quality", false, "also evaluate kgqa Recall@5 of dmar, dense and hybrid on the embedded index at every size (gold documents are real ones)")
 }
 
