@@ -77,19 +77,9 @@ type sample struct {
 
 // Run runs the benchmark, printing its report to out.
 func (f Failover) Run(ctx context.Context, out io.Writer) (FailoverResult, error) {
-	if len(f.Nodes) < 2 {
-		return FailoverResult{}, fmt.Errorf("bench failover: the index names %d node; a cluster of at least 2 (3 to survive a lost node at QUORUM) is needed", len(f.Nodes))
-	}
-	nodes := make([]procNode, len(f.Nodes))
-	for i, u := range f.Nodes {
-		n, err := newProcNode(u)
-		if err != nil {
-			return FailoverResult{}, err
-		}
-		if _, err := n.pid(); err != nil {
-			return FailoverResult{}, fmt.Errorf("bench failover: %w", err)
-		}
-		nodes[i] = n
+	nodes, err := f.openNodes()
+	if err != nil {
+		return FailoverResult{}, err
 	}
 	if err := f.waitHealthy(ctx, 60*time.Second); err != nil {
 		return FailoverResult{}, fmt.Errorf("bench failover: the cluster is not healthy before the run: %w", err)
@@ -98,92 +88,133 @@ func (f Failover) Run(ctx context.Context, out io.Writer) (FailoverResult, error
 		len(f.Nodes), f.Readers, f.Writers, len(f.Kills), f.Outage)
 
 	load, stopLoad := context.WithCancel(ctx)
-	var (
-		mu      sync.Mutex
-		samples []sample
-		acked   []string
-		wg      sync.WaitGroup
-	)
-	record := func(s sample, id string) {
-		mu.Lock()
-		samples = append(samples, s)
-		if s.write && s.err == nil {
-			acked = append(acked, id)
-		}
-		mu.Unlock()
-	}
 	t0 := time.Now()
-	for r := 0; r < f.Readers; r++ {
-		wg.Add(1)
-		go func(r int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(r), 1))
-			for load.Err() == nil {
-				q := f.Queries[rng.IntN(len(f.Queries))]
-				s := sample{start: time.Now()}
-				s.err = f.Retrieve(load, q)
-				s.end = time.Now()
-				if load.Err() == nil {
-					record(s, "")
-				}
-			}
-		}(r)
-	}
-	for w := 0; w < f.Writers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			rng := rand.New(rand.NewPCG(uint64(w), 2))
-			for n := 0; load.Err() == nil; n++ {
-				t := f.Texts[rng.IntN(len(f.Texts))]
-				id := fmt.Sprintf("%s-w%d-%d", f.RunID, w, n)
-				s := sample{start: time.Now(), write: true}
-				// A write runs to its end: one cut off by the end of the run
-				// would be neither acknowledged nor failed.
-				s.err = f.Write(context.WithoutCancel(load), id, t.Title+" (failover "+id+")", t.Text)
-				s.end = time.Now()
-				record(s, id)
-			}
-		}(w)
-	}
-
+	l := f.startLoad(load)
 	res := FailoverResult{}
-	var windows [][2]time.Time
-	err := func() error {
-		if err := sleepCtx(ctx, f.Settle); err != nil {
-			return err
-		}
-		for k, i := range f.Kills {
-			rep, win, err := f.killOne(ctx, nodes, i, t0, out)
-			if err != nil {
-				return fmt.Errorf("kill %d (%s): %w", k+1, f.Nodes[i], err)
-			}
-			res.Kills = append(res.Kills, rep)
-			windows = append(windows, win)
-			if err := sleepCtx(ctx, f.Settle); err != nil {
-				return err
-			}
-		}
-		return nil
-	}()
+	windows, err := f.killAll(ctx, nodes, t0, out, &res)
 	stopLoad()
-	wg.Wait()
+	l.wg.Wait()
 	if err != nil {
 		return res, err
 	}
-	f.summarise(&res, samples, windows)
+	f.summarise(&res, l.samples, windows)
 	if err := f.waitHealthy(ctx, 120*time.Second); err != nil {
 		return res, fmt.Errorf("bench failover: the cluster did not become healthy after the run: %w", err)
 	}
-	sort.Strings(acked)
-	res.AckedWrites = len(acked)
-	missing, err := f.Missing(ctx, acked)
+	sort.Strings(l.acked)
+	res.AckedWrites = len(l.acked)
+	missing, err := f.Missing(ctx, l.acked)
 	if err != nil {
 		return res, fmt.Errorf("bench failover: reading the acknowledged writes back: %w", err)
 	}
 	res.Lost = len(missing)
 	f.report(out, res, missing)
 	return res, nil
+}
+
+// openNodes finds each node's process (a cluster of at least 2).
+func (f Failover) openNodes() ([]procNode, error) {
+	if len(f.Nodes) < 2 {
+		return nil, fmt.Errorf("bench failover: the index names %d node; a cluster of at least 2 (3 to survive a lost node at QUORUM) is needed", len(f.Nodes))
+	}
+	nodes := make([]procNode, len(f.Nodes))
+	for i, u := range f.Nodes {
+		n, err := newProcNode(u)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := n.pid(); err != nil {
+			return nil, fmt.Errorf("bench failover: %w", err)
+		}
+		nodes[i] = n
+	}
+	return nodes, nil
+}
+
+// loadRun is the closed loop's clients and what they recorded.
+type loadRun struct {
+	wg      sync.WaitGroup
+	mu      sync.Mutex
+	samples []sample
+	acked   []string // ids of the acknowledged writes
+}
+
+func (l *loadRun) record(s sample, id string) {
+	l.mu.Lock()
+	l.samples = append(l.samples, s)
+	if s.write && s.err == nil {
+		l.acked = append(l.acked, id)
+	}
+	l.mu.Unlock()
+}
+
+// startLoad starts the readers and the writers, back to back until load
+// ends.
+func (f Failover) startLoad(load context.Context) *loadRun {
+	l := &loadRun{}
+	for r := 0; r < f.Readers; r++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			f.reader(load, l, r)
+		}()
+	}
+	for w := 0; w < f.Writers; w++ {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			f.writer(load, l, w)
+		}()
+	}
+	return l
+}
+
+func (f Failover) reader(load context.Context, l *loadRun, r int) {
+	rng := rand.New(rand.NewPCG(uint64(r), 1))
+	for load.Err() == nil {
+		q := f.Queries[rng.IntN(len(f.Queries))]
+		s := sample{start: time.Now()}
+		s.err = f.Retrieve(load, q)
+		s.end = time.Now()
+		if load.Err() == nil {
+			l.record(s, "")
+		}
+	}
+}
+
+func (f Failover) writer(load context.Context, l *loadRun, w int) {
+	rng := rand.New(rand.NewPCG(uint64(w), 2))
+	for n := 0; load.Err() == nil; n++ {
+		t := f.Texts[rng.IntN(len(f.Texts))]
+		id := fmt.Sprintf("%s-w%d-%d", f.RunID, w, n)
+		s := sample{start: time.Now(), write: true}
+		// A write runs to its end: one cut off by the end of the run
+		// would be neither acknowledged nor failed.
+		s.err = f.Write(context.WithoutCancel(load), id, t.Title+" (failover "+id+")", t.Text)
+		s.end = time.Now()
+		l.record(s, id)
+	}
+}
+
+// killAll lets the load settle, then kills the nodes of f.Kills in turn
+// (killOne), settling after each; it returns the outage windows.
+func (f Failover) killAll(ctx context.Context, nodes []procNode, t0 time.Time, out io.Writer, res *FailoverResult) ([][2]time.Time, error) {
+	var windows [][2]time.Time
+	if err := sleepCtx(ctx, f.Settle); err != nil {
+		return windows, err
+	}
+	for k, i := range f.Kills {
+		rep, win, err := f.killOne(ctx, nodes, i, t0, out)
+		if err != nil {
+			return windows, fmt.Errorf("kill %d (%s): %w", k+1, f.Nodes[i], err)
+		}
+		res.Kills = append(res.Kills, rep)
+		windows = append(windows, win)
+		if err := sleepCtx(ctx, f.Settle); err != nil {
+			return windows, err
+		}
+	}
+	return windows, nil
 }
 
 // killOne kills node i, restarts it after Outage and waits for it to
