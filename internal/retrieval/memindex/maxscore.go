@@ -108,13 +108,45 @@ func margin(theta float64) float64 { return 1e-9 * max(1, math.Abs(theta)) }
 // over the query's terms (idf by term, 0: absent) under better, in no
 // order, each with its field score as the exhaustive search computes it.
 func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k int, better func(a, b scoredDoc) bool) []scoredDoc {
+	cs, byTerm := x.cursors(fi, terms, idf)
+	top := newBest(k, better, make([]scoredDoc, 0, k))
+	if len(cs) == 0 || k == 0 {
+		return top.sorted()
+	}
+	sc := getScratch(1, len(x.docs))
+	defer putScratch(sc)
+	r := maxScoreRun{sc: sc, acc: sc.score[0], seen: sc.seen[0], kn: x.lengthTerms()[fi], idf: idf,
+		classic: x.params.Classic, k: k, theta: math.Inf(-1)}
+	r.k1, _ = x.bm25Params()
+	r.accumulate(cs, allow)
+	cand, bounds := r.candidates(cs)
+	for i, d := range cand {
+		if bounds[i]+margin(r.theta) < r.theta {
+			continue
+		}
+		var sum float64
+		for ti := range terms {
+			if c := byTerm[ti]; c != nil && c.seek(d) {
+				p := c.ps[c.i]
+				sum += termScore(r.classic, idf[ti], float64(p.tf), r.kn[p.doc], r.k1)
+			}
+		}
+		top.push(scoredDoc{doc: d, score: sum})
+		if len(top.h) == k {
+			r.theta = max(r.theta, top.h[0].score)
+		}
+	}
+	return top.h
+}
+
+// cursors are field fi's posting lists of the query's terms with their
+// block bounds, highest bound first, and the same by the term's place in
+// the query (nil for a term absent or without idf).
+func (x *gen) cursors(fi int, terms []string, idf []float64) (cs, byTerm []*cursor) {
 	f := &x.fields[fi]
 	k1, b := x.bm25Params()
-	kn := x.lengthTerms()[fi]
 	avg := f.avg()
-	classic := x.params.Classic
-	var cs []*cursor
-	byTerm := make([]*cursor, len(terms))
+	byTerm = make([]*cursor, len(terms))
 	for ti, t := range terms {
 		ps := f.postings.get(t)
 		if idf[ti] == 0 || len(ps) == 0 {
@@ -124,14 +156,10 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 		c.bound = make([]float64, len(c.blocks))
 		for j, m := range c.blocks {
 			// The same expression as the length terms' (fieldLengthTerms).
-			c.bound[j] = termScore(classic, idf[ti], m.maxTF, k1*(1-b+b*m.minLen/avg), k1)
+			c.bound[j] = termScore(x.params.Classic, idf[ti], m.maxTF, k1*(1-b+b*m.minLen/avg), k1)
 			c.ub = max(c.ub, c.bound[j])
 		}
 		cs, byTerm[ti] = append(cs, c), c
-	}
-	top := newBest(k, better, make([]scoredDoc, 0, k))
-	if len(cs) == 0 || k == 0 {
-		return top.sorted()
 	}
 	slices.SortStableFunc(cs, func(a, b *cursor) int {
 		switch {
@@ -142,29 +170,47 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 		}
 		return 0
 	})
+	return cs, byTerm
+}
+
+// maxScoreRun is one field's pruned search: the partial scores and the
+// lower bound of the k-th score.
+type maxScoreRun struct {
+	sc      *scratch
+	acc     []float64 // partial score by slot
+	seen    []bool
+	kn      []float64 // the field's length terms by slot
+	idf     []float64 // by the term's place in the query
+	classic bool
+	k1      float64
+	k       int
+	theta   float64 // a lower bound of the k-th score, once k documents have partial scores
+	most    float64 // the highest partial score
+	kth     []float64
+}
+
+func (r *maxScoreRun) setTheta() {
+	if len(r.sc.hit[0]) < r.k {
+		return
+	}
+	r.kth = r.kth[:0]
+	for _, d := range r.sc.hit[0] {
+		r.kth = append(r.kth, r.acc[d])
+	}
+	r.theta = kthLargest(r.kth, r.k)
+}
+
+// accumulate adds the postings of every block whose bound, with the bounds
+// of the terms after, can reach the k-th score; the others are marked
+// unread.
+func (r *maxScoreRun) accumulate(cs []*cursor, allow []bool) {
 	// rest[j] is the sum of the bounds of cs[j:].
 	rest := make([]float64, len(cs)+1)
 	for j := len(cs) - 1; j >= 0; j-- {
 		rest[j] = rest[j+1] + cs[j].ub
 	}
-	sc := getScratch(1, len(x.docs))
-	defer putScratch(sc)
-	acc, seen := sc.score[0], sc.seen[0]
-	theta := math.Inf(-1) // a lower bound of the k-th score, once k documents have partial scores
-	var kth []float64
-	most := 0.0 // the highest partial score
-	setTheta := func() {
-		if len(sc.hit[0]) < k {
-			return
-		}
-		kth = kth[:0]
-		for _, d := range sc.hit[0] {
-			kth = append(kth, acc[d])
-		}
-		theta = kthLargest(kth, k)
-	}
 	for j, c := range cs {
-		if rest[j]+margin(theta) < theta {
+		if rest[j]+margin(r.theta) < r.theta {
 			// No document this term and the ones after reach alone can enter.
 			for _, c := range cs[j:] {
 				c.skip(-1)
@@ -172,7 +218,7 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 			break
 		}
 		for bi, m := range c.blocks {
-			if c.bound[bi]+rest[j+1]+margin(theta) < theta {
+			if c.bound[bi]+rest[j+1]+margin(r.theta) < r.theta {
 				// Nor one that this block and the terms after reach: the
 				// block is left unread; its documents seen already are
 				// bounded with it below.
@@ -184,31 +230,35 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 				if allow != nil && !allow[p.doc] {
 					continue
 				}
-				if !seen[p.doc] {
-					seen[p.doc] = true
-					sc.hit[0] = append(sc.hit[0], p.doc)
+				if !r.seen[p.doc] {
+					r.seen[p.doc] = true
+					r.sc.hit[0] = append(r.sc.hit[0], p.doc)
 				}
-				acc[p.doc] += termScore(classic, idf[c.ti], float64(p.tf), kn[p.doc], k1)
-				most = max(most, acc[p.doc])
+				r.acc[p.doc] += termScore(r.classic, r.idf[c.ti], float64(p.tf), r.kn[p.doc], r.k1)
+				r.most = max(r.most, r.acc[p.doc])
 			}
 		}
 		// Skipping needs a k-th partial score above the bounds left, and
 		// the k-th is at most the highest.
-		if j+1 < len(cs) && rest[j+1] < most {
-			setTheta()
+		if j+1 < len(cs) && rest[j+1] < r.most {
+			r.setTheta()
 		}
 	}
-	setTheta()
-	// The documents whose bound reaches theta, in order, for the lookups:
-	// first bounded with each term's highest unread block, then with the
-	// unread block where each would be.
+	r.setTheta()
+}
+
+// candidates are the documents whose bound reaches theta, in document
+// order, for the lookups, each with its bound: first bounded with each
+// term's highest unread block, then with the unread block where each
+// would be.
+func (r *maxScoreRun) candidates(cs []*cursor) ([]int32, []float64) {
 	loose := 0.0
 	for _, c := range cs {
 		loose += c.unreadMax
 	}
 	var cand []int32
-	for _, d := range sc.hit[0] {
-		if acc[d]+loose+margin(theta) >= theta {
+	for _, d := range r.sc.hit[0] {
+		if r.acc[d]+loose+margin(r.theta) >= r.theta {
 			cand = append(cand, d)
 		}
 	}
@@ -216,30 +266,14 @@ func (x *gen) fieldTop(fi int, terms []string, idf []float64, allow []bool, k in
 	// Each candidate's bound, in document order (the unread blocks' walk).
 	bounds := make([]float64, len(cand))
 	for i, d := range cand {
-		bounds[i] = acc[d]
+		bounds[i] = r.acc[d]
 		for _, c := range cs {
 			if c.unreadMax > 0 {
 				bounds[i] += c.unreadAt(d)
 			}
 		}
 	}
-	for i, d := range cand {
-		if bounds[i]+margin(theta) < theta {
-			continue
-		}
-		var sum float64
-		for ti := range terms {
-			if c := byTerm[ti]; c != nil && c.seek(d) {
-				p := c.ps[c.i]
-				sum += termScore(classic, idf[ti], float64(p.tf), kn[p.doc], k1)
-			}
-		}
-		top.push(scoredDoc{doc: d, score: sum})
-		if len(top.h) == k {
-			theta = max(theta, top.h[0].score)
-		}
-	}
-	return top.h
+	return cand, bounds
 }
 
 // kthLargest is the k-th largest of xs (1-based), reordering xs.
