@@ -1,11 +1,11 @@
 package synth
 
 import (
-	"math"
 	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
 func realDocs() []retrieval.Document {
@@ -58,7 +58,7 @@ func TestCorpus(t *testing.T) {
 		// The vector stays near its base's (the title's document).
 		for _, r := range real[:3] {
 			if r.Title+" (synthetic)" == d.Title {
-				if cos := cosine(d.Vector, r.Vector); cos < 0.6 {
+				if cos := pathrel.Cosine(d.Vector, r.Vector); cos < 0.6 {
 					t.Errorf("document %d: cosine %.2f with its base", i, cos)
 				}
 			}
@@ -67,14 +67,4 @@ func TestCorpus(t *testing.T) {
 	if other := Corpus(real, 40, Config{Seed: 8}); other[10].Text == c[10].Text && other[11].Text == c[11].Text && other[12].Text == c[12].Text {
 		t.Error("another seed made the same documents")
 	}
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
