@@ -41,6 +41,38 @@ go test -race -count=1 ./internal/retrieval/memindex/ ./internal/docstore/... 2>
 # half); a run then takes about 4 minutes.
 scripts/clients/run.sh 2>&1 | tee -a /tmp/dmar-test.log
 # ----
+# ---- A Weaviate cluster (issue 36; docs/operations.md, "Scaling out"): three
+# nodes on ports of their own, the search port's conformance suite and the
+# cluster tests against it (they skip without DMAR_WEAVIATE_CLUSTER, so a
+# pass is checked for), two dmar replicas over it and Neo4j, then a small
+# `dmar bench failover` on codexm-film:
+# a node killed -9 and restarted, then another, under retrieve requests and
+# document writes; no request may fail and no acknowledged write be lost.
+# The block takes about 2 minutes (102-118 s on the shared 2-core machine).
+cluster_block() {
+	local cluster log=/tmp/dmar-failover.log
+	cluster=$(scripts/services.sh start weaviate-cluster | tail -n 1)
+	started+=(weaviate-cluster)
+	echo "test: weaviate-cluster at $cluster" >&2
+	DMAR_WEAVIATE_CLUSTER=$cluster go test -count=1 -v -run '^TestCluster' ./internal/retrieval/weaviate/ >/tmp/dmar-cluster-test.log 2>&1 ||
+		{ tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
+	grep -c -- '^--- PASS: TestCluster' /tmp/dmar-cluster-test.log | grep -qx 3 ||
+		{ echo "test: the cluster tests did not all run and pass" >&2; tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
+	# Two dmar serve replicas over Neo4j and the cluster (docs/operations.md).
+	DMAR_WEAVIATE_CLUSTER=$cluster go test -count=1 -v -run '^TestReplicasShareDocuments$' ./cmd/dmar/ >>/tmp/dmar-cluster-test.log 2>&1 ||
+		{ tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
+	grep -q -- '^--- PASS: TestReplicasShareDocuments' /tmp/dmar-cluster-test.log ||
+		{ echo "test: the replicas test did not run and pass" >&2; tail -n 40 /tmp/dmar-cluster-test.log; return 1; }
+	go build -o bin/dmar ./cmd/dmar
+	bin/dmar bench failover --index "${cluster/\/Document/\/DmarFailover}" --data "${DMAR_SHARED_DATA:-../shared/data}/codexm-film" \
+		--outage 5s --settle 3s --catch-up 30s --quiet >"$log" 2>&1 || { tail -n 30 "$log"; return 1; }
+	tail -n 6 "$log" | tee -a /tmp/dmar-test.log
+	tail -n 1 "$log" | grep -Eq '^failover requests=[0-9]+ failed=0 acked_writes=[1-9][0-9]* lost=0 ' ||
+		{ echo "test: bench failover failed requests or lost writes" >&2; return 1; }
+	scripts/services.sh stop weaviate-cluster >/dev/null 2>&1
+}
+cluster_block
+# ----
 # Fuzz every decoder (the request bodies, the bounded JSON check, the
 # Wikidata line parser, bundle lines) and the document log's reader and
 # repair under random damage, each for a bounded time (DMAR_FUZZTIME,

@@ -58,8 +58,17 @@ func TestDockerfileBuildsLikeCI(t *testing.T) {
 
 // The compose file is valid: `docker compose config` (Compose v2, installed
 // by scripts/install-compose.sh), else Debian's docker-compose 1.29.
-func TestComposeFileIsValid(t *testing.T) {
-	args := []string{"compose", "config", "-q"}
+func TestComposeFileIsValid(t *testing.T) { composeConfig(t) }
+
+// composeConfig runs `docker compose [-f FILE]... config -q` in the
+// repository and returns what it printed.
+func composeConfig(t *testing.T, files ...string) string {
+	t.Helper()
+	args := []string{"compose"}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	args = append(args, "config", "-q")
 	bin, err := exec.LookPath("docker")
 	if err == nil && exec.Command(bin, "compose", "version").Run() != nil {
 		err = errors.New("no compose plugin")
@@ -72,7 +81,9 @@ func TestComposeFileIsValid(t *testing.T) {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = "../.."
-	if out, err := cmd.CombinedOutput(); err != nil {
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("%s %v: %v\n%s", bin, args, err, out)
 	}
+	return string(out)
 }

@@ -35,19 +35,7 @@ func TestDocumentsOnNeo4jAndWeaviate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer drv.Close(ctx)
-	mentions := func(id string) []string {
-		t.Helper()
-		res, err := neo4j.ExecuteQuery(ctx, drv, "MATCH (:Document {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.qid AS q ORDER BY q",
-			map[string]any{"id": id}, neo4j.EagerResultTransformer)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []string
-		for _, r := range res.Records {
-			out = append(out, r.Values[0].(string))
-		}
-		return out
-	}
+	mentions := func(id string) []string { return mentionsOf(t, drv, id) }
 	p := startDmar(t, nil, "--graph", graph, "--index", index, "--state", state)
 	put := func(text string) {
 		t.Helper()
@@ -79,4 +67,19 @@ func TestDocumentsOnNeo4jAndWeaviate(t *testing.T) {
 	if r := p.get("/v1/documents/live-wv-1"); r.code != 404 {
 		t.Errorf("get after the delete: %d %s", r.code, r.body)
 	}
+}
+
+// mentionsOf are the QIDs a Document node MENTIONS in Neo4j, sorted.
+func mentionsOf(t *testing.T, drv neo4j.DriverWithContext, id string) []string {
+	t.Helper()
+	res, err := neo4j.ExecuteQuery(context.Background(), drv, "MATCH (:Document {id: $id})-[:MENTIONS]->(e:Entity) RETURN e.qid AS q ORDER BY q",
+		map[string]any{"id": id}, neo4j.EagerResultTransformer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range res.Records {
+		out = append(out, r.Values[0].(string))
+	}
+	return out
 }

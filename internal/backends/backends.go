@@ -52,6 +52,16 @@ type Check struct {
 // Open opens the models, the graph and the index that cfg names; progress
 // goes to out (unless cfg.Quiet). On an error nothing stays open.
 func Open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logger) (*Set, error) {
+	return open(ctx, cfg, out, log, false)
+}
+
+// OpenLoaded is Open that first loads the corpus into a remote index (as
+// dmar load corpus does), creating its collection when missing.
+func OpenLoaded(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logger) (*Set, error) {
+	return open(ctx, cfg, out, log, true)
+}
+
+func open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logger, load bool) (*Set, error) {
 	m, err := OpenModels(cfg, log)
 	if err != nil {
 		return nil, err
@@ -61,7 +71,7 @@ func Open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logge
 		m.Close()
 		return nil, err
 	}
-	x, more, err := OpenIndex(ctx, cfg, g, m.DocEncoder, out, false)
+	x, more, err := OpenIndex(ctx, cfg, g, m.DocEncoder, out, load)
 	if err != nil {
 		m.Close()
 		return nil, err

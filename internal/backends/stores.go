@@ -47,7 +47,8 @@ func OpenIndex(ctx context.Context, cfg config.Config, g Graph, enc scoring.Enco
 	if load {
 		open = weaviate.OpenOrCreate
 	}
-	opts := []weaviate.Option{weaviate.WithEncoder(enc.Version())}
+	w := cfg.Weaviate
+	opts := []weaviate.Option{weaviate.WithEncoder(enc.Version()), weaviate.WithReplication(w.Shards, w.Replicas, w.ReadConsistency, w.WriteConsistency)}
 	if k := cfg.Weaviate.APIKey; !k.IsZero() {
 		opts = append(opts, weaviate.WithAPIKey(k.Reveal()))
 	}

@@ -30,9 +30,16 @@ func ParseGraph(raw string) (Backend, error) {
 }
 
 // ParseIndex parses an index setting: embedded (or empty), or a Weaviate
-// URL with one of IndexSchemes.
+// URL with one of IndexSchemes, whose host may be a comma-separated list of
+// a cluster's nodes (checked here as its first host; weaviate.ParseURL
+// reads the list).
 func ParseIndex(raw string) (Backend, error) {
-	return parseBackend(raw, "weaviate://HOST:PORT/Class", IndexSchemes)
+	b, err := parseBackend(firstHost(raw), "weaviate://HOST:PORT/Class", IndexSchemes)
+	if err != nil || b.Embedded() {
+		return b, err
+	}
+	b.URL = raw
+	return b, nil
 }
 
 func parseBackend(raw, example string, schemes []string) (Backend, error) {

@@ -50,10 +50,20 @@ type Neo4j struct {
 }
 
 // Weaviate holds the search backend's API key (DMAR_WEAVIATE_API_KEY,
-// DMAR_WEAVIATE_API_KEY_FILE or api_key_file).
+// DMAR_WEAVIATE_API_KEY_FILE or api_key_file) and, for a cluster, how a
+// collection dmar creates is sharded and replicated and the consistency
+// levels of its reads and writes (checked in cluster.go).
 type Weaviate struct {
 	APIKeyFile string `yaml:"api_key_file"`
 	APIKey     Secret `yaml:"-"`
+	// Shards of a collection dmar creates (0: Weaviate's default, one per
+	// node) and Replicas, the copies of each (0: one; set, an existing
+	// collection with another replication factor is refused).
+	Shards   int `yaml:"shards"`
+	Replicas int `yaml:"replicas"`
+	// ReadConsistency and WriteConsistency: ONE, QUORUM or ALL.
+	ReadConsistency  string `yaml:"read_consistency"`
+	WriteConsistency string `yaml:"write_consistency"`
 }
 
 // Models are the ONNX model files.
@@ -200,6 +210,7 @@ func Default(cache, data string) Config {
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
 			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, EncoderBatchWindow: 2 * time.Millisecond, EncoderCalls: 1},
+		Weaviate: Weaviate{ReadConsistency: "ONE", WriteConsistency: "QUORUM"},
 	}
 }
 

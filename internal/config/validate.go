@@ -23,6 +23,7 @@ func (c *Config) Validate() Problems {
 	c.validateData(&ps)
 	c.validateModels(&ps)
 	c.validateChat(&ps)
+	c.validateWeaviate(&ps)
 	c.Server.validate(&ps)
 	c.TextGraph.validate(&ps)
 	return ps

@@ -169,14 +169,24 @@ func (x *gen) compact() {
 // (pooled, and cleared through the lists of slots they touched), in the
 // same order of additions as a map per field would see, so the sums are
 // the same to the bit.
+//
+// With Params.MaxScore and the per-field cut (the default) or classic, it
+// is MaxScore's (maxscore.go), which reads only the postings that can
+// matter, with the same results to the bit; bm25Exhaustive scores them all.
 func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scoredDoc, lexical) {
+	lx := x.lexicalOf(text)
+	if x.params.MaxScore && (x.params.Classic || x.params.WeaviateTopK) {
+		return x.bm25Pruned(lx, allow, weaviateLimit, keep), lx
+	}
+	return x.bm25Exhaustive(lx, allow, weaviateLimit, keep), lx
+}
+
+// lexicalOf is a query's distinct terms and their IDFs (times the term's
+// count in the query, Weaviate's variant).
+func (x *gen) lexicalOf(text string) lexical {
 	terms, counts := queryTermCounts(text)
 	lx := lexical{terms: terms, idf: make([]float64, len(terms))}
 	n := float64(len(x.byID))
-	k1, _ := x.bm25Params()
-	kn := x.lengthTerms()
-	sc := getScratch(len(x.fields), len(x.docs))
-	defer putScratch(sc)
 	for ti, t := range terms {
 		var df, nonZero uint64
 		for _, f := range x.fields {
@@ -194,6 +204,21 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 			idf *= float64(counts[t])
 		}
 		lx.idf[ti] = idf
+	}
+	return lx
+}
+
+// bm25Exhaustive scores every posting of the query's terms.
+func (x *gen) bm25Exhaustive(lx lexical, allow []bool, weaviateLimit, keep int) []scoredDoc {
+	k1, _ := x.bm25Params()
+	kn := x.lengthTerms()
+	sc := getScratch(len(x.fields), len(x.docs))
+	defer putScratch(sc)
+	for ti, t := range lx.terms {
+		idf := lx.idf[ti]
+		if idf == 0 {
+			continue
+		}
 		for fi := range x.fields {
 			score, seen, fkn := sc.score[fi], sc.seen[fi], kn[fi]
 			for _, p := range x.fields[fi].postings.get(t) {
@@ -204,7 +229,7 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 					seen[p.doc] = true
 					sc.hit[fi] = append(sc.hit[fi], p.doc)
 				}
-				score[p.doc] += termScore(x.params.Classic, idf, p.tf, fkn[p.doc], k1)
+				score[p.doc] += termScore(x.params.Classic, idf, float64(p.tf), fkn[p.doc], k1)
 			}
 		}
 	}
@@ -246,7 +271,7 @@ func (x *gen) bm25(text string, allow []bool, weaviateLimit, keep int) ([]scored
 		}
 		top.push(scoredDoc{doc: d, score: s})
 	}
-	return top.sorted(), lx
+	return top.sorted()
 }
 
 // lexical is what explains a BM25 search's scores: its terms and their IDFs
@@ -294,7 +319,7 @@ func (x *gen) explainBM25(doc int32, lx lexical) string {
 				b.WriteByte(' ')
 			}
 			first = false
-			fmt.Fprintf(&b, "%s:%s=%.4f", f.name, t, termScore(x.params.Classic, lx.idf[ti], ps[i].tf, kn[fi][doc], k1))
+			fmt.Fprintf(&b, "%s:%s=%.4f", f.name, t, termScore(x.params.Classic, lx.idf[ti], float64(ps[i].tf), kn[fi][doc], k1))
 		}
 	}
 	return b.String()

@@ -51,6 +51,18 @@ type Params struct {
 	// stay the same in production (docs/weaviate.md); off, scores are the
 	// exact sums Weaviate approximates.
 	WeaviateTopK bool
+	// ANNMin is the number of documents from which an unfiltered vector
+	// search (and hybrid search's vector half) takes the approximate
+	// vector graph (HNSW) instead of the exact scan (ann.go): 0 means
+	// DefaultANNMin, a negative value never.
+	ANNMin int
+	// ANNEf is how many candidates a search of the vector graph explores
+	// (at least its limit): more is slower and misses fewer documents.
+	// 0 means DefaultANNEf.
+	ANNEf int
+	// MaxScore prunes BM25's postings with MaxScore's bounds (maxscore.go):
+	// the same results to the bit, measured slower on the corpora here.
+	MaxScore bool
 }
 
 // WeaviateTieSlack is how many hits beyond the limit the weaviate adapter
@@ -107,7 +119,10 @@ type gen struct {
 	// patch the parent's prepared parts (nil and false once published).
 	changed    []int32
 	renumbered bool
-	prep       prepared // what searches derive from this generation (prepare.go); clone must leave it zero
+	// staleBlocks are lists the write left alone whose block bounds it
+	// made stale (a document's length changed); nil once published.
+	staleBlocks []ownKey
+	prep        prepared // what searches derive from this generation (prepare.go); clone must leave it zero
 }
 
 type ownKey struct {
@@ -115,9 +130,12 @@ type ownKey struct {
 	term  string
 }
 
+// posting is one document's count of a term in a field: a whole number,
+// held exactly in a float32 (8 bytes a posting instead of 16) and scored as
+// a float64, as it always was.
 type posting struct {
 	doc int32
-	tf  float64
+	tf  float32
 }
 
 // New returns an empty index.
@@ -138,7 +156,7 @@ func (x *Index) update(write func(g *gen)) {
 	if !x.prepareAfresh.Load() {
 		g.inherit(parent)
 	}
-	g.owned, g.changed, g.renumbered = nil, nil, false
+	g.owned, g.changed, g.renumbered, g.staleBlocks = nil, nil, false, nil
 	x.cur.Store(g)
 }
 
@@ -308,9 +326,20 @@ func (x *gen) allowed(f retrieval.Filter) []bool {
 	return ok
 }
 
-// Build is kept for callers that built the inverted index ahead of the
-// first search: every write now keeps it up to date.
-func (x *Index) Build() {}
+// Build makes ahead of the first search what searches derive from the
+// current documents (norms, BM25's length terms, the vectors' blocks or, for
+// a large corpus, the vector graph), so that no request pays for it.
+func (x *Index) Build() {
+	g := x.cur.Load()
+	g.norms()
+	g.lengthTerms()
+	switch {
+	case g.useANN():
+		g.ann()
+	case haveDot32:
+		g.blocks()
+	}
+}
 
 // Save writes the documents (with links and vectors) to path atomically.
 func (x *Index) Save(path string) error {
@@ -367,5 +396,6 @@ func Load(path string, p Params) (*Index, error) {
 	if err := x.Put(context.Background(), docs); err != nil {
 		return nil, err
 	}
+	x.Build()
 	return x, nil
 }

@@ -20,6 +20,8 @@ type prepared struct {
 	norms  lazy[[]float64]   // each slot's vector norm, 0 without a vector
 	kn     lazy[[][]float64] // per field and slot, k1·(1 - b + b·len/avg)
 	blocks lazy[*blocks]     // nil when the CPU has no dot32 kernel or the vectors no one dimension
+	bmax   blockCache        // the block bounds of BM25's posting lists (blockmax.go)
+	ann    lazy[*hnsw]       // the vector graph of a large corpus (ann.go), shared with the generations after
 }
 
 // lazy is a value made once per generation, either before it is published
@@ -112,6 +114,7 @@ func (x *gen) inherit(parent *gen) {
 	if x.renumbered {
 		return
 	}
+	x.inheritBlocks(parent)
 	changed := x.changed
 	if parent.prep.norms.wanted() {
 		n := parent.norms()
@@ -139,6 +142,11 @@ func (x *gen) inherit(parent *gen) {
 			}
 		}
 		x.prep.kn.set(kn)
+	}
+	if parent.prep.ann.wanted() {
+		if h := parent.ann(); h != nil && h.insert(x, parent, changed) {
+			x.prep.ann.set(h)
+		}
 	}
 	if parent.prep.blocks.wanted() {
 		if pb := parent.blocks(); pb != nil {

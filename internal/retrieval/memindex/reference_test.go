@@ -194,11 +194,12 @@ func (x *gen) refBM25(text string, allow []bool, weaviateLimit int) []refScored 
 					continue
 				}
 				norm := 1 - b + b*f.length[p.doc]/avg
+				tf := float64(p.tf)
 				var s float64
 				if x.params.Classic {
-					s = idf * p.tf * (k1 + 1) / (p.tf + k1*norm)
+					s = idf * tf * (k1 + 1) / (tf + k1*norm)
 				} else {
-					s = p.tf / (p.tf + k1*norm) * idf
+					s = tf / (tf + k1*norm) * idf
 				}
 				perField[fi][p.doc] += s
 				parts[p.doc] = append(parts[p.doc], fmt.Sprintf("%s:%s=%.4f", f.name, t, s))

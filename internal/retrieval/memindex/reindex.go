@@ -32,6 +32,10 @@ func (x *gen) reindex(slot int32, terms []docTerms) {
 				x.addPosting(fi, t, slot, c)
 			} else if p != c {
 				x.setPosting(fi, t, slot, c)
+			} else if now.length != was.length {
+				// The list stays, but the bounds of its blocks (blockmax.go)
+				// may hold the document's old length.
+				x.staleBlocks = append(x.staleBlocks, ownKey{fi, t})
 			}
 		}
 	}
@@ -57,7 +61,7 @@ func (x *gen) ownedList(fi int, t string, extra int) []posting {
 func (x *gen) addPosting(fi int, t string, slot int32, tf float64) {
 	ps := x.ownedList(fi, t, 1)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
-	x.fields[fi].postings.set(t, slices.Insert(ps, i, posting{doc: slot, tf: tf}))
+	x.fields[fi].postings.set(t, slices.Insert(ps, i, posting{doc: slot, tf: float32(tf)}))
 }
 
 func (x *gen) removePosting(fi int, t string, slot int32) {
@@ -79,7 +83,7 @@ func (x *gen) setPosting(fi int, t string, slot int32, tf float64) {
 	ps := x.ownedList(fi, t, 0)
 	i := sort.Search(len(ps), func(i int) bool { return ps[i].doc >= slot })
 	if i < len(ps) && ps[i].doc == slot {
-		ps[i].tf = tf
+		ps[i].tf = float32(tf)
 	}
 	x.fields[fi].postings.set(t, ps)
 }

@@ -76,9 +76,22 @@ func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 	if qn == 0 {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
 	}
+	if allow == nil && x.useANN() {
+		if h := x.ann(); h != nil && h.dim == len(v) {
+			return x.vectorANN(h, v, qn, keep), nil
+		}
+	}
+	// A corpus large enough for the vector graph scans exactly only for
+	// filtered searches, without a second copy of its vectors.
+	return x.vectorExact(v, qn, allow, keep, haveDot32 && !x.useANN())
+}
+
+// vectorExact is vector's scan of every document, over the vectors'
+// blocks when useBlocks.
+func (x *gen) vectorExact(v []float32, qn float64, allow []bool, keep int, useBlocks bool) ([]scoredDoc, error) {
 	norms := x.norms()
 	top := newBest(keep, x.better, make([]scoredDoc, 0, min(keep, len(x.docs))))
-	if haveDot32 {
+	if useBlocks {
 		if b := x.blocks(); b != nil && b.dim == len(v) {
 			x.vectorBlocks(v, qn, allow, norms, b, top)
 			return top.sorted(), nil

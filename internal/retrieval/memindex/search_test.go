@@ -257,11 +257,13 @@ func TestSearchMatchesReference(t *testing.T) {
 	classic.Classic, classic.WeaviateTopK = true, false
 	noCut := DefaultParams()
 	noCut.WeaviateTopK = false
+	maxScore, classicMaxScore := DefaultParams(), classic
+	maxScore.MaxScore, classicMaxScore.MaxScore = true, true
 	for _, c := range []struct {
 		name      string
 		p         Params
 		questions int
-	}{{"weaviate", DefaultParams(), 20}, {"no-cut", noCut, 10}, {"classic", classic, 10}} {
+	}{{"weaviate", DefaultParams(), 20}, {"no-cut", noCut, 10}, {"classic", classic, 10}, {"maxscore", maxScore, 10}, {"classic-maxscore", classicMaxScore, 10}} {
 		t.Run(c.name, func(t *testing.T) {
 			x := New(c.p)
 			if err := x.Put(context.Background(), r.docs); err != nil {

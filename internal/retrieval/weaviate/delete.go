@@ -17,7 +17,7 @@ func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 		w := filters.Where().WithPath([]string{propDocID}).WithOperator(filters.ContainsAny).WithValueText(part...)
 		var res *models.BatchDeleteResponse
 		err := retry(ctx, attempts, func() error {
-			del := s.client.Batch().ObjectsBatchDeleter().WithClassName(s.cfg.Class).WithWhere(w).WithOutput("minimal")
+			del := s.client.Batch().ObjectsBatchDeleter().WithClassName(s.cfg.Class).WithWhere(w).WithOutput("minimal").WithConsistencyLevel(s.writeConsistency())
 			if s.cfg.Tenant != "" {
 				del = del.WithTenant(s.cfg.Tenant)
 			}

@@ -68,7 +68,7 @@ func (s *Store) call(ctx context.Context, op string, req *pb.SearchRequest) ([]*
 	if len(s.rpc.md) > 0 {
 		c = metadata.NewOutgoingContext(c, s.rpc.md)
 	}
-	res, err := s.rpc.c.Search(c, req)
+	res, err := s.search1(c, req)
 	if err != nil {
 		return nil, rpcError(ctx, op, err)
 	}

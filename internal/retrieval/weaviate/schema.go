@@ -45,7 +45,7 @@ func classDef(cfg Config) *models.Class {
 	if cfg.Encoder != "" {
 		desc += encoderMark + cfg.Encoder
 	}
-	return &models.Class{
+	cls := &models.Class{
 		Class:       cfg.Class,
 		Description: desc,
 		Vectorizer:  "none",
@@ -67,6 +67,8 @@ func classDef(cfg Config) *models.Class {
 			{Name: propEntities, DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: &t, IndexSearchable: &f},
 		},
 	}
+	replicationDef(cfg, cls)
+	return cls
 }
 
 // ensureSchema creates the collection if it is missing and checks that an
@@ -93,7 +95,11 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 	if err := checkClass(cls, s.cfg); err != nil {
 		return err
 	}
+	s.replicated = isReplicated(cls)
 	if s.cfg.Tenant == "" {
+		if len(s.cfg.hosts()) > 1 {
+			return s.waitLoaded(ctx, cls)
+		}
 		return nil
 	}
 	return s.ensureTenant(ctx)
@@ -117,6 +123,9 @@ func checkClass(cls *models.Class, cfg Config) error {
 	if got := classEncoder(cls); got != "" && cfg.Encoder != "" && got != cfg.Encoder {
 		return fmt.Errorf("weaviate: collection %s was loaded with encoder %s, not the configured %s; set models.encoder (DMAR_ENCODER) back, "+
 			"or drop the collection and reload it with this encoder (dmar load corpus --index weaviate://HOST:PORT/%s), or load into another collection", cfg.Class, got, cfg.Encoder, cfg.Class)
+	}
+	if err := checkReplication(cls, cfg); err != nil {
+		return err
 	}
 	mt := cls.MultiTenancyConfig != nil && cls.MultiTenancyConfig.Enabled
 	switch {

@@ -90,7 +90,7 @@ func (s *Store) search(ctx context.Context, q retrieval.Query, limit int) ([]ret
 	}
 	gql := s.client.GraphQL()
 	add := []graphql.Field{{Name: "id"}}
-	get := gql.Get().WithClassName(s.cfg.Class).WithLimit(limit)
+	get := s.get().WithLimit(limit)
 	switch q.Mode {
 	case retrieval.BM25:
 		get = get.WithBM25(gql.Bm25ArgBuilder().WithQuery(q.Text).WithProperties(searchProps...))
@@ -284,7 +284,7 @@ func (s *Store) documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	if s.rpc != nil {
 		return s.rpcDocuments(ctx, ids)
 	}
-	get := s.client.GraphQL().Get().WithClassName(s.cfg.Class).WithLimit(len(ids)).
+	get := s.get().WithLimit(len(ids)).
 		WithWhere(where(retrieval.Filter{IDs: ids})).
 		WithFields(docFields([]graphql.Field{{Name: "id"}, {Name: "vector"}})...)
 	if s.cfg.Tenant != "" {
@@ -366,7 +366,7 @@ func (s *Store) distances(ctx context.Context, v []float32, ids []string, f retr
 		return s.rpcDistances(ctx, v, ids, f)
 	}
 	gql := s.client.GraphQL()
-	get := gql.Get().WithClassName(s.cfg.Class).WithLimit(len(ids)).
+	get := s.get().WithLimit(len(ids)).
 		WithNearVector(gql.NearVectorArgBuilder().WithVector(v)).
 		WithWhere(where(retrieval.Filter{IDs: ids, AnyEntities: f.AnyEntities})).
 		WithFields(graphql.Field{Name: propDocID}, graphql.Field{Name: "_additional", Fields: []graphql.Field{{Name: "distance"}}})

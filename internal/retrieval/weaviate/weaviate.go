@@ -12,7 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -38,8 +38,13 @@ const DefaultHybridCandidates = 100
 
 // Config says where the collection is and how to talk to it.
 type Config struct {
-	// URL of the REST/GraphQL endpoint, e.g. http://127.0.0.1:8080.
+	// URL of the REST/GraphQL endpoint, e.g. http://127.0.0.1:8080: the
+	// first of Hosts.
 	URL string
+	// Hosts are the REST/GraphQL endpoints of every node of a cluster that
+	// requests may go to, URL first (empty: URL alone). Requests take them
+	// in turn, and one whose node cannot be reached goes to the next.
+	Hosts []string
 	// Class is the collection (one per corpus). It must start with an upper
 	// case letter, as Weaviate requires.
 	Class string
@@ -50,6 +55,18 @@ type Config struct {
 	// and by searches (Search, Documents, Cosines: grpc.go). Empty: both go
 	// over REST and GraphQL.
 	GRPC string
+	// GRPCHosts are the gRPC endpoints of every node, GRPC first (empty:
+	// GRPC alone); a batch whose node went away is sent to another.
+	GRPCHosts []string
+	// Shards and Replicas shape a collection New creates: Shards shards
+	// (0: Weaviate's default, one per node), each held by Replicas nodes
+	// (0: one; more needs that many nodes). With Replicas set, an existing
+	// collection with another replication factor is refused.
+	Shards, Replicas int
+	// ReadConsistency is how many replicas answer a search or read (ONE,
+	// QUORUM or ALL; default ONE); WriteConsistency how many acknowledge a
+	// write before Put returns (default QUORUM).
+	ReadConsistency, WriteConsistency string
 	// BatchSize is the number of objects per import request (default 256).
 	BatchSize int
 	// Timeout bounds one HTTP request when ctx has no earlier deadline
@@ -81,6 +98,10 @@ type Store struct {
 	cfg    Config
 	client *wv.Client
 	rpc    *rpc // searches over gRPC; nil: over GraphQL
+	// replicated: the collection keeps more than one copy of its shards,
+	// so reads and writes name consistency levels (Weaviate's GraphQL has
+	// no consistencyLevel argument on a collection without replication).
+	replicated bool
 }
 
 var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
@@ -88,14 +109,18 @@ var classRE = regexp.MustCompile(`^[A-Z][_0-9A-Za-z]*$`)
 // ParseURL reads an index location:
 //
 //	weaviate://HOST:PORT/Class?tenant=T&grpc=GRPCPORT&batch=N
+//	weaviate://HOST:PORT,HOST:PORT,.../Class?grpc=P1,P2,...  (a cluster's nodes)
 //	weaviates://HOST:PORT/Class   (HTTPS)
 //	http://HOST:PORT/Class        (the same as weaviate://)
 //
-// grpc may be a port (on HOST) or host:port; "grpc=off" imports over REST
-// and searches over GraphQL. Without grpc, both use gRPC on HOST:50051. Without a port, 8080 (443
-// for HTTPS); without a class, DefaultClass.
+// grpc may be a port (on each host) or host:port, or a comma-separated
+// list with one per host; "grpc=off" imports over REST and searches over
+// GraphQL. Without grpc, both use gRPC on port 50051 of each host. A host
+// without a port has 8080 (443 for HTTPS); without a class, DefaultClass.
 func ParseURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
+	// url.Parse takes one host: the list is read apart.
+	hostPart, oneHost := splitHostList(raw)
+	u, err := url.Parse(oneHost)
 	if err != nil {
 		return Config{}, fmt.Errorf("weaviate url %q: %w", raw, err)
 	}
@@ -110,12 +135,14 @@ func ParseURL(raw string) (Config, error) {
 	if u.Host == "" {
 		return Config{}, fmt.Errorf("weaviate url %q: no host (want weaviate://HOST:PORT/Class)", raw)
 	}
-	host := u.Hostname()
-	port := u.Port()
-	if port == "" {
-		port = map[string]string{"http": "8080", "https": "443"}[scheme]
+	hosts, err := parseHosts(raw, hostPart, map[string]string{"http": "8080", "https": "443"}[scheme])
+	if err != nil {
+		return Config{}, err
 	}
-	cfg := Config{URL: scheme + "://" + net.JoinHostPort(host, port), Class: strings.Trim(u.Path, "/")}
+	cfg := Config{URL: scheme + "://" + hosts[0], Class: strings.Trim(u.Path, "/")}
+	if len(hosts) > 1 {
+		cfg.Hosts = hostURLs(scheme, hosts)
+	}
 	if cfg.Class == "" {
 		cfg.Class = DefaultClass
 	}
@@ -128,17 +155,15 @@ func ParseURL(raw string) (Config, error) {
 		}
 	}
 	cfg.Tenant = q.Get("tenant")
-	switch g := q.Get("grpc"); {
-	case g == "off":
-	case g == "":
-		cfg.GRPC = net.JoinHostPort(host, "50051")
-	case strings.Contains(g, ":"):
-		cfg.GRPC = g
-	default:
-		if _, err := strconv.Atoi(g); err != nil {
-			return Config{}, fmt.Errorf("weaviate url %q: grpc=%q is neither a port nor host:port", raw, g)
+	grpcHosts, err := parseGRPC(raw, q.Get("grpc"), hosts)
+	if err != nil {
+		return Config{}, err
+	}
+	if len(grpcHosts) > 0 {
+		cfg.GRPC = grpcHosts[0]
+		if len(grpcHosts) > 1 {
+			cfg.GRPCHosts = grpcHosts
 		}
-		cfg.GRPC = net.JoinHostPort(host, g)
 	}
 	if b := q.Get("batch"); b != "" {
 		n, err := strconv.Atoi(b)
@@ -186,7 +211,13 @@ func (c *Config) Validate() error {
 	if c.B == 0 {
 		c.B = 0.75
 	}
-	return nil
+	if len(c.Hosts) > 0 && c.Hosts[0] != c.URL {
+		return fmt.Errorf("weaviate: the first host %q is not the URL %q", c.Hosts[0], c.URL)
+	}
+	if len(c.GRPCHosts) > 0 && c.GRPCHosts[0] != c.GRPC {
+		return fmt.Errorf("weaviate: the first gRPC endpoint %q is not GRPC %q", c.GRPCHosts[0], c.GRPC)
+	}
+	return c.validateCluster()
 }
 
 var tenantRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
@@ -201,6 +232,21 @@ func WithAPIKey(key string) Option { return func(c *Config) { c.APIKey = key } }
 // WithEncoder sets Config.Encoder: the collection records the encoder that
 // embeds its documents and refuses another one.
 func WithEncoder(version string) Option { return func(c *Config) { c.Encoder = version } }
+
+// WithReplication sets how a collection New creates is sharded and
+// replicated (Config.Shards, Config.Replicas) and the consistency levels of
+// reads and writes ("" leaves the default: ONE and QUORUM).
+func WithReplication(shards, replicas int, read, write string) Option {
+	return func(c *Config) {
+		c.Shards, c.Replicas = shards, replicas
+		if read != "" {
+			c.ReadConsistency = read
+		}
+		if write != "" {
+			c.WriteConsistency = write
+		}
+	}
+}
 
 // Open connects to an existing collection (and tenant) at an index URL (see
 // ParseURL), for searching: `dmar serve --index weaviate://...`.
@@ -235,11 +281,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		wc.Headers = map[string]string{"Authorization": "Bearer " + cfg.APIKey}
 	}
 	if cfg.GRPC != "" {
-		wc.GrpcConfig = &grpc.Config{Host: cfg.GRPC, Secured: u.Scheme == "https"}
+		wc.GrpcConfig = &grpc.Config{Host: grpcTarget(cfg.grpcHosts()), Secured: u.Scheme == "https"}
+	}
+	hosts := cfg.hosts()
+	if len(hosts) > 1 {
+		wc.ConnectionClient = &http.Client{Timeout: cfg.Timeout, Transport: newHostPool(u.Scheme, hostsOf(hosts), nil)}
 	}
 	// Reach the server first: NewClient asks for its version with
 	// context.Background and the client's timeout, which would ignore ctx.
-	if err := ping(ctx, cfg.URL, cfg.Timeout); err != nil {
+	// Any node of a cluster will do.
+	if err := pingAny(ctx, hosts, cfg.Timeout); err != nil {
 		return nil, unavailable(ctx, "connect", err)
 	}
 	client, err := wv.NewClient(wc)
@@ -248,7 +299,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, client: client}
 	if cfg.GRPC != "" {
-		if s.rpc, err = newRPC(cfg.GRPC, u.Scheme == "https", cfg.APIKey); err != nil {
+		if s.rpc, err = newRPC(grpcTarget(cfg.grpcHosts()), u.Scheme == "https", cfg.APIKey); err != nil {
 			return nil, err
 		}
 	}

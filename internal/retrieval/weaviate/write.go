@@ -167,12 +167,7 @@ func (s *Store) importBatch(ctx context.Context, docs []retrieval.Document) ([]s
 			objs[i].Vector = d.Vector
 		}
 	}
-	var res []models.ObjectsGetResponse
-	err := retry(ctx, attempts, func() error {
-		var err error
-		res, err = s.client.Batch().ObjectsBatcher().WithObjects(objs...).Do(ctx)
-		return err
-	})
+	res, err := s.sendBatch(ctx, objs)
 	if err != nil {
 		return nil, unavailable(ctx, fmt.Sprintf("import of %d objects", len(docs)), err)
 	}

@@ -1,0 +1,112 @@
+package backends
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/dmar-kg/dmar/internal/bench"
+	"github.com/dmar-kg/dmar/internal/config"
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/eval"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
+	"github.com/dmar-kg/dmar/internal/synth"
+)
+
+// RunScale runs dmar bench scale: a bench.Scale whose corpora grow from
+// cfg's (linked and embedded, as the embedded index loads it) with
+// synthetic documents, each size loaded into a fresh embedded index and,
+// when cfg.Index names Weaviate, into a collection of its own there.
+// Flags that cannot make a run are errs.Invalid.
+func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout, stderr io.Writer, log *slog.Logger) error {
+	sizes, err := f.ParseSizes()
+	if err != nil {
+		return err
+	}
+	qfile, err := f.QuestionFile()
+	if err != nil {
+		return errs.E(errs.Invalid, "%v", err)
+	}
+	questions, err := bench.ReadQuestions(qfile, 0)
+	if err != nil {
+		return err
+	}
+	remote := cfg.IndexBackend()
+	var wc weaviate.Config
+	if !remote.Embedded() {
+		if wc, err = weaviate.ParseURL(cfg.Index); err != nil {
+			return errs.E(errs.Invalid, "bench scale: %v", err)
+		}
+	}
+	cfg.Index = "embedded" // the cfg corpus, linked and embedded, is what the sizes are made of
+	set, err := Open(ctx, cfg, stderr, log)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	real, ok := set.Index.(*memindex.Index)
+	if !ok {
+		return fmt.Errorf("bench scale: the embedded index is a %T", set.Index)
+	}
+	qvecs, err := set.Models.Encoder.Encode(ctx, questions)
+	if err != nil {
+		return err
+	}
+	opts, err := pipeline.Defaults().WithMethod(cfg.Method)
+	if err != nil {
+		return err
+	}
+	b := bench.Scale{Sizes: sizes, Real: real.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
+		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0,
+		Pipeline: func(x retrieval.Index) (*pipeline.Pipeline, error) {
+			set.Index = x
+			return set.Pipeline(nil, log, false)
+		},
+		Embedded: func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
+			p := memindex.DefaultParams()
+			p.ANNMin = f.ANNMin
+			x := memindex.New(p)
+			if err := x.Put(ctx, docs); err != nil {
+				return nil, err
+			}
+			x.Build()
+			return x, nil
+		}}
+	if f.Quality {
+		if b.Quality, err = eval.Open("kgqa:"+qfile, 0); err != nil {
+			return err
+		}
+		if b.QualitySystems, err = eval.Systems([]string{"dmar", "dense", "hybrid"}, pipeline.Defaults(), 20, 0.5); err != nil {
+			return err
+		}
+	}
+	if !remote.Embedded() {
+		b.RemoteURL = wc.URL
+		b.Remote = func(ctx context.Context, size int) (bench.RemoteIndex, error) {
+			return scaleCollection(ctx, wc, size, set.Models.DocEncoder.Version())
+		}
+	}
+	_, err = b.Run(ctx, stdout)
+	return err
+}
+
+// scaleCollection is an empty collection DmarScaleSIZE on the Weaviate of
+// wc (one left by an interrupted run is dropped and made again).
+func scaleCollection(ctx context.Context, wc weaviate.Config, size int, encoder string) (*weaviate.Store, error) {
+	wc.Class, wc.Create, wc.Encoder = fmt.Sprintf("DmarScale%d", size), true, encoder
+	st, err := weaviate.New(ctx, wc)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := st.Count(ctx); err != nil || n > 0 {
+		if err := st.Drop(ctx); err != nil {
+			return nil, err
+		}
+		return weaviate.New(ctx, wc)
+	}
+	return st, nil
+}

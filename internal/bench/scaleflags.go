@@ -1,0 +1,63 @@
+package bench
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/errs"
+)
+
+// ScaleFlags are dmar bench scale's flags.
+type ScaleFlags struct {
+	Sizes     string
+	Questions string
+	Requests  int
+	Seed      uint64
+	Quality   bool
+	ANNMin    int
+}
+
+// Register adds the flags to fs.
+func (f *ScaleFlags) Register(fs *flag.FlagSet) {
+	fs.StringVar(&f.Sizes, "sizes", "16000,128000,1000000", "corpus sizes, comma-separated: the --data corpus's documents, then synthetic ones made from them")
+	fs.StringVar(&f.Questions, "questions", "", "kgqa JSONL questions for searches and requests (default: the shared data's kgqa/dev.jsonl)")
+	fs.IntVar(&f.Requests, "requests", 50, "default requests timed per size and backend (each asked once before, untimed)")
+	fs.Uint64Var(&f.Seed, "seed", 1, "seed of the synthetic documents")
+	fs.IntVar(&f.ANNMin, "ann-min", 0, "corpus size from which the embedded index searches vectors through its HNSW graph (0: memindex's default, -1: never, the exact scan at every size)")
+	fs.BoolVar(&f.Quality, "quality", false, "also evaluate kgqa Recall@5 of dmar, dense and hybrid on the embedded index at every size (gold documents are real ones)")
+}
+
+// ParseSizes reads --sizes: positive, ascending.
+func (f ScaleFlags) ParseSizes() ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(f.Sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(p))
+		if err != nil || n <= 0 {
+			return nil, errs.E(errs.Invalid, "bench scale: --sizes %q: %q is not a positive number", f.Sizes, p)
+		}
+		if len(out) > 0 && n <= out[len(out)-1] {
+			return nil, errs.E(errs.Invalid, "bench scale: --sizes %q must ascend", f.Sizes)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, errs.E(errs.Invalid, "bench scale: --sizes is empty")
+	}
+	return out, nil
+}
+
+// QuestionFile is --questions, else kgqa's dev questions.
+func (f ScaleFlags) QuestionFile() (string, error) {
+	if f.Questions != "" {
+		return f.Questions, nil
+	}
+	d, err := datapath.Dataset("kgqa")
+	if err != nil {
+		return "", fmt.Errorf("bench scale: --questions not given and %w", err)
+	}
+	return filepath.Join(d, "dev.jsonl"), nil
+}

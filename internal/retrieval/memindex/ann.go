@@ -1,0 +1,583 @@
+package memindex
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/dmar-kg/dmar/internal/retrieval"
+)
+
+// The approximate vector search of large corpora: a hierarchical navigable
+// small world graph (HNSW; Malkov and Yashunin, 2016).
+//
+// Every document vector is a node, linked to its nearest neighbours (M on
+// the upper levels, 2M on the lowest, chosen by the paper's heuristic,
+// which keeps links to other clusters); a node is on level l with
+// probability M^-l. A search descends greedily from the top level and
+// explores the lowest with a list of ef candidates, so it computes a few
+// thousand cosines instead of one per document (Params.ANNEf candidates;
+// its default is set by recall@100 against the exact scan measured with
+// real questions, TestANNRecall and dmar bench scale).
+// The documents found are scored as the exact scan scores them (the same
+// sum in the same order), so a document's cosine never depends on the
+// path; what the approximation can do is miss one.
+//
+// Params.ANNMin is the corpus size from which unfiltered vector searches
+// take it; below it, and for filtered searches, the scan is exact, so the
+// benchmarks' corpora (codexm's 16,352 documents) rank as before to the
+// bit. The graph is built by the first search that needs it (or Build),
+// with a worker per CPU, and then shared by the generations that follow:
+// a write inserts its documents' new vectors as new nodes. A node whose
+// document was deleted or changed stays in the graph to route searches
+// but is never a result (each generation checks a node against its own
+// documents); once such nodes outnumber the live ones the next search
+// builds the graph again. Searches read neighbour lists through atomic
+// pointers and never wait for a writer.
+
+// DefaultANNMin is Params.ANNMin's default.
+const DefaultANNMin = 50_000
+
+// DefaultANNEf is Params.ANNEf's default: on kgqa's questions over codexm
+// grown with synthetic documents, recall@100 0.97 at 128,000 documents
+// (docs/operations.md, "Scaling out", has the figures at each size).
+const DefaultANNEf = 400
+
+const (
+	annM         = 16    // links per node on the upper levels (twice on the lowest)
+	annEfBuild   = 100   // candidates while inserting
+	annRecall    = 0.98  // the recall@100 the search's ef is chosen for
+	annCalibrate = 64    // queries of that choice
+	annNoise     = 0.005 // per component, added to the calibration's queries
+)
+
+// hnsw is a graph over document vectors, shared by generations.
+type hnsw struct {
+	dim   int
+	ml    float64 // 1/ln(M): the level distribution's scale
+	wmu   sync.Mutex
+	nodes atomic.Pointer[[]*hnode]
+	entry atomic.Pointer[hnode] // a node of the top level
+	ef    int                   // candidates a search explores (at least its limit)
+	live  atomic.Int64          // nodes inserted minus those found dead (approximate, for rebuilding)
+	rng   *rand.Rand            // levels, under wmu
+	pool  sync.Pool             // *visited
+}
+
+// hnode is one vector: the document slot and id it was inserted for, and
+// its links per level (each list replaced whole, never modified).
+type hnode struct {
+	id    int32
+	slot  int32
+	doc   string
+	vec   []float32
+	norm  float64
+	links []atomic.Pointer[[]link]
+	mu    sync.Mutex // writers updating its links
+}
+
+// link is a neighbour and its distance, kept so that a full list is
+// updated without computing one.
+type link struct {
+	id   int32
+	dist float32
+}
+
+// annEf is ANNEf, DefaultANNEf when 0.
+func (p Params) annEf() int {
+	if p.ANNEf <= 0 {
+		return DefaultANNEf
+	}
+	return p.ANNEf
+}
+
+// annMin is ANNMin, DefaultANNMin when 0; negative turns the ANN off.
+func (p Params) annMin() int {
+	if p.ANNMin == 0 {
+		return DefaultANNMin
+	}
+	return p.ANNMin
+}
+
+// useANN reports whether an unfiltered vector search of the generation
+// takes the graph.
+func (x *gen) useANN() bool {
+	m := x.params.annMin()
+	return m > 0 && len(x.byID) >= m
+}
+
+// ann is the generation's graph (nil when the vectors do not share one
+// dimension, or there are too few).
+func (x *gen) ann() *hnsw {
+	return x.prep.ann.get(func() *hnsw { return buildHNSW(x.docs, x.norms(), x.params.annEf()) })
+}
+
+// valid reports whether node n stands for generation x's document in its
+// slot (the same document, with the same vector).
+func (x *gen) valid(n *hnode) bool {
+	if int(n.slot) >= len(x.docs) {
+		return false
+	}
+	d := x.docs[n.slot]
+	return d.ID == n.doc && len(d.Vector) == len(n.vec) && &d.Vector[0] == &n.vec[0]
+}
+
+// vectorANN is vector through the graph: the keep best of the documents
+// found, scored exactly.
+func (x *gen) vectorANN(h *hnsw, v []float32, qn float64, keep int) []scoredDoc {
+	norms := x.norms()
+	top := newBest(keep, x.better, make([]scoredDoc, 0, keep))
+	for _, c := range h.search(v, qn, max(h.ef, keep)) {
+		n := h.node(c.id)
+		if x.valid(n) {
+			top.push(scoredDoc{doc: n.slot, score: float64(dot(v, x.docs[n.slot].Vector)) / (qn * norms[n.slot])})
+		}
+	}
+	return top.sorted()
+}
+
+func (h *hnsw) node(id int32) *hnode { return (*h.nodes.Load())[id] }
+
+// cand is a node and its distance (1 - cosine) to a query.
+type cand struct {
+	id   int32
+	dist float32
+}
+
+// byDistance orders candidates as closer does.
+func byDistance(a, b cand) int {
+	switch {
+	case closer(a, b):
+		return -1
+	case closer(b, a):
+		return 1
+	}
+	return 0
+}
+
+func closer(a, b cand) bool {
+	if a.dist != b.dist {
+		return a.dist < b.dist
+	}
+	return a.id < b.id
+}
+
+// distance is 1 - cos(v, n), with a dot product fast rather than in dot's
+// order: it only steers the walk.
+func distance(v []float32, qn float64, n *hnode) float32 {
+	return float32(1 - float64(dotFast(v, n.vec))/(qn*n.norm))
+}
+
+// search returns the ef nodes nearest v that it finds, nearest first.
+func (h *hnsw) search(v []float32, qn float64, ef int) []cand {
+	ep := h.entry.Load()
+	if ep == nil {
+		return nil
+	}
+	nodes := *h.nodes.Load()
+	cur := cand{ep.id, distance(v, qn, ep)}
+	for l := len(ep.links) - 1; l > 0; l-- {
+		cur = h.greedy(nodes, v, qn, cur, l)
+	}
+	return h.layer(nodes, v, qn, []cand{cur}, ef, 0)
+}
+
+// greedy walks level l from cur to the nearest node it can reach.
+func (h *hnsw) greedy(nodes []*hnode, v []float32, qn float64, cur cand, l int) cand {
+	for moved := true; moved; {
+		moved = false
+		for _, k := range h.links(nodes, cur.id, l) {
+			if int(k.id) >= len(nodes) {
+				continue // inserted after this search began
+			}
+			if c := (cand{k.id, distance(v, qn, nodes[k.id])}); closer(c, cur) {
+				cur, moved = c, true
+			}
+		}
+	}
+	return cur
+}
+
+// links is node id's links on level l (none when it has no such level).
+func (h *hnsw) links(nodes []*hnode, id int32, l int) []link {
+	n := nodes[id]
+	if l >= len(n.links) {
+		return nil
+	}
+	if p := n.links[l].Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// visited marks nodes seen by one walk: a stamp per node, so that clearing
+// is free.
+type visited struct {
+	stamp uint32
+	seen  []uint32
+}
+
+// layer explores level l from the entry candidates, keeping the ef nearest
+// nodes it finds; nearest first.
+func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, l int) []cand {
+	vs, _ := h.pool.Get().(*visited)
+	if vs == nil {
+		vs = &visited{}
+	}
+	defer h.pool.Put(vs)
+	if len(vs.seen) < len(nodes) {
+		vs.seen = make([]uint32, len(nodes)+len(nodes)/4)
+		vs.stamp = 0
+	}
+	vs.stamp++
+	if vs.stamp == 0 {
+		clear(vs.seen)
+		vs.stamp = 1
+	}
+	// todo: a min-heap of candidates to expand; found: the ef nearest, a
+	// max-heap whose root is the farthest kept.
+	todo := minHeap{}
+	found := newBest(ef, closer, make([]cand, 0, ef+1))
+	for _, c := range entry {
+		vs.seen[c.id] = vs.stamp
+		todo.push(c)
+		found.push(c)
+	}
+	for len(todo) > 0 {
+		c := todo.pop()
+		if len(found.h) == ef && c.dist > found.h[0].dist {
+			break
+		}
+		for _, k := range h.links(nodes, c.id, l) {
+			id := k.id
+			if int(id) >= len(nodes) || vs.seen[id] == vs.stamp {
+				continue
+			}
+			vs.seen[id] = vs.stamp
+			n := cand{id, distance(v, qn, nodes[id])}
+			if len(found.h) < ef || closer(n, found.h[0]) {
+				todo.push(n)
+				found.push(n)
+			}
+		}
+	}
+	return found.sorted()
+}
+
+// minHeap of candidates by distance.
+type minHeap []cand
+
+func (q *minHeap) push(c cand) {
+	*q = append(*q, c)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !closer(h[i], h[p]) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *minHeap) pop() cand {
+	h := *q
+	top := h[0]
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for i := 0; ; {
+		m := i
+		if l := 2*i + 1; l < len(h) && closer(h[l], h[m]) {
+			m = l
+		}
+		if r := 2*i + 2; r < len(h) && closer(h[r], h[m]) {
+			m = r
+		}
+		if m == i {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
+}
+
+// newHNSW is an empty graph for vectors of dim.
+func newHNSW(dim, ef int, seed uint64) *hnsw {
+	h := &hnsw{dim: dim, ef: ef, ml: 1 / math.Log(annM), rng: rand.New(rand.NewPCG(seed, 36))}
+	h.nodes.Store(&[]*hnode{})
+	return h
+}
+
+// add makes the node of one document (its level drawn), not yet linked.
+func (h *hnsw) add(slot int32, d retrieval.Document, norm float64) *hnode {
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	level := int(-math.Log(1-h.rng.Float64()) * h.ml)
+	nodes := *h.nodes.Load()
+	n := &hnode{id: int32(len(nodes)), slot: slot, doc: d.ID, vec: d.Vector, norm: norm, links: make([]atomic.Pointer[[]link], level+1)}
+	if len(nodes) == cap(nodes) {
+		nodes = append(make([]*hnode, 0, 2*cap(nodes)+1024), nodes...)
+	}
+	nodes = append(nodes, n)
+	h.nodes.Store(&nodes)
+	h.live.Add(1)
+	return n
+}
+
+// link inserts node n into the graph. Links are changed under the nodes'
+// own locks, so that several workers can insert at once.
+func (h *hnsw) link(n *hnode) {
+	ep := h.entry.Load()
+	if ep == nil {
+		h.wmu.Lock()
+		if h.entry.Load() == nil {
+			h.entry.Store(n)
+			h.wmu.Unlock()
+			return
+		}
+		h.wmu.Unlock()
+		ep = h.entry.Load()
+	}
+	nodes := *h.nodes.Load()
+	top := len(n.links) - 1
+	cur := cand{ep.id, distance(n.vec, n.norm, ep)}
+	for l := len(ep.links) - 1; l > top; l-- {
+		cur = h.greedy(nodes, n.vec, n.norm, cur, l)
+	}
+	entry := []cand{cur}
+	for l := min(top, len(ep.links)-1); l >= 0; l-- {
+		found := h.layer(nodes, n.vec, n.norm, entry, annEfBuild, l)
+		max := annM
+		if l == 0 {
+			max = 2 * annM
+		}
+		nb := h.choose(nodes, found, max, n.id)
+		n.links[l].Store(&nb)
+		for _, k := range nb {
+			h.connect(nodes, nodes[k.id], link{n.id, k.dist}, l, max)
+		}
+		entry = found
+	}
+	if top > len(ep.links)-1 {
+		h.wmu.Lock()
+		if cur := h.entry.Load(); top > len(cur.links)-1 {
+			h.entry.Store(n)
+		}
+		h.wmu.Unlock()
+	}
+}
+
+// connect adds the link k from m on level l. A list may grow by a quarter
+// before it is cut back to max with the heuristic (choose), so that the
+// cut, which computes distances between neighbours, is paid once every
+// max/4 links added rather than for each.
+func (h *hnsw) connect(nodes []*hnode, m *hnode, k link, l, max int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var old []link
+	if p := m.links[l].Load(); p != nil {
+		old = *p
+	}
+	for _, o := range old {
+		if o.id == k.id {
+			return
+		}
+	}
+	nb := append(slices.Clip(old), k)
+	if len(nb) > max+max/4 {
+		cs := make([]cand, len(nb))
+		for i, o := range nb {
+			cs[i] = cand{o.id, o.dist}
+		}
+		slices.SortFunc(cs, byDistance)
+		nb = h.choose(nodes, cs, max, m.id)
+	}
+	m.links[l].Store(&nb)
+}
+
+// choose picks at most max neighbours among cs (nearest first) with the
+// paper's heuristic: a candidate is kept when it is nearer the node than
+// every neighbour kept so far is to it, so that links reach other
+// clusters; the rest fill what is left.
+func (h *hnsw) choose(nodes []*hnode, cs []cand, max int, self int32) []link {
+	out := make([]link, 0, max)
+	var skipped []link
+	for _, c := range cs {
+		if c.id == self || int(c.id) >= len(nodes) {
+			continue
+		}
+		if len(out) == max {
+			break
+		}
+		good := true
+		cn := nodes[c.id]
+		for _, o := range out {
+			if distance(cn.vec, cn.norm, nodes[o.id]) < c.dist {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, link{c.id, c.dist})
+		} else {
+			skipped = append(skipped, link{c.id, c.dist})
+		}
+	}
+	for _, k := range skipped {
+		if len(out) == max {
+			break
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// buildHNSW inserts every document with a vector, a worker per CPU.
+func buildHNSW(docs []retrieval.Document, norms []float64, ef int) *hnsw {
+	dim, slots := 0, make([]int32, 0, len(docs))
+	for i, d := range docs {
+		switch {
+		case len(d.Vector) == 0 || norms[i] == 0:
+			continue
+		case dim == 0:
+			dim = len(d.Vector)
+		case len(d.Vector) != dim:
+			return nil // the exact scan names the mismatch
+		}
+		slots = append(slots, int32(i))
+	}
+	if len(slots) < 2*annM {
+		return nil
+	}
+	h := newHNSW(dim, ef, uint64(len(slots)))
+	ns := make([]*hnode, len(slots))
+	for i, s := range slots {
+		ns[i] = h.add(s, docs[s], norms[s])
+	}
+	// The first nodes alone, so that the workers start from a graph.
+	first := min(len(ns), 1000)
+	for _, n := range ns[:first] {
+		h.link(n)
+	}
+	parallel(len(ns)-first, func(lo, hi int) {
+		for _, n := range ns[first+lo : first+hi] {
+			h.link(n)
+		}
+	})
+	return h
+}
+
+// insert links the documents of the slots a write changed (their new
+// vectors) into the graph, for generation x. It returns false when the
+// graph holds more dead nodes than live ones, or the vectors changed
+// dimension: x then builds its own.
+func (h *hnsw) insert(x, parent *gen, changed []int32) bool {
+	done := map[int32]bool{}
+	norms := x.norms()
+	for _, s := range changed {
+		if done[s] {
+			continue
+		}
+		done[s] = true
+		if int(s) < len(parent.docs) && len(parent.docs[s].Vector) > 0 {
+			h.live.Add(-1) // the node of what the slot held before is dead now
+		}
+		d := x.docs[s]
+		if len(d.Vector) == 0 || norms[s] == 0 {
+			continue
+		}
+		if len(d.Vector) != h.dim {
+			return false
+		}
+		h.link(h.add(s, d, norms[s]))
+	}
+	return int64(len(*h.nodes.Load())) <= 2*max(h.live.Load(), 1)
+}
+
+// dotGo is a dot product with eight partial sums: not dot's order, for the
+// walk's distances only (dotFast).
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
+	i := 0
+	for ; i+8 <= len(a); i += 8 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+		s4 += a[i+4] * b[i+4]
+		s5 += a[i+5] * b[i+5]
+		s6 += a[i+6] * b[i+6]
+		s7 += a[i+7] * b[i+7]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+}
+
+// parallel runs f over [0, n) in one part per CPU.
+func parallel(n int, f func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), max(n/64, 1))
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := p*n/parts, (p+1)*n/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// VectorRecall measures the approximate search on the current documents:
+// for each query, the share of the exact scan's top k that the graph's
+// top k holds, averaged; ef is the candidates a search explores. ok is
+// false when unfiltered vector searches of this index scan exactly (below
+// ANNMin).
+func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int) (recall float64, ef int, ok bool, err error) {
+	g := x.cur.Load()
+	if !g.useANN() {
+		return 0, 0, false, nil
+	}
+	h := g.ann()
+	if h == nil {
+		return 0, 0, false, nil
+	}
+	found, want := 0, 0
+	for _, q := range queries {
+		if err := ctx.Err(); err != nil {
+			return 0, 0, false, err
+		}
+		qn := norm(q)
+		if qn == 0 || len(q) != h.dim {
+			continue
+		}
+		ref, err := g.vectorExact(q, qn, nil, k, false)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		in := make(map[int32]bool, len(ref))
+		for _, s := range ref {
+			in[s.doc] = true
+		}
+		for _, s := range g.vectorANN(h, q, qn, k) {
+			if in[s.doc] {
+				found++
+			}
+		}
+		want += len(ref)
+	}
+	if want == 0 {
+		return 0, h.ef, false, nil
+	}
+	return float64(found) / float64(want), h.ef, true, nil
+}
