@@ -28,6 +28,9 @@ type channelQuery struct {
 	// relq is the KG channel's relation query, encoded ahead while stage 1
 	// searched (kgquery.go); nil: the channel encodes it when it needs it
 	relq *relationPrefetch
+	// nbq are the linked roots' neighbourhoods, read while stage 1
+	// searched (kgchannel.go); nil: the channel reads them all itself
+	nbq *neighbourhoodPrefetch
 }
 
 // channels are the channels' outputs for one request.

@@ -2,6 +2,8 @@ package pipeline
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -118,7 +120,7 @@ func (r request) kgChannel(ctx context.Context, in channelQuery) (graphChannel, 
 	// (graph_neighbourhoods, graph_documents, graph_kept), without metrics:
 	// the profile of a remote deployment.
 	t := time.Now()
-	nb, err := r.neighbourhoods(ctx, roots)
+	nb, err := r.neighbourhoods(ctx, roots, in.nbq.of(in.mentions))
 	if err != nil {
 		return r.channelFailed(ctx, "graph_unavailable", "the graph channel's subgraph extraction", err)
 	}
@@ -178,17 +180,95 @@ func kgRoots(linked []string, hits []retrieval.Hit, n int) []pathrel.Root {
 	return out
 }
 
-// neighbourhoods are the subgraphs the channel walks from roots.
-func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root) (kgNeighbourhoods, error) {
-	qids := make([]string, len(roots))
-	for i, s := range roots {
-		qids[i] = s.QID
+// neighbourhoods are the subgraphs the channel walks from roots; those of
+// the linked roots come from pf when it read them, and only the others
+// (the top stage-1 documents' entities) are read here.
+func (r request) neighbourhoods(ctx context.Context, roots []pathrel.Root, pf *neighbourhoodPrefetch) (kgNeighbourhoods, error) {
+	qids := make([]string, 0, len(roots))
+	have := map[string]bool{}
+	if pf != nil {
+		select {
+		case <-pf.done:
+		case <-ctx.Done():
+			return kgNeighbourhoods{}, ctx.Err()
+		}
+		if pf.err != nil {
+			return kgNeighbourhoods{}, pf.err
+		}
+		have = set(pf.qids)
 	}
-	subs, deg, err := r.p.channelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
-	if err != nil {
-		return kgNeighbourhoods{}, err
+	for _, s := range roots {
+		if !have[s.QID] {
+			qids = append(qids, s.QID)
+		}
+	}
+	var subs map[string]kg.Subgraph
+	var deg map[string]int
+	if len(qids) > 0 {
+		var err error
+		if subs, deg, err = r.p.channelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree); err != nil {
+			return kgNeighbourhoods{}, err
+		}
+	}
+	if pf != nil {
+		subs, deg = mergeNeighbourhoods(pf.subs, subs), mergeDegrees(pf.degrees, deg)
 	}
 	return kgNeighbourhoods{roots: roots, subs: subs, degrees: deg}, nil
+}
+
+// neighbourhoodPrefetch reads the linked roots' neighbourhoods while stage
+// 1 searches: on Neo4j a round trip off the request's path. Each root's
+// neighbourhood is its own, so reading them in two calls gives what one
+// call for all the roots gives.
+type neighbourhoodPrefetch struct {
+	qids    []string
+	done    chan struct{}
+	subs    map[string]kg.Subgraph
+	degrees map[string]int
+	err     error
+}
+
+// prefetchNeighbourhoods starts reading the neighbourhoods of the entities
+// mentions link to; nil when the channel is off or nothing is linked.
+func (r request) prefetchNeighbourhoods(ctx context.Context, mentions []kg.Mention) *neighbourhoodPrefetch {
+	qids := kg.QIDs(mentions)
+	if r.opts.GraphRecall == 0 || len(qids) == 0 {
+		return nil
+	}
+	pf := &neighbourhoodPrefetch{qids: qids, done: make(chan struct{})}
+	go func() {
+		defer close(pf.done)
+		pf.subs, pf.degrees, pf.err = r.p.channelSubgraphs(ctx, qids, r.opts.GraphRecall, r.opts.HubDegree)
+	}()
+	return pf
+}
+
+// of is pf when it was started for the same mentions' entities, else nil.
+func (pf *neighbourhoodPrefetch) of(mentions []kg.Mention) *neighbourhoodPrefetch {
+	if pf == nil || !slices.Equal(pf.qids, kg.QIDs(mentions)) {
+		return nil
+	}
+	return pf
+}
+
+// mergeNeighbourhoods is a and b in one new map (b's roots are not in a).
+func mergeNeighbourhoods(a, b map[string]kg.Subgraph) map[string]kg.Subgraph {
+	out := make(map[string]kg.Subgraph, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
+}
+
+// mergeDegrees is a and b in one new map; nil when both are nil (a graph
+// that does not read degrees with neighbourhoods).
+func mergeDegrees(a, b map[string]int) map[string]int {
+	if a == nil && b == nil {
+		return nil
+	}
+	out := make(map[string]int, len(a)+len(b))
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
 }
 
 // ChannelSubgraphs are the subgraphs the graph channel walks from roots:

@@ -45,6 +45,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	r.trace.timed("link", t)
 	rec.sim = r.similarity(rec.structOn)
 	relq := r.prefetchRelationQuery(ctx, q, rec.mentions)
+	nbq := r.prefetchNeighbourhoods(ctx, rec.mentions)
 
 	t = time.Now()
 	q1 := r.stage1Query(rec.qvec, r.opts.N)
@@ -55,19 +56,19 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	}
 	r.trace.timed("recall", t)
 	rec.search = len(rec.hits)
-	return r.withChannels(ctx, rec, relq)
+	return r.withChannels(ctx, rec, relq, nbq)
 }
 
 // withChannels runs the channels after the stage-1 search and adds their
 // documents to its candidates. With structure_needs_channel, a request
 // whose graph channel reached no entity's own page (only documents that
 // mention one, or nothing) loses its structural path.
-func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch) (recalled, error) {
+func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch, nbq *neighbourhoodPrefetch) (recalled, error) {
 	o := r.opts
 	if o.GraphRecall == 0 && o.TextGraph == 0 {
 		return rec, nil
 	}
-	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq}
+	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq, nbq: nbq}
 	ch, err := r.runChannels(ctx, in)
 	if err != nil {
 		return rec, err
