@@ -1,0 +1,64 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/kg/bundle"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/google/go-cmp/cmp"
+)
+
+// The channel's neighbourhoods read in two calls (the linked roots while
+// stage 1 searches, then the roots stage 1 added) are what one call for
+// every root reads: subgraphs and degrees, a hub root's star included;
+// a prefetch for other mentions is not used.
+func TestPrefetchedNeighbourhoodsEqualOneCall(t *testing.T) {
+	dir, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Skip(err)
+	}
+	b, err := bundle.Read(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := memkg.FromBundle(b)
+	p := &Pipeline{cfg: Config{Graph: g}}
+	o := Defaults().QuestionAware()
+	o.HubDegree = 100 // the United States (Q30) has 160 edges in codexm-film: a hub root
+	r := p.newRequest("q", o)
+	ctx := context.Background()
+	// the United States (Q30) is a hub; Nolan (Q25191) is not; the
+	// top stage-1 document's entity (Inception, Q25188) is added after.
+	linked := []kg.Mention{{QID: "Q30", Surface: "United States"}, {QID: "Q25191", Surface: "Christopher Nolan"}}
+	roots := append(pathrel.Mentioned("Q30", "Q25191"), pathrel.Root{QID: "Q25188"})
+
+	one, err := r.neighbourhoods(ctx, roots, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf := r.prefetchNeighbourhoods(ctx, linked)
+	if pf == nil {
+		t.Fatal("no prefetch for two linked entities")
+	}
+	two, err := r.neighbourhoods(ctx, roots, pf.of(linked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub := false
+	for _, n := range one.subs["Q30"].Nodes {
+		hub = hub || (n.QID == "Q30" && n.Hub)
+	}
+	if len(one.subs) != 3 || !hub {
+		t.Fatalf("the case tests no hub root among 3: %d subgraphs", len(one.subs))
+	}
+	if d := cmp.Diff(one, two, cmp.AllowUnexported(kgNeighbourhoods{})); d != "" {
+		t.Errorf("two calls differ from one (-one +two):\n%s", d)
+	}
+	if pf.of([]kg.Mention{{QID: "Q25191"}}) != nil {
+		t.Error("a prefetch for other mentions was used")
+	}
+}
