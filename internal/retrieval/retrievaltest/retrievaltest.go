@@ -77,6 +77,34 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		return hs
 	}
 
+	s := &suite{ctx: ctx, b: b, load: load, ids: ids, search: search}
+	s.writes(t)
+	s.searches(t)
+	s.limits(t)
+	s.cosines(t)
+	t.Run("CancelledContext", func(t *testing.T) {
+		c, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := b.Search(c, retrieval.Query{Mode: retrieval.BM25, Text: "film", Limit: 3})
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Search with a cancelled context: %v, want context.Canceled", err)
+		}
+	})
+}
+
+// suite is what Run's groups of subtests share: the backend loaded with
+// Docs and its helpers.
+type suite struct {
+	ctx    context.Context
+	b      Backend
+	load   func(t *testing.T) Backend
+	ids    func([]retrieval.Hit) []string
+	search func(t *testing.T, q retrieval.Query) []retrieval.Hit
+}
+
+// writes: counting, idempotent puts, reading documents back.
+func (s *suite) writes(t *testing.T) {
+	ctx, b, load := s.ctx, s.b, s.load
 	t.Run("Count", func(t *testing.T) {
 		n, err := b.Count(ctx)
 		if err != nil || n != len(Docs()) {
@@ -116,7 +144,11 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 			t.Errorf("d4 vector = %v, want the stored one", got[0].Vector)
 		}
 	})
+}
 
+// searches: BM25, vector and hybrid ranking.
+func (s *suite) searches(t *testing.T) {
+	ids, search := s.ids, s.search
 	t.Run("BM25", func(t *testing.T) {
 		hs := search(t, retrieval.Query{Mode: retrieval.BM25, Text: "Nolan", Limit: 10})
 		if got := ids(hs); len(got) != 2 || got[0] != "d2" || got[1] != "d1" {
@@ -182,6 +214,11 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 		}
 	})
 
+}
+
+// limits: filters, limits and bad queries.
+func (s *suite) limits(t *testing.T) {
+	ctx, b, ids, search := s.ctx, s.b, s.ids, s.search
 	t.Run("Filters", func(t *testing.T) {
 		hs := search(t, retrieval.Query{Mode: retrieval.BM25, Text: "film Nolan Paris", Limit: 10, Filter: retrieval.Filter{IDs: []string{"d1", "d4"}}})
 		if got := ids(hs); !sameSet(got, []string{"d1", "d4"}) {
@@ -212,9 +249,12 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 			}
 		}
 	})
+}
 
-	// The optional CosineReader: cos(v, D) of the known documents among
-	// ids that pass the filter, as from their stored vectors.
+// cosines: the optional CosineReader, cos(v, D) of the known documents
+// among ids that pass the filter, as from their stored vectors.
+func (s *suite) cosines(t *testing.T) {
+	ctx, b := s.ctx, s.b
 	if c, ok := b.(retrieval.CosineReader); ok {
 		t.Run("Cosines", func(t *testing.T) {
 			v := unit(1, 1, 0.5, 0)
@@ -257,15 +297,6 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 			}
 		})
 	}
-
-	t.Run("CancelledContext", func(t *testing.T) {
-		c, cancel := context.WithCancel(ctx)
-		cancel()
-		_, err := b.Search(c, retrieval.Query{Mode: retrieval.BM25, Text: "film", Limit: 3})
-		if !errors.Is(err, context.Canceled) {
-			t.Errorf("Search with a cancelled context: %v, want context.Canceled", err)
-		}
-	})
 }
 
 func checkOrder(t *testing.T, hs []retrieval.Hit) {
