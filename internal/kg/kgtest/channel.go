@@ -50,37 +50,7 @@ func runNeighbourhoods(t *testing.T, ref *reference, g kg.Graph, roots []string)
 		})
 	}
 
-	// A backend that reads the nodes' degrees with the neighbourhoods
-	// (kg.NeighbourhoodDegreeReader) answers the same neighbourhoods and
-	// Entity.Degree for every node of them, and nothing else.
-	_, isDR := g.(kg.NeighbourhoodDegreeReader)
-	for _, p := range channelParams {
-		t.Run(fmt.Sprintf("NeighbourhoodDegrees/h%d-n%d-hub%d", p.Hops, p.MaxNodes, p.HubDegree), func(t *testing.T) {
-			query := append([]string{"Q999999999999"}, roots...)
-			got, deg, err := kg.NeighbourhoodsWithDegrees(ctx, g, query, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if isDR != (deg != nil) {
-				t.Fatalf("degrees %v from a graph that is a NeighbourhoodDegreeReader: %v", deg != nil, isDR)
-			}
-			want := map[string]int{}
-			for _, r := range roots {
-				sg := ref.neighbourhood(r, p)
-				if diff := cmp.Diff(sg, got[r]); diff != "" {
-					t.Errorf("neighbourhood of %s (-want +got):\n%s", r, diff)
-				}
-				for _, n := range sg.Nodes {
-					want[n.QID] = ref.degree[n.QID]
-				}
-			}
-			if deg != nil {
-				if diff := cmp.Diff(want, deg); diff != "" {
-					t.Errorf("degrees of the %d nodes (-want +got):\n%s", len(want), diff)
-				}
-			}
-		})
-	}
+	runNeighbourhoodDegrees(t, ref, g, roots)
 
 	// The cases must reach what they claim: stars, a cut one, hub
 	// neighbours in one, and a hub root at the channel's own hub cap.
@@ -116,6 +86,41 @@ func runNeighbourhoods(t *testing.T, ref *reference, g kg.Graph, roots []string)
 			t.Error("NeighbourhoodsWithDegrees with a cancelled context returned no error")
 		}
 	})
+}
+
+// A backend that reads the nodes' degrees with the neighbourhoods
+// (kg.NeighbourhoodDegreeReader) answers the same neighbourhoods and
+// Entity.Degree for every node of them, and nothing else.
+func runNeighbourhoodDegrees(t *testing.T, ref *reference, g kg.Graph, roots []string) {
+	ctx := context.Background()
+	_, isDR := g.(kg.NeighbourhoodDegreeReader)
+	for _, p := range channelParams {
+		t.Run(fmt.Sprintf("NeighbourhoodDegrees/h%d-n%d-hub%d", p.Hops, p.MaxNodes, p.HubDegree), func(t *testing.T) {
+			query := append([]string{"Q999999999999"}, roots...)
+			got, deg, err := kg.NeighbourhoodsWithDegrees(ctx, g, query, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if isDR != (deg != nil) {
+				t.Fatalf("degrees %v from a graph that is a NeighbourhoodDegreeReader: %v", deg != nil, isDR)
+			}
+			want := map[string]int{}
+			for _, r := range roots {
+				sg := ref.neighbourhood(r, p)
+				if diff := cmp.Diff(sg, got[r]); diff != "" {
+					t.Errorf("neighbourhood of %s (-want +got):\n%s", r, diff)
+				}
+				for _, n := range sg.Nodes {
+					want[n.QID] = ref.degree[n.QID]
+				}
+			}
+			if deg != nil {
+				if diff := cmp.Diff(want, deg); diff != "" {
+					t.Errorf("degrees of the %d nodes (-want +got):\n%s", len(want), diff)
+				}
+			}
+		})
+	}
 }
 
 // runEntities checks every field of many entities at once: the query

@@ -29,6 +29,37 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 	ref := newReference(b)
 	ctx := context.Background()
 
+	runLinking(t, b, ref, g)
+	roots := ref.sampleRoots(60)
+	runSubgraphs(t, ref, g, roots)
+	runNeighbourhoods(t, ref, g, roots)
+	runEntities(t, b, ref, g, roots)
+
+	t.Run("SubgraphsNoRoots", func(t *testing.T) {
+		for _, roots := range [][]string{nil, {}, {"Q999999999999"}} {
+			got, err := g.Subgraphs(ctx, roots, kg.DefaultSubgraphParams())
+			if err != nil {
+				t.Fatalf("Subgraphs(%q): %v", roots, err)
+			}
+			if len(got) != 0 {
+				t.Errorf("Subgraphs(%q) = %d subgraphs, want none", roots, len(got))
+			}
+		}
+	})
+
+	t.Run("CancelledContext", func(t *testing.T) {
+		c, cancel := context.WithCancel(ctx)
+		cancel()
+		if _, err := g.Subgraphs(c, roots, kg.DefaultSubgraphParams()); err == nil {
+			t.Error("Subgraphs with a cancelled context returned no error")
+		}
+	})
+}
+
+// runLinking checks Entities and Link against the bundle and the
+// dictionary linker.
+func runLinking(t *testing.T, b *bundle.KG, ref *reference, g kg.Graph) {
+	ctx := context.Background()
 	t.Run("Entities", func(t *testing.T) {
 		want := b.Entities[len(b.Entities)/2]
 		got, err := g.Entities(ctx, []string{want.QID, "Q999999999999"})
@@ -82,7 +113,12 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 			}
 		}
 	})
+}
 
+// runSubgraphs checks Subgraphs of roots against the reference for each
+// parameter shape, and that the sample exercises every rule.
+func runSubgraphs(t *testing.T, ref *reference, g kg.Graph, roots []string) {
+	ctx := context.Background()
 	params := []kg.SubgraphParams{
 		kg.DefaultSubgraphParams(),
 		{Hops: 1, MaxNodes: 8, HubDegree: 500},
@@ -94,7 +130,6 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 		{Hops: 2, MaxNodes: 4000, HubDegree: 500}, // the graph-recall channel's shape
 		{Hops: 1, MaxNodes: 0, HubDegree: 0},      // zero caps cap nothing
 	}
-	roots := ref.sampleRoots(60)
 	for _, p := range params {
 		p := p
 		t.Run(fmt.Sprintf("Subgraphs/h%d-n%d-hub%d", p.Hops, p.MaxNodes, p.HubDegree), func(t *testing.T) {
@@ -136,29 +171,6 @@ func Run(t *testing.T, dir string, g kg.Graph) {
 		}
 		if !hubRoot || !hubKept || !cut || !level2 {
 			t.Errorf("sample lacks a case: hub root %v, hub neighbour %v, cut %v, level 2 %v", hubRoot, hubKept, cut, level2)
-		}
-	})
-
-	runNeighbourhoods(t, ref, g, roots)
-	runEntities(t, b, ref, g, roots)
-
-	t.Run("SubgraphsNoRoots", func(t *testing.T) {
-		for _, roots := range [][]string{nil, {}, {"Q999999999999"}} {
-			got, err := g.Subgraphs(ctx, roots, kg.DefaultSubgraphParams())
-			if err != nil {
-				t.Fatalf("Subgraphs(%q): %v", roots, err)
-			}
-			if len(got) != 0 {
-				t.Errorf("Subgraphs(%q) = %d subgraphs, want none", roots, len(got))
-			}
-		}
-	})
-
-	t.Run("CancelledContext", func(t *testing.T) {
-		c, cancel := context.WithCancel(ctx)
-		cancel()
-		if _, err := g.Subgraphs(c, roots, kg.DefaultSubgraphParams()); err == nil {
-			t.Error("Subgraphs with a cancelled context returned no error")
 		}
 	})
 }
