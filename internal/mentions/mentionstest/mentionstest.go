@@ -48,6 +48,14 @@ func Run(t *testing.T, ix mentions.Index) {
 		t.Fatalf("replace: %v", err)
 	}
 
+	runReads(t, ix, before)
+	runWrites(t, ix, before)
+}
+
+// runReads checks Mentioning, its limit and Of over the suite's documents;
+// before is the index's answer before they were written.
+func runReads(t *testing.T, ix mentions.Index, before mentions.Found) {
+	ctx := context.Background()
 	t.Run("Mentioning", func(t *testing.T) {
 		f, err := ix.Mentioning(ctx, []string{Inception, Nolan, Canada, Ireland, Unknown}, 100)
 		if err != nil {
@@ -109,7 +117,12 @@ func Run(t *testing.T, ix mentions.Index) {
 			t.Error("an unknown document has mentions")
 		}
 	})
+}
 
+// runWrites checks that Replace and Delete keep the index exact, and a
+// cancelled context.
+func runWrites(t *testing.T, ix mentions.Index, before mentions.Found) {
+	ctx := context.Background()
 	t.Run("ReplaceIsExact", func(t *testing.T) {
 		// a now mentions Canada only, in its title: its Inception and Nolan
 		// mentions go.
