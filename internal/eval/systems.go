@@ -187,75 +187,9 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 			continue
 		}
 		seen[n] = true
-		o := base
-		s := System{Name: n, Kind: "dmar"}
-		switch n {
-		case "bm25", "dense":
-			s.Kind = n
-		case "hybrid":
-			s.Kind, s.Alpha = n, alpha
-		case "dmar":
-		case "dmar-full":
-			o, s.Ablates = full, "dmar with the paper's stages on: the structural score (GNN, Shapley values, gate), three anchors, the reformulation and the second search"
-		case "dmar-unmasked":
-			s.From = "dmar"
-			o.GraphRelationQuery, s.Ablates = "question", "the graph channel's relation cosines read enc(Q), not Q without its linked mentions"
-		case "dmar-no-own-pages":
-			s.From = "dmar"
-			o.Experiments.NoOwnPages, s.Ablates = true, "the final pool without the query entities' pages that neither search nor the channel found"
-		case "dmar-no-second-stage":
-			o, s.From = full, "dmar-full"
-			o.M, s.Ablates = 0, "dmar-full without anchors, reformulation and second search (the structural score kept)"
-		case "dmar-paper":
-			o, s.Ablates = paper, "the paper's method (DMAR-SPEC.md; a request's method paper)"
-		case "kg-walk":
-			s.Kind = n
-			s.Ablates = fmt.Sprintf("graph channel alone: documents of the entities %d hop(s) from Q's linked entities and the top %d stage-1 document(s)' entities, ranked by path relevance + %.2f x cos(Q, D); no root ranks nothing", o.GraphRecall, o.GraphRoots, o.GraphWeight)
-		case "dmar-no-graph-recall":
-			s.From = "dmar"
-			o.GraphRecall, s.Ablates = 0, "no graph channel (BM25 recall only, as the paper)"
-		case "dmar-no-path-relevance":
-			s.From = "dmar"
-			o.GraphRelations, s.Ablates = "none", "graph channel ranked by cos(Q, D) alone, not by the relations' question relevance"
-		case "dmar-no-link-filter":
-			s.From = "dmar"
-			o.Linking, s.Ablates = "exact", "exact linking (the paper's), no context linker"
-		case "dmar-graph":
-			o = withGraph(paper)
-			s.Ablates = fmt.Sprintf("dmar with graph recall: %d hop(s), %d documents into both searches, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
-		case "dmar-chat":
-			o, s.From = full, "dmar-full"
-			o.Reformulator, s.Ablates = "chat", "generative reformulation (paper phase 3) by the chat endpoint (--chat-url, --chat-model); the built-in reformulator where it fails"
-		case "dmar-no-reform":
-			o, s.From = full, "dmar-full"
-			o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
-		case "dmar-no-kg":
-			o, s.From = full, "dmar-full"
-			o.Structure, s.Ablates = "off", "dmar-full without the KG path's structural score (anchors by the semantic score)"
-		case "dmar-structure-always":
-			o, s.From = full, "dmar-full"
-			o.StructureNeedsChannel, s.Ablates = false, "the structural score also where the graph channel reached no document"
-		case "dmar-m1":
-			o, s.From = full, "dmar-full"
-			o.M, s.Ablates = 1, "single anchor (m=1)"
-		case "dmar-fixed-gate":
-			o, s.From = full, "dmar-full"
-			o.Gate, s.Ablates = "fixed", fmt.Sprintf("fixed fusion weights %.2f/%.2f instead of the gate", o.FixedAlpha, 1-o.FixedAlpha)
-		case "dmar-evidence-gate":
-			o, s.From = full, "dmar-full"
-			o.Gate, s.Ablates = "evidence", "evidence-aware gate (models/evgate: link confidence, path relevance, hubs, z-scores) instead of the paper's gate"
-		case "dmar-ged":
-			o, s.From = full, "dmar-full"
-			o.Structure, s.Ablates = "ged", "graph-edit-distance heuristic instead of the GNN"
-		case "dmar-mc50":
-			o, s.From = full, "dmar-full"
-			o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
-		default:
-			kind, vo, what, err := variant(n, paper, base)
-			if err != nil {
-				return nil, err
-			}
-			s.Kind, o, s.Ablates = kind, vo, what
+		s, o, err := named(n, paper, base, full, alpha)
+		if err != nil {
+			return nil, err
 		}
 		if linking != "" && n != "dmar-no-link-filter" {
 			o.Linking = linking
@@ -275,6 +209,83 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 		return nil, fmt.Errorf("no systems given (known: %s)", strings.Join(SystemNames, ", "))
 	}
 	return out, nil
+}
+
+// named is the system n before eval --linking: its kind, options and what
+// it ablates. paper is dmar-paper's options, base dmar's and full
+// dmar-full's (dmar with the paper's stages).
+func named(n string, paper, base, full pipeline.Options, alpha float64) (System, pipeline.Options, error) {
+	o := base
+	s := System{Name: n, Kind: "dmar"}
+	switch n {
+	case "bm25", "dense":
+		s.Kind = n
+	case "hybrid":
+		s.Kind, s.Alpha = n, alpha
+	case "dmar":
+	case "dmar-full":
+		o, s.Ablates = full, "dmar with the paper's stages on: the structural score (GNN, Shapley values, gate), three anchors, the reformulation and the second search"
+	case "dmar-unmasked":
+		s.From = "dmar"
+		o.GraphRelationQuery, s.Ablates = "question", "the graph channel's relation cosines read enc(Q), not Q without its linked mentions"
+	case "dmar-no-own-pages":
+		s.From = "dmar"
+		o.Experiments.NoOwnPages, s.Ablates = true, "the final pool without the query entities' pages that neither search nor the channel found"
+	case "dmar-no-second-stage":
+		o, s.From = full, "dmar-full"
+		o.M, s.Ablates = 0, "dmar-full without anchors, reformulation and second search (the structural score kept)"
+	case "dmar-paper":
+		o, s.Ablates = paper, "the paper's method (DMAR-SPEC.md; a request's method paper)"
+	case "kg-walk":
+		s.Kind = n
+		s.Ablates = fmt.Sprintf("graph channel alone: documents of the entities %d hop(s) from Q's linked entities and the top %d stage-1 document(s)' entities, ranked by path relevance + %.2f x cos(Q, D); no root ranks nothing", o.GraphRecall, o.GraphRoots, o.GraphWeight)
+	case "dmar-no-graph-recall":
+		s.From = "dmar"
+		o.GraphRecall, s.Ablates = 0, "no graph channel (BM25 recall only, as the paper)"
+	case "dmar-no-path-relevance":
+		s.From = "dmar"
+		o.GraphRelations, s.Ablates = "none", "graph channel ranked by cos(Q, D) alone, not by the relations' question relevance"
+	case "dmar-no-link-filter":
+		s.From = "dmar"
+		o.Linking, s.Ablates = "exact", "exact linking (the paper's), no context linker"
+	case "dmar-graph":
+		o = withGraph(paper)
+		s.Ablates = fmt.Sprintf("dmar with graph recall: %d hop(s), %d documents into both searches, graph_weight %.2f, graph_boost %.2f, %s relation texts", o.GraphRecall, o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations)
+	case "dmar-chat":
+		o, s.From = full, "dmar-full"
+		o.Reformulator, s.Ablates = "chat", "generative reformulation (paper phase 3) by the chat endpoint (--chat-url, --chat-model); the built-in reformulator where it fails"
+	case "dmar-no-reform":
+		o, s.From = full, "dmar-full"
+		o.Reformulator, s.Ablates = "none", "no reformulation (stage 2 searches with Q)"
+	case "dmar-no-kg":
+		o, s.From = full, "dmar-full"
+		o.Structure, s.Ablates = "off", "dmar-full without the KG path's structural score (anchors by the semantic score)"
+	case "dmar-structure-always":
+		o, s.From = full, "dmar-full"
+		o.StructureNeedsChannel, s.Ablates = false, "the structural score also where the graph channel reached no document"
+	case "dmar-m1":
+		o, s.From = full, "dmar-full"
+		o.M, s.Ablates = 1, "single anchor (m=1)"
+	case "dmar-fixed-gate":
+		o, s.From = full, "dmar-full"
+		o.Gate, s.Ablates = "fixed", fmt.Sprintf("fixed fusion weights %.2f/%.2f instead of the gate", o.FixedAlpha, 1-o.FixedAlpha)
+	case "dmar-evidence-gate":
+		o, s.From = full, "dmar-full"
+		o.Gate, s.Ablates = "evidence", "evidence-aware gate (models/evgate: link confidence, path relevance, hubs, z-scores) instead of the paper's gate"
+	case "dmar-ged":
+		o, s.From = full, "dmar-full"
+		o.Structure, s.Ablates = "ged", "graph-edit-distance heuristic instead of the GNN"
+	case "dmar-mc50":
+		o, s.From = full, "dmar-full"
+		o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
+	default:
+		kind, vo, what, err := variant(n, paper, base)
+		if err != nil {
+			return s, o, err
+		}
+		s.Kind, o, s.Ablates = kind, vo, what
+	}
+	return s, o, nil
 }
 
 // variant is a variant system named n (beyond the default systems): its
