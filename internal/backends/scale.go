@@ -35,7 +35,14 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 	if err != nil {
 		return err
 	}
+	sweep, err := f.ParseEfSweep()
+	if err != nil {
+		return err
+	}
 	remote := cfg.IndexBackend()
+	if f.NoEmbedded && remote.Embedded() {
+		return errs.E(errs.Invalid, "bench scale: --no-embedded needs --index with a Weaviate URL")
+	}
 	var wc weaviate.Config
 	if !remote.Embedded() {
 		if wc, err = weaviate.ParseURL(cfg.Index); err != nil {
@@ -61,14 +68,14 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		return err
 	}
 	b := bench.Scale{Sizes: sizes, Real: real.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
-		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0,
+		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0, EfSweep: sweep, RemoteOnly: f.NoEmbedded,
 		Pipeline: func(x retrieval.Index) (*pipeline.Pipeline, error) {
 			set.Index = x
 			return set.Pipeline(nil, log, false)
 		},
 		Embedded: func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
 			p := memindex.DefaultParams()
-			p.ANNMin = f.ANNMin
+			p.ANNMin, p.ANNEf = f.ANNMin, f.ANNEf
 			x := memindex.New(p)
 			if err := x.Put(ctx, docs); err != nil {
 				return nil, err

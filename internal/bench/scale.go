@@ -14,6 +14,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/stats"
 	"github.com/dmar-kg/dmar/internal/synth"
@@ -40,10 +41,15 @@ type Scale struct {
 	// ExactOnly says that Embedded's index never takes the approximate
 	// search (dmar bench scale --ann-min -1), for the report.
 	ExactOnly bool
+	// EfSweep are further ef values at which the approximate search's
+	// recall@100 and search time are measured, beside its own.
+	EfSweep []int
 	// Remote, when set, opens a fresh collection for a size on the server
 	// at RemoteURL (whose memory is read when it runs on this machine).
 	Remote    func(ctx context.Context, size int) (RemoteIndex, error)
 	RemoteURL string
+	// RemoteOnly skips the embedded index (Remote must be set).
+	RemoteOnly bool
 	// Quality, when set, is evaluated at every size on the embedded index
 	// with its systems (dmar, dense, hybrid), reporting Recall@5.
 	Quality        *eval.Dataset
@@ -55,7 +61,7 @@ type Scale struct {
 // its approximate vector search compares with the exact scan.
 type EmbeddedIndex interface {
 	retrieval.Index
-	VectorRecall(ctx context.Context, queries [][]float32, k int) (recall float64, ef int, ok bool, err error)
+	VectorRecall(ctx context.Context, queries [][]float32, k int, efs ...int) (at []memindex.RecallAt, ok bool, err error)
 }
 
 // RemoteIndex is a collection the benchmark loads, searches and drops.
@@ -75,7 +81,10 @@ type ScaleRow struct {
 	HybridP50, HybridP99   float64
 	DefaultP50, DefaultP99 float64
 	Recall                 string // the vector search's recall@100, or "exact"
+	Sweep                  []memindex.RecallAt
 	Quality                map[string]float64
+	records                []eval.Record // dmar's, for the loss trace
+	titles                 map[string]string
 	Stages                 map[string]float64 // the default request's stages, p50 ms
 }
 
@@ -91,12 +100,20 @@ func (s Scale) Run(ctx context.Context, out io.Writer) ([]ScaleRow, error) {
 			return rows, fmt.Errorf("bench scale: could make %d of %d documents (no real document has a vector?)", len(docs), n)
 		}
 		syn := max(0, n-len(s.Real))
-		r, err := s.embedded(ctx, docs, syn)
-		if err != nil {
-			return rows, fmt.Errorf("bench scale: %d documents, embedded: %w", n, err)
+		if !s.RemoteOnly {
+			r, err := s.embedded(ctx, docs, syn)
+			if err != nil {
+				return rows, fmt.Errorf("bench scale: %d documents, embedded: %w", n, err)
+			}
+			rows = append(rows, r)
+			fmt.Fprintln(out, r)
+			for _, a := range r.Sweep {
+				fmt.Fprintf(out, "scale: %d documents, embedded: vector recall@100 %.4f at ef %d (%.2f ms a search)\n", n, a.Recall, a.Ef, ms(a.Search))
+			}
+			if len(rows) > 1 && r.records != nil && rows[0].records != nil {
+				fmt.Fprintln(out, TraceLoss(rows[0].records, r.records, rows[0].Size, n, r.titles))
+			}
 		}
-		rows = append(rows, r)
-		fmt.Fprintln(out, r)
 		if s.Remote != nil {
 			r, err := s.remote(ctx, docs, syn)
 			if err != nil {
@@ -178,20 +195,21 @@ func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int)
 	if s.ExactOnly {
 		r.Recall = "exact (the approximate search is off)"
 	}
-	if rec, ef, ok, err := x.VectorRecall(ctx, s.QVecs, 100); err != nil {
+	if at, ok, err := x.VectorRecall(ctx, s.QVecs, 100, s.EfSweep...); err != nil {
 		return r, err
 	} else if ok {
-		r.Recall = fmt.Sprintf("%.4f (HNSW, ef %d)", rec, ef)
+		r.Recall = fmt.Sprintf("%.4f (HNSW, ef %d)", at[0].Recall, at[0].Ef)
+		r.Sweep = at[1:]
 	}
 	if err := s.measure(ctx, x, &r); err != nil {
 		return r, err
 	}
 	if s.Quality != nil {
-		q, err := s.quality(ctx, x)
+		q, recs, err := s.quality(ctx, x)
 		if err != nil {
 			return r, err
 		}
-		r.Quality = q
+		r.Quality, r.records, r.titles = q, recs, resultTitles(docs, recs)
 	}
 	return r, nil
 }
@@ -273,26 +291,31 @@ func (s Scale) measure(ctx context.Context, x retrieval.Index, r *ScaleRow) erro
 	return nil
 }
 
-// quality is the systems' mean Recall@5 on the Quality dataset over x.
-func (s Scale) quality(ctx context.Context, x retrieval.Index) (map[string]float64, error) {
+// quality is the systems' mean Recall@5 on the Quality dataset over x,
+// and dmar's records.
+func (s Scale) quality(ctx context.Context, x retrieval.Index) (map[string]float64, []eval.Record, error) {
 	p, err := s.Pipeline(x)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	recs, err := eval.Run(ctx, eval.Config{Pipeline: p, Index: x, Encoder: s.Encoder, KMax: 20}, s.Quality, s.QualitySystems)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var dmar []eval.Record
 	sum, n := map[string]float64{}, map[string]int{}
 	for _, rec := range recs {
 		sum[rec.System] += rec.Metrics["recall@5"]
 		n[rec.System]++
+		if rec.System == "dmar" {
+			dmar = append(dmar, rec)
+		}
 	}
 	out := map[string]float64{}
 	for k, v := range sum {
 		out[k] = v / float64(n[k])
 	}
-	return out, nil
+	return out, dmar, nil
 }
 
 // freeMemory returns the heap of the last size to the system, so that the

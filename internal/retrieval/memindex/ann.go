@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
@@ -42,17 +43,20 @@ import (
 // DefaultANNMin is Params.ANNMin's default.
 const DefaultANNMin = 50_000
 
-// DefaultANNEf is Params.ANNEf's default: on kgqa's questions over codexm
-// grown with synthetic documents, recall@100 0.97 at 128,000 documents
-// (docs/operations.md, "Scaling out", has the figures at each size).
+// DefaultANNEf is Params.ANNEf's default at 128,000 documents or fewer:
+// on kgqa's questions over codexm grown with synthetic documents, recall@100
+// 0.97 at 128,000. A graph's recall at one ef falls as it grows (0.91 at
+// 1,000,000 documents with 400, 0.945 with 600, 0.959 with 800), so
+// above that the default grows with the cube root of the corpus: 800 at
+// 1,000,000 (docs/operations.md, "Scaling out", has the figures).
 const DefaultANNEf = 400
 
+// defaultEfAt is the corpus size up to which DefaultANNEf holds.
+const defaultEfAt = 128_000
+
 const (
-	annM         = 16    // links per node on the upper levels (twice on the lowest)
-	annEfBuild   = 100   // candidates while inserting
-	annRecall    = 0.98  // the recall@100 the search's ef is chosen for
-	annCalibrate = 64    // queries of that choice
-	annNoise     = 0.005 // per component, added to the calibration's queries
+	annM       = 16  // links per node on the upper levels (twice on the lowest)
+	annEfBuild = 100 // candidates while inserting
 )
 
 // hnsw is a graph over document vectors, shared by generations.
@@ -87,12 +91,17 @@ type link struct {
 	dist float32
 }
 
-// annEf is ANNEf, DefaultANNEf when 0.
-func (p Params) annEf() int {
-	if p.ANNEf <= 0 {
+// annEf is ANNEf, or when 0 the default for a graph of n vectors:
+// DefaultANNEf up to defaultEfAt, then growing as n's cube root (to the
+// nearest 50).
+func (p Params) annEf(n int) int {
+	if p.ANNEf > 0 {
+		return p.ANNEf
+	}
+	if n <= defaultEfAt {
 		return DefaultANNEf
 	}
-	return p.ANNEf
+	return int(math.Round(DefaultANNEf*math.Cbrt(float64(n)/defaultEfAt)/50)) * 50
 }
 
 // annMin is ANNMin, DefaultANNMin when 0; negative turns the ANN off.
@@ -113,7 +122,7 @@ func (x *gen) useANN() bool {
 // ann is the generation's graph (nil when the vectors do not share one
 // dimension, or there are too few).
 func (x *gen) ann() *hnsw {
-	return x.prep.ann.get(func() *hnsw { return buildHNSW(x.docs, x.norms(), x.params.annEf()) })
+	return x.prep.ann.get(func() *hnsw { return buildHNSW(x.docs, x.norms(), x.params) })
 }
 
 // valid reports whether node n stands for generation x's document in its
@@ -129,9 +138,14 @@ func (x *gen) valid(n *hnode) bool {
 // vectorANN is vector through the graph: the keep best of the documents
 // found, scored exactly.
 func (x *gen) vectorANN(h *hnsw, v []float32, qn float64, keep int) []scoredDoc {
+	return x.vectorANNAt(h, v, qn, keep, h.ef)
+}
+
+// vectorANNAt is vectorANN exploring ef candidates.
+func (x *gen) vectorANNAt(h *hnsw, v []float32, qn float64, keep, ef int) []scoredDoc {
 	norms := x.norms()
 	top := newBest(keep, x.better, make([]scoredDoc, 0, keep))
-	for _, c := range h.search(v, qn, max(h.ef, keep)) {
+	for _, c := range h.search(v, qn, max(ef, keep)) {
 		n := h.node(c.id)
 		if x.valid(n) {
 			top.push(scoredDoc{doc: n.slot, score: float64(dot(v, x.docs[n.slot].Vector)) / (qn * norms[n.slot])})
@@ -219,6 +233,8 @@ func (h *hnsw) links(nodes []*hnode, id int32, l int) []link {
 type visited struct {
 	stamp uint32
 	seen  []uint32
+	fresh []*hnode // the neighbours of the node being expanded not seen yet
+	touch float32  // what reading their vectors' first bytes summed (kept, so that the reads stay)
 }
 
 // layer explores level l from the entry candidates, keeping the ef nearest
@@ -252,13 +268,25 @@ func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, 
 		if len(found.h) == ef && c.dist > found.h[0].dist {
 			break
 		}
+		// The unseen neighbours are gathered, and their vectors' first
+		// bytes read, before any distance is computed: those loads do not
+		// wait on each other, so a large graph's memory misses overlap
+		// instead of coming one distance at a time (BenchmarkANNWalk).
+		vs.fresh = vs.fresh[:0]
+		var touch float32
 		for _, k := range h.links(nodes, c.id, l) {
 			id := k.id
 			if int(id) >= len(nodes) || vs.seen[id] == vs.stamp {
 				continue
 			}
 			vs.seen[id] = vs.stamp
-			n := cand{id, distance(v, qn, nodes[id])}
+			n := nodes[id]
+			touch += n.vec[0]
+			vs.fresh = append(vs.fresh, n)
+		}
+		vs.touch += touch
+		for _, m := range vs.fresh {
+			n := cand{m.id, distance(v, qn, m)}
 			if len(found.h) < ef || closer(n, found.h[0]) {
 				todo.push(n)
 				found.push(n)
@@ -440,7 +468,7 @@ func (h *hnsw) choose(nodes []*hnode, cs []cand, max int, self int32) []link {
 }
 
 // buildHNSW inserts every document with a vector, a worker per CPU.
-func buildHNSW(docs []retrieval.Document, norms []float64, ef int) *hnsw {
+func buildHNSW(docs []retrieval.Document, norms []float64, p Params) *hnsw {
 	dim, slots := 0, make([]int32, 0, len(docs))
 	for i, d := range docs {
 		switch {
@@ -456,7 +484,7 @@ func buildHNSW(docs []retrieval.Document, norms []float64, ef int) *hnsw {
 	if len(slots) < 2*annM {
 		return nil
 	}
-	h := newHNSW(dim, ef, uint64(len(slots)))
+	h := newHNSW(dim, p.annEf(len(slots)), uint64(len(slots)))
 	ns := make([]*hnode, len(slots))
 	for i, s := range slots {
 		ns[i] = h.add(s, docs[s], norms[s])
@@ -538,46 +566,72 @@ func parallel(n int, f func(lo, hi int)) {
 	wg.Wait()
 }
 
+// RecallAt is the approximate search's recall at one ef.
+type RecallAt struct {
+	Ef     int
+	Recall float64       // the share of the exact scan's top k found, averaged
+	Search time.Duration // mean time of one search through the graph
+}
+
 // VectorRecall measures the approximate search on the current documents:
 // for each query, the share of the exact scan's top k that the graph's
-// top k holds, averaged; ef is the candidates a search explores. ok is
-// false when unfiltered vector searches of this index scan exactly (below
-// ANNMin).
-func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int) (recall float64, ef int, ok bool, err error) {
+// top k holds, averaged, at the index's own ef and then at each of efs
+// (the candidates a search explores), with the mean search time at each.
+// ok is false when unfiltered vector searches of this index scan exactly
+// (below ANNMin).
+func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int, efs ...int) (at []RecallAt, ok bool, err error) {
 	g := x.cur.Load()
 	if !g.useANN() {
-		return 0, 0, false, nil
+		return nil, false, nil
 	}
 	h := g.ann()
 	if h == nil {
-		return 0, 0, false, nil
+		return nil, false, nil
 	}
-	found, want := 0, 0
+	type ref struct {
+		q  []float32
+		qn float64
+		in map[int32]bool
+	}
+	var refs []ref
 	for _, q := range queries {
 		if err := ctx.Err(); err != nil {
-			return 0, 0, false, err
+			return nil, false, err
 		}
 		qn := norm(q)
 		if qn == 0 || len(q) != h.dim {
 			continue
 		}
-		ref, err := g.vectorExact(q, qn, nil, k, false)
+		top, err := g.vectorExact(q, qn, nil, k, false)
 		if err != nil {
-			return 0, 0, false, err
+			return nil, false, err
 		}
-		in := make(map[int32]bool, len(ref))
-		for _, s := range ref {
+		in := make(map[int32]bool, len(top))
+		for _, s := range top {
 			in[s.doc] = true
 		}
-		for _, s := range g.vectorANN(h, q, qn, k) {
-			if in[s.doc] {
-				found++
-			}
+		if len(in) > 0 {
+			refs = append(refs, ref{q, qn, in})
 		}
-		want += len(ref)
 	}
-	if want == 0 {
-		return 0, h.ef, false, nil
+	if len(refs) == 0 {
+		return nil, false, nil
 	}
-	return float64(found) / float64(want), h.ef, true, nil
+	for _, ef := range append([]int{h.ef}, efs...) {
+		found, want := 0, 0
+		var took time.Duration
+		for _, r := range refs {
+			t := time.Now()
+			got := g.vectorANNAt(h, r.q, r.qn, k, ef)
+			took += time.Since(t)
+			for _, s := range got {
+				if r.in[s.doc] {
+					found++
+				}
+			}
+			want += len(r.in)
+		}
+		at = append(at, RecallAt{Ef: ef, Recall: float64(found) / float64(want), Search: took / time.Duration(len(refs))})
+	}
+	return at, true, nil
 }

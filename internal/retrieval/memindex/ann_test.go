@@ -302,3 +302,63 @@ func BenchmarkScale(b *testing.B) {
 		}
 	})
 }
+
+// TestVectorRecallSweep: VectorRecall reports, at the graph's own ef, the
+// recall@k that comparing the index's searches with the exact scan's gives,
+// and at an ef as large as the corpus, where the walk sees every node it
+// can reach, nearly the exact scan's own top k.
+func TestVectorRecallSweep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 36))
+	centers := make([][]float32, 30)
+	for i := range centers {
+		centers[i] = randVec(rng, 32, 1)
+	}
+	var docs []retrieval.Document
+	for i := range 2000 {
+		v := randVec(rng, 32, 0.3)
+		for j, c := range centers[rng.IntN(len(centers))] {
+			v[j] += c
+		}
+		docs = append(docs, retrieval.Document{ID: "d" + itoa(i), Title: "t", Text: "text", Vector: v})
+	}
+	p := annParams(1)
+	p.ANNEf = 12 // small, so that the graph misses some
+	ann, exact := New(p), New(annParams(-1))
+	ctx := context.Background()
+	for _, x := range []*Index{ann, exact} {
+		if err := x.Put(ctx, docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var qs [][]float32
+	for range 40 {
+		qs = append(qs, randVec(rng, 32, 1))
+	}
+	at, ok, err := ann.VectorRecall(ctx, qs, 50, 4000)
+	if err != nil || !ok || len(at) != 2 {
+		t.Fatalf("VectorRecall: %v, ok %v, %d results", err, ok, len(at))
+	}
+	found, want := 0, 0
+	for _, q := range qs {
+		in := map[string]bool{}
+		for _, h := range search(t, exact, retrieval.Query{Mode: retrieval.Vector, Vector: q, Limit: 50}) {
+			in[h.Doc.ID] = true
+		}
+		for _, h := range search(t, ann, retrieval.Query{Mode: retrieval.Vector, Vector: q, Limit: 50}) {
+			found += b2i(in[h.Doc.ID])
+		}
+		want += len(in)
+	}
+	if own := float64(found) / float64(want); at[0].Ef != 12 || at[0].Recall != own {
+		t.Errorf("at the own ef: %+v, want ef 12 and recall %.4f (the searches')", at[0], own)
+	}
+	// (Not exactly 1: a parallel build can leave a node or two that no
+	// walk reaches.)
+	if at[1].Ef != 4000 || at[1].Recall < 0.99 || at[1].Recall <= at[0].Recall || at[1].Search <= 0 {
+		t.Errorf("at ef 4000 over 2,000 documents: %+v, want recall of at least 0.99, above %.4f at ef 12, and a search time", at[1], at[0].Recall)
+	}
+	t.Logf("recall@50 %.4f at ef 12, %.4f at ef 4000", at[0].Recall, at[1].Recall)
+	if _, ok, _ := exact.VectorRecall(ctx, qs, 50); ok {
+		t.Error("the exact index reported an approximate search")
+	}
+}

@@ -58,7 +58,8 @@ type Params struct {
 	ANNMin int
 	// ANNEf is how many candidates a search of the vector graph explores
 	// (at least its limit): more is slower and misses fewer documents.
-	// 0 means DefaultANNEf.
+	// 0 means the default for the graph's size: DefaultANNEf up to
+	// 128,000 documents, more above (800 at 1,000,000; ann.go).
 	ANNEf int
 	// MaxScore prunes BM25's postings with MaxScore's bounds (maxscore.go):
 	// the same results to the bit, measured slower on the corpora here.

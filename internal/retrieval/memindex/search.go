@@ -161,13 +161,25 @@ func explainCosine(s scoredDoc) string { return fmt.Sprintf("cosine %.4f", s.sco
 // sub-search, best first, for Fuse.
 func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
-	if q.Alpha < 1 {
+	switch {
+	case q.Alpha >= 1:
+		vec, err = x.memoVector(ctx, q.Vector, allow, cand)
+	case q.Alpha <= 0:
 		lex, _ = x.bm25(q.Text, allow, cand, cand)
+	default:
+		// The halves read the same generation and nothing else: the
+		// vector half runs beside the keyword half, so that on a large
+		// corpus a request waits for the slower of the two, not their sum.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			vec, err = x.memoVector(ctx, q.Vector, allow, cand)
+		}()
+		lex, _ = x.bm25(q.Text, allow, cand, cand)
+		<-done
 	}
-	if q.Alpha > 0 {
-		if vec, err = x.memoVector(ctx, q.Vector, allow, cand); err != nil {
-			return nil, nil, err
-		}
+	if err != nil {
+		return nil, nil, err
 	}
 	return lex, vec, nil
 }

@@ -1,0 +1,120 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/eval"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/synth"
+)
+
+// TraceLoss says where dmar's gold documents went between the smallest
+// corpus (first, n0 documents) and a larger one (cur, n): which left the
+// top 5, how far down they went, and what took their places: synthetic
+// documents or real ones, copies of the question's own gold (a synthetic
+// document keeps its base's title, first sentence, entities and most of
+// its vector) and which source reached them (the graph channel, "kg").
+// titles names the documents of cur's results and of the gold.
+func TraceLoss(first, cur []eval.Record, n0, n int, titles map[string]string) string {
+	before := map[string]eval.Record{}
+	for _, r := range first {
+		before[r.ID] = r
+	}
+	var t lossTrace
+	for _, r := range cur {
+		if b, ok := before[r.ID]; ok {
+			t.add(b, r, titles)
+		}
+	}
+	return t.String(n0, n)
+}
+
+type lossTrace struct {
+	gold, dropped, gained, questions int
+	ranks                            []int // 1-based ranks in the top 20 of the dropped that stayed in it
+	gone                             int   // dropped ones no longer in the top 20
+	above, synthetic, copies, kg     int   // the non-gold documents of the losing questions' top 5
+}
+
+func (t *lossTrace) add(b, r eval.Record, titles map[string]string) {
+	gold := map[string]bool{}
+	base := map[string]bool{}
+	for _, g := range r.Gold {
+		gold[g] = true
+		base[titles[g]] = true
+	}
+	top := func(ids []string) []string { return ids[:min(5, len(ids))] }
+	lost := false
+	for _, id := range top(b.RankedIDs) {
+		if !gold[id] {
+			continue
+		}
+		t.gold++
+		if slices.Contains(top(r.RankedIDs), id) {
+			continue
+		}
+		t.dropped++
+		lost = true
+		if i := slices.Index(r.RankedIDs, id); i >= 0 {
+			t.ranks = append(t.ranks, i+1)
+		} else {
+			t.gone++
+		}
+	}
+	for _, id := range top(r.RankedIDs) {
+		if gold[id] && !slices.Contains(top(b.RankedIDs), id) {
+			t.gained++
+		}
+	}
+	if !lost {
+		return
+	}
+	t.questions++
+	for i, id := range top(r.RankedIDs) {
+		if gold[id] {
+			continue
+		}
+		t.above++
+		if strings.HasPrefix(id, synth.Prefix) {
+			t.synthetic++
+			if base[strings.TrimSuffix(titles[id], " (synthetic)")] {
+				t.copies++
+			}
+		}
+		if i < len(r.ResultStages) && strings.Contains(r.ResultStages[i], "kg") {
+			t.kg++
+		}
+	}
+}
+
+func (t lossTrace) String(n0, n int) string {
+	slices.Sort(t.ranks)
+	med := "-"
+	if len(t.ranks) > 0 {
+		med = fmt.Sprint(t.ranks[len(t.ranks)/2])
+	}
+	return fmt.Sprintf("trace: dmar's gold at %d against %d documents: %d gold documents in the top 5 at %d, %d of them out of it at %d (in %d questions) and %d others in; of those out, %d still in the top 20 (median rank %s), %d not; in those questions' top 5 now, %d documents that are not gold: %d synthetic (%d copies of the question's own gold, by base title), %d real; %d of them reached by the graph channel",
+		n, n0, t.gold, n0, t.dropped, n, t.questions, t.gained, len(t.ranks), med, t.gone, t.above, t.synthetic, t.copies, t.above-t.synthetic, t.kg)
+}
+
+// resultTitles are the titles of the documents that recs rank or name as
+// gold, from docs.
+func resultTitles(docs []retrieval.Document, recs []eval.Record) map[string]string {
+	want := map[string]string{}
+	for _, r := range recs {
+		for _, id := range r.RankedIDs {
+			want[id] = ""
+		}
+		for _, id := range r.Gold {
+			want[id] = ""
+		}
+	}
+	for _, d := range docs {
+		if _, ok := want[d.ID]; ok {
+			want[d.ID] = d.Title
+		}
+	}
+	return want
+}
