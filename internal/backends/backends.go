@@ -31,6 +31,9 @@ type Set struct {
 	// TextGraph is the graph built from the corpus's text
 	// (textgraph.extractor); nil without one.
 	TextGraph textgraph.Store
+	// textLive keeps the embedded text graph exact under the document
+	// store's writes (nil with Neo4j's, or none).
+	textLive *textgraph.Live
 	// Ready are the backends' readiness checks (GET /readyz).
 	Ready []Check
 	cfg   config.Config
@@ -82,12 +85,12 @@ func open(ctx context.Context, cfg config.Config, out io.Writer, log *slog.Logge
 		return nil, err
 	}
 	set := &Set{Models: m, Graph: g, Index: x, Mentions: mx, Ready: append(checks, more...), cfg: cfg}
-	tg, err := openTextGraph(ctx, cfg, g, x, m.DocEncoder, out)
+	tg, live, err := openTextGraph(ctx, cfg, g, x, m.DocEncoder, out)
 	if err != nil {
 		m.Close()
 		return nil, err
 	}
-	set.TextGraph = tg
+	set.TextGraph, set.textLive = tg, live
 	return set, nil
 }
 
@@ -111,6 +114,9 @@ func (s *Set) Embedded(ctx context.Context, out io.Writer) (*Set, error) {
 
 // Close frees the models and the index's connection, if it holds one.
 func (s *Set) Close() {
+	if s.textLive != nil {
+		s.textLive.Close()
+	}
 	s.Models.Close()
 	if c, ok := s.Index.(io.Closer); ok {
 		c.Close()

@@ -34,6 +34,9 @@ func (s *Set) Documents(ctx context.Context, log *slog.Logger) (*docstore.Store,
 	if mx, ok := s.Mentions.(*memkg.Mentions); ok {
 		cfg.Mentions = mx
 	}
+	if s.textLive != nil {
+		cfg.TextGraph = s.textLive
+	}
 	sum := sha256.Sum256([]byte(name))
 	cfg.Dir = filepath.Join(s.cfg.State, "documents", hex.EncodeToString(sum[:8]))
 	cache, err := docstore.OpenCache(s.cfg.State, docstore.EncoderKey(s.Models.DocEncoder), kgKey)

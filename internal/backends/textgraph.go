@@ -44,19 +44,21 @@ func Extractor(cfg config.Config) (textgraph.Extractor, string, error) {
 // openTextGraph is the text graph the configuration asks for (nil without
 // an extractor): Neo4j's, which dmar load corpus wrote (LoadTextGraph), or
 // the embedded one, built in memory (buildTextGraph) or read from its
-// snapshot.
-func openTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (textgraph.Store, error) {
+// snapshot, with the writer that keeps it exact under the document
+// store's writes (its extractor's process, if any, stopped until the first
+// write).
+func openTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (textgraph.Store, *textgraph.Live, error) {
 	if cfg.TextGraph.Extractor == "" {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if g.Neo4j != nil {
-		return g.Neo4j.TextGraph(), nil
+		return g.Neo4j.TextGraph(), nil, nil
 	}
-	m, err := buildTextGraph(ctx, cfg, g, x, enc, out)
+	live, err := buildTextGraph(ctx, cfg, g, x, enc, out)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return m, nil
+	return live.Memory, live, nil
 }
 
 // LoadTextGraph builds the configured text graph (none without an
@@ -66,10 +68,11 @@ func LoadTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.
 	if cfg.TextGraph.Extractor == "" {
 		return nil
 	}
-	m, err := buildTextGraph(ctx, cfg, g, x, enc, out)
+	live, err := buildTextGraph(ctx, cfg, g, x, enc, out)
 	if err != nil || g.Neo4j == nil {
 		return err
 	}
+	m := live.Memory
 	if err := g.Neo4j.TextGraph().Replace(ctx, m); err != nil {
 		return fmt.Errorf("write the text graph to neo4j: %w", err)
 	}
@@ -80,8 +83,9 @@ func LoadTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.
 // buildTextGraph is the text graph built in memory over the embedded graph
 // from the corpus's documents (x's, or the embedded index snapshot's when x
 // is remote), with the embedded graph linking phrases and giving the KG's
-// edges; from its snapshot when its inputs are unchanged.
-func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Memory, error) {
+// edges; from its snapshot when its inputs are unchanged. The extractor's
+// process is stopped when it returns; a later write starts it again.
+func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Live, error) {
 	ex, key, err := Extractor(cfg)
 	if err != nil || ex == nil {
 		return nil, err
@@ -99,5 +103,9 @@ func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval
 		return nil, err
 	}
 	b := textgraph.Builder{Extractor: ex, Linker: mg, KG: mg, Encoder: enc}
-	return Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)
+	m, err := Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)
+	if err != nil {
+		return nil, err
+	}
+	return &textgraph.Live{Memory: m, Builder: b}, nil
 }

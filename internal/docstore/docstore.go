@@ -62,6 +62,10 @@ type Config struct {
 	// and keeps it exact on every write, locating each document's
 	// mentions with Graph (mentions.Locate).
 	Mentions mentions.Writer
+	// TextGraph, when set, is the in-process text graph built from the
+	// corpus (textgraph.Live): like Mentions, the store replays its log
+	// into it on Open and puts and deletes every write's passages.
+	TextGraph TextGraph
 	// Replay applies the log to Index on Open: set for an index that does
 	// not keep writes itself (the embedded one); Weaviate does.
 	Replay bool
@@ -72,6 +76,13 @@ type Config struct {
 	// OnClose, when set, is called by Close after the log is closed: it
 	// frees what the store alone used (its background encoder).
 	OnClose func() error
+}
+
+// TextGraph is the text graph's writer: Put adds or replaces passages
+// (extracting their phrases), Delete removes them.
+type TextGraph interface {
+	Put(ctx context.Context, docs []retrieval.Document) error
+	Delete(ctx context.Context, ids []string) error
 }
 
 // Store is safe for concurrent use. Writers are serialised (the order of
@@ -177,9 +188,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, fmt.Errorf("docstore: replay %s: %w", path, err)
 		}
 	}
-	if err := s.replayMentions(ctx, st); err != nil {
+	if err := s.replayDerived(ctx, st); err != nil {
 		l.Close()
-		return nil, fmt.Errorf("docstore: replay %s into the mention index: %w", path, err)
+		return nil, fmt.Errorf("docstore: replay %s into the mention index and text graph: %w", path, err)
 	}
 	for id, d := range st.live {
 		if len(d.Metadata) > 0 {
@@ -377,6 +388,11 @@ func (s *Store) write(ctx context.Context, changed []retrieval.Document, meta []
 			return fmt.Errorf("write the documents' mentions: %w", err)
 		}
 	}
+	if s.cfg.TextGraph != nil {
+		if err := s.cfg.TextGraph.Put(ctx, changed); err != nil {
+			return fmt.Errorf("write the documents' passages to the text graph: %w", err)
+		}
+	}
 	s.mu.Lock()
 	for i, d := range changed {
 		if len(meta[i]) > 0 {
@@ -452,6 +468,11 @@ func (s *Store) Delete(ctx context.Context, ids []string) (int, error) {
 	if s.cfg.Mentions != nil {
 		if err := s.cfg.Mentions.Delete(ctx, uniq); err != nil {
 			return n, fmt.Errorf("delete the documents' mentions: %w", err)
+		}
+	}
+	if s.cfg.TextGraph != nil {
+		if err := s.cfg.TextGraph.Delete(ctx, uniq); err != nil {
+			return n, fmt.Errorf("delete the documents' passages from the text graph: %w", err)
 		}
 	}
 	s.mu.Lock()

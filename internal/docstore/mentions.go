@@ -10,9 +10,10 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
-// The in-process mention index (Config.Mentions) holds the corpus's
-// mentions when the store opens, and nothing of the log: the store replays
-// the log's outcome into it and keeps it exact on every write after that.
+// The in-process mention index (Config.Mentions) and text graph
+// (Config.TextGraph) hold the corpus when the store opens, and nothing of
+// the log: the store replays the log's outcome into them and keeps them
+// exact on every write after that.
 
 // locate is the mentions of docs, located with the graph they were linked
 // with; nil without a mention index.
@@ -27,12 +28,13 @@ func (s *Store) locate(ctx context.Context, docs []retrieval.Document) ([]mentio
 	return ms, nil
 }
 
-// replayMentions applies the log's outcome to the mention index: the IDs it
-// ever deleted go (a corpus document deleted and put again comes back with
-// the put), then its live documents are put, each linked again when the
-// log holds links made under another graph.
-func (s *Store) replayMentions(ctx context.Context, st *replayState) error {
-	if s.cfg.Mentions == nil || (len(st.deleted) == 0 && len(st.live) == 0) {
+// replayDerived applies the log's outcome to the mention index and the
+// text graph, which hold the corpus as it was loaded: the IDs the log ever
+// deleted go (a corpus document deleted and put again comes back with the
+// put), then its live documents are put, each linked again when the log
+// holds links made under another graph.
+func (s *Store) replayDerived(ctx context.Context, st *replayState) error {
+	if (s.cfg.Mentions == nil && s.cfg.TextGraph == nil) || (len(st.deleted) == 0 && len(st.live) == 0) {
 		return nil
 	}
 	gone := make([]string, 0, len(st.deleted))
@@ -40,9 +42,6 @@ func (s *Store) replayMentions(ctx context.Context, st *replayState) error {
 		gone = append(gone, id)
 	}
 	sort.Strings(gone)
-	if err := s.cfg.Mentions.Delete(ctx, gone); err != nil {
-		return err
-	}
 	docs := make([]retrieval.Document, 0, len(st.live))
 	for _, d := range st.live {
 		doc := retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text, Entities: d.Entities}
@@ -54,9 +53,25 @@ func (s *Store) replayMentions(ctx context.Context, st *replayState) error {
 		docs = append(docs, doc)
 	}
 	sort.Slice(docs, func(i, j int) bool { return st.order[docs[i].ID] < st.order[docs[j].ID] })
-	ms, err := s.locate(ctx, docs)
-	if err != nil {
-		return err
+	if s.cfg.Mentions != nil {
+		if err := s.cfg.Mentions.Delete(ctx, gone); err != nil {
+			return err
+		}
+		ms, err := s.locate(ctx, docs)
+		if err != nil {
+			return err
+		}
+		if err := s.cfg.Mentions.Replace(ctx, ms); err != nil {
+			return err
+		}
 	}
-	return s.cfg.Mentions.Replace(ctx, ms)
+	if s.cfg.TextGraph != nil {
+		if err := s.cfg.TextGraph.Delete(ctx, gone); err != nil {
+			return fmt.Errorf("text graph: %w", err)
+		}
+		if err := s.cfg.TextGraph.Put(ctx, docs); err != nil {
+			return fmt.Errorf("text graph: %w", err)
+		}
+	}
+	return nil
 }
