@@ -35,6 +35,7 @@ type lossTrace struct {
 	gold, dropped, gained, questions int
 	ranks                            []int // 1-based ranks in the top 20 of the dropped that stayed in it
 	gone                             int   // dropped ones no longer in the top 20
+	viaKG                            int   // dropped ones the graph channel had reached in the smaller corpus
 	above, synthetic, copies, kg     int   // the non-gold documents of the losing questions' top 5
 }
 
@@ -47,7 +48,7 @@ func (t *lossTrace) add(b, r eval.Record, titles map[string]string) {
 	}
 	top := func(ids []string) []string { return ids[:min(5, len(ids))] }
 	lost := false
-	for _, id := range top(b.RankedIDs) {
+	for i, id := range top(b.RankedIDs) {
 		if !gold[id] {
 			continue
 		}
@@ -57,6 +58,9 @@ func (t *lossTrace) add(b, r eval.Record, titles map[string]string) {
 		}
 		t.dropped++
 		lost = true
+		if i < len(b.ResultStages) && strings.Contains(b.ResultStages[i], "kg") {
+			t.viaKG++
+		}
 		if i := slices.Index(r.RankedIDs, id); i >= 0 {
 			t.ranks = append(t.ranks, i+1)
 		} else {
@@ -95,8 +99,8 @@ func (t lossTrace) String(n0, n int) string {
 	if len(t.ranks) > 0 {
 		med = fmt.Sprint(t.ranks[len(t.ranks)/2])
 	}
-	return fmt.Sprintf("trace: dmar's gold at %d against %d documents: %d gold documents in the top 5 at %d, %d of them out of it at %d (in %d questions) and %d others in; of those out, %d still in the top 20 (median rank %s), %d not; in those questions' top 5 now, %d documents that are not gold: %d synthetic (%d copies of the question's own gold, by base title), %d real; %d of them reached by the graph channel",
-		n, n0, t.gold, n0, t.dropped, n, t.questions, t.gained, len(t.ranks), med, t.gone, t.above, t.synthetic, t.copies, t.above-t.synthetic, t.kg)
+	return fmt.Sprintf("trace: dmar's gold at %d against %d documents: %d gold documents in the top 5 at %d, %d of them out of it at %d (in %d questions; %d of them reached by the graph channel at %d) and %d others in; of those out, %d still in the top 20 (median rank %s), %d not; in those questions' top 5 now, %d documents that are not gold: %d synthetic (%d copies of the question's own gold, by base title), %d real; %d of them reached by the graph channel",
+		n, n0, t.gold, n0, t.dropped, n, t.questions, t.viaKG, n0, t.gained, len(t.ranks), med, t.gone, t.above, t.synthetic, t.copies, t.above-t.synthetic, t.kg)
 }
 
 // resultTitles are the titles of the documents that recs rank or name as

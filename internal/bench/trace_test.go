@@ -12,7 +12,7 @@ import (
 func TestTraceLoss(t *testing.T) {
 	first := []eval.Record{
 		{ID: "q1", Gold: []string{"Q1", "Q2"}, RankedIDs: []string{"Q1", "Q2", "Q9", "Q8", "Q7"}},
-		{ID: "q2", Gold: []string{"Q5"}, RankedIDs: []string{"Q6", "Q5", "Q4", "Q3", "Q2"}},
+		{ID: "q2", Gold: []string{"Q5"}, RankedIDs: []string{"Q6", "Q5", "Q4", "Q3", "Q2"}, ResultStages: []string{"first", "first+kg", "first", "first", "first"}},
 		{ID: "q3", Gold: []string{"Q4"}, RankedIDs: []string{"Q1", "Q2", "Q3", "Q7", "Q8", "Q4"}},
 	}
 	cur := []eval.Record{
@@ -29,7 +29,7 @@ func TestTraceLoss(t *testing.T) {
 	titles := map[string]string{"Q1": "One", "Q2": "Two", "Q9": "Nine", "synthetic:1:5": "Two (synthetic)", "synthetic:1:6": "Nine (synthetic)"}
 	got := TraceLoss(first, cur, 100, 1000, titles)
 	for _, want := range []string{
-		"3 gold documents in the top 5 at 100, 2 of them out of it at 1000 (in 2 questions) and 1 others in",
+		"3 gold documents in the top 5 at 100, 2 of them out of it at 1000 (in 2 questions; 1 of them reached by the graph channel at 100) and 1 others in",
 		"1 still in the top 20 (median rank 7), 1 not",
 		"9 documents that are not gold: 2 synthetic (1 copies of the question's own gold, by base title), 7 real; 1 of them reached by the graph channel",
 	} {
