@@ -85,6 +85,7 @@ type ScaleRow struct {
 	Quality                map[string]float64
 	records                []eval.Record // dmar's, for the loss trace
 	titles                 map[string]string
+	searched               map[string]bool    // "question\x00gold" found by the stage-1 search
 	Stages                 map[string]float64 // the default request's stages, p50 ms
 }
 
@@ -111,7 +112,7 @@ func (s Scale) Run(ctx context.Context, out io.Writer) ([]ScaleRow, error) {
 				fmt.Fprintf(out, "scale: %d documents, embedded: vector recall@100 %.4f at ef %d (%.2f ms a search)\n", n, a.Recall, a.Ef, ms(a.Search))
 			}
 			if len(rows) > 1 && r.records != nil && rows[0].records != nil {
-				fmt.Fprintln(out, TraceLoss(rows[0].records, r.records, rows[0].Size, n, r.titles))
+				fmt.Fprintln(out, TraceLoss(rows[0], r))
 			}
 		}
 		if s.Remote != nil {
@@ -210,6 +211,9 @@ func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int)
 			return r, err
 		}
 		r.Quality, r.records, r.titles = q, recs, resultTitles(docs, recs)
+		if r.searched, err = s.searchedGold(ctx, x, recs); err != nil {
+			return r, err
+		}
 	}
 	return r, nil
 }
@@ -316,6 +320,37 @@ func (s Scale) quality(ctx context.Context, x retrieval.Index) (map[string]float
 		out[k] = v / float64(n[k])
 	}
 	return out, dmar, nil
+}
+
+// searchedGold says which gold documents of recs the default request's
+// stage-1 search (its mode, candidates and fusion) finds on x.
+func (s Scale) searchedGold(ctx context.Context, x retrieval.Index, recs []eval.Record) (map[string]bool, error) {
+	vec := map[string][]float32{}
+	for i, q := range s.Questions {
+		vec[q] = s.QVecs[i]
+	}
+	o := s.Options
+	out := map[string]bool{}
+	for _, r := range recs {
+		q := retrieval.Query{Mode: retrieval.BM25, Text: r.Question, Limit: o.N}
+		if v := vec[r.Question]; o.Stage1 == "hybrid" && v != nil {
+			q.Mode, q.Vector, q.Alpha, q.Fusion = retrieval.Hybrid, v, o.Stage1Alpha, o.Fusion
+		}
+		hits, err := x.Search(ctx, q)
+		if err != nil {
+			return nil, fmt.Errorf("stage-1 search for the trace: %w", err)
+		}
+		gold := map[string]bool{}
+		for _, g := range r.Gold {
+			gold[g] = true
+		}
+		for _, h := range hits {
+			if gold[h.Doc.ID] {
+				out[r.ID+"\x00"+h.Doc.ID] = true
+			}
+		}
+	}
+	return out, nil
 }
 
 // freeMemory returns the heap of the last size to the system, so that the

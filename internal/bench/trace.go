@@ -16,19 +16,21 @@ import (
 // documents or real ones, copies of the question's own gold (a synthetic
 // document keeps its base's title, first sentence, entities and most of
 // its vector) and which source reached them (the graph channel, "kg").
-// titles names the documents of cur's results and of the gold.
-func TraceLoss(first, cur []eval.Record, n0, n int, titles map[string]string) string {
+// It also says whether the default request's stage-1 search found each
+// dropped one in either corpus: a gold document the search stops finding
+// is lost at recall, one it still finds is lost by the final ranking.
+func TraceLoss(small, large ScaleRow) string {
 	before := map[string]eval.Record{}
-	for _, r := range first {
+	for _, r := range small.records {
 		before[r.ID] = r
 	}
-	var t lossTrace
-	for _, r := range cur {
+	t := lossTrace{searchedBefore: small.searched, searchedAfter: large.searched}
+	for _, r := range large.records {
 		if b, ok := before[r.ID]; ok {
-			t.add(b, r, titles)
+			t.add(b, r, large.titles)
 		}
 	}
-	return t.String(n0, n)
+	return t.String(small.Size, large.Size)
 }
 
 type lossTrace struct {
@@ -36,7 +38,10 @@ type lossTrace struct {
 	ranks                            []int // 1-based ranks in the top 20 of the dropped that stayed in it
 	gone                             int   // dropped ones no longer in the top 20
 	viaKG                            int   // dropped ones the graph channel had reached in the smaller corpus
-	above, synthetic, copies, kg     int   // the non-gold documents of the losing questions' top 5
+	searchedBefore, searchedAfter    map[string]bool
+	wasSearched, stillSearched       int // dropped ones the stage-1 search found in the smaller corpus, and still finds
+	goneUnsearched                   int // dropped ones out of the top 20 that the search no longer finds
+	above, synthetic, copies, kg     int // the non-gold documents of the losing questions' top 5
 }
 
 func (t *lossTrace) add(b, r eval.Record, titles map[string]string) {
@@ -61,10 +66,20 @@ func (t *lossTrace) add(b, r eval.Record, titles map[string]string) {
 		if i < len(b.ResultStages) && strings.Contains(b.ResultStages[i], "kg") {
 			t.viaKG++
 		}
+		key := r.ID + "\x00" + id
+		if t.searchedBefore[key] {
+			t.wasSearched++
+		}
+		if t.searchedAfter[key] {
+			t.stillSearched++
+		}
 		if i := slices.Index(r.RankedIDs, id); i >= 0 {
 			t.ranks = append(t.ranks, i+1)
 		} else {
 			t.gone++
+			if !t.searchedAfter[key] {
+				t.goneUnsearched++
+			}
 		}
 	}
 	for _, id := range top(r.RankedIDs) {
@@ -99,8 +114,8 @@ func (t lossTrace) String(n0, n int) string {
 	if len(t.ranks) > 0 {
 		med = fmt.Sprint(t.ranks[len(t.ranks)/2])
 	}
-	return fmt.Sprintf("trace: dmar's gold at %d against %d documents: %d gold documents in the top 5 at %d, %d of them out of it at %d (in %d questions; %d of them reached by the graph channel at %d) and %d others in; of those out, %d still in the top 20 (median rank %s), %d not; in those questions' top 5 now, %d documents that are not gold: %d synthetic (%d copies of the question's own gold, by base title), %d real; %d of them reached by the graph channel",
-		n, n0, t.gold, n0, t.dropped, n, t.questions, t.viaKG, n0, t.gained, len(t.ranks), med, t.gone, t.above, t.synthetic, t.copies, t.above-t.synthetic, t.kg)
+	return fmt.Sprintf("trace: dmar's gold at %d against %d documents: %d gold documents in the top 5 at %d, %d of them out of it at %d (in %d questions; %d of them reached by the graph channel at %d) and %d others in; of those out, %d still in the top 20 (median rank %s), %d not (%d of these no longer found by the stage-1 search); the stage-1 search found %d of the %d at %d and finds %d at %d; in those questions' top 5 now, %d documents that are not gold: %d synthetic (%d copies of the question's own gold, by base title), %d real; %d of them reached by the graph channel",
+		n, n0, t.gold, n0, t.dropped, n, t.questions, t.viaKG, n0, t.gained, len(t.ranks), med, t.gone, t.goneUnsearched, t.wasSearched, t.dropped, n0, t.stillSearched, n, t.above, t.synthetic, t.copies, t.above-t.synthetic, t.kg)
 }
 
 // resultTitles are the titles of the documents that recs rank or name as
