@@ -237,16 +237,17 @@ type visited struct {
 	touch float32  // what reading their vectors' first bytes summed (kept, so that the reads stay)
 }
 
-// layer explores level l from the entry candidates, keeping the ef nearest
-// nodes it finds; nearest first.
-func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, l int) []cand {
+// startWalk is a walk's state over n nodes: a visited set (cleared; put it
+// back in the pool when done) holding the entry candidates, todo (a
+// min-heap of candidates to expand) and found (the ef nearest, a max-heap
+// whose root is the farthest kept), both holding them too.
+func (h *hnsw) startWalk(n int, entry []cand, ef int) (*visited, minHeap, *best[cand]) {
 	vs, _ := h.pool.Get().(*visited)
 	if vs == nil {
 		vs = &visited{}
 	}
-	defer h.pool.Put(vs)
-	if len(vs.seen) < len(nodes) {
-		vs.seen = make([]uint32, len(nodes)+len(nodes)/4)
+	if len(vs.seen) < n {
+		vs.seen = make([]uint32, n+n/4)
 		vs.stamp = 0
 	}
 	vs.stamp++
@@ -254,8 +255,6 @@ func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, 
 		clear(vs.seen)
 		vs.stamp = 1
 	}
-	// todo: a min-heap of candidates to expand; found: the ef nearest, a
-	// max-heap whose root is the farthest kept.
 	todo := minHeap{}
 	found := newBest(ef, closer, make([]cand, 0, ef+1))
 	for _, c := range entry {
@@ -263,6 +262,14 @@ func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, 
 		todo.push(c)
 		found.push(c)
 	}
+	return vs, todo, found
+}
+
+// layer explores level l from the entry candidates, keeping the ef nearest
+// nodes it finds; nearest first.
+func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, l int) []cand {
+	vs, todo, found := h.startWalk(len(nodes), entry, ef)
+	defer h.pool.Put(vs)
 	for len(todo) > 0 {
 		c := todo.pop()
 		if len(found.h) == ef && c.dist > found.h[0].dist {

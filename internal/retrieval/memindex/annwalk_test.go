@@ -35,27 +35,8 @@ func walkGraph(n, dim, deg int) *hnsw {
 // first: each neighbour's distance computed as it is met. The baseline of
 // BenchmarkANNWalk.
 func (h *hnsw) layerOneByOne(nodes []*hnode, v []float32, qn float64, entry []cand, ef, l int) []cand {
-	vs, _ := h.pool.Get().(*visited)
-	if vs == nil {
-		vs = &visited{}
-	}
+	vs, todo, found := h.startWalk(len(nodes), entry, ef)
 	defer h.pool.Put(vs)
-	if len(vs.seen) < len(nodes) {
-		vs.seen = make([]uint32, len(nodes)+len(nodes)/4)
-		vs.stamp = 0
-	}
-	vs.stamp++
-	if vs.stamp == 0 {
-		clear(vs.seen)
-		vs.stamp = 1
-	}
-	todo := minHeap{}
-	found := newBest(ef, closer, make([]cand, 0, ef+1))
-	for _, c := range entry {
-		vs.seen[c.id] = vs.stamp
-		todo.push(c)
-		found.push(c)
-	}
 	for len(todo) > 0 {
 		c := todo.pop()
 		if len(found.h) == ef && c.dist > found.h[0].dist {
