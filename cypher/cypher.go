@@ -51,6 +51,14 @@ const (
 	DeleteTextGraph   = "delete_text_graph"
 	TextMatch         = "text_match"
 	TextNeighbourhood = "text_neighbourhood"
+	// the text graph's live writes
+	TextKnown      = "text_known"
+	TextParts      = "text_parts"
+	TextMergeNodes = "text_merge_nodes"
+	TextAddPairs   = "text_add_pairs"
+	TextSetParts   = "text_set_parts"
+	TextJoin       = "text_join"
+	TextWordNodes  = "text_word_nodes"
 )
 
 // Names lists every query the backend needs; Load fails if one is missing.
@@ -58,7 +66,8 @@ var Names = []string{Ping, MigrationsApplied, MigrationRecord, Entities, LinkCan
 	BrowseSubgraphs, MergeEntities, MergeTriples, EntitiesNoNames, SetNames, PutDocuments, RecordRetrieval, Counts, DeleteGraph,
 	LinkContext, CountNameTokens, DropStaleTokens, ReplaceDocuments, DeleteDocuments, DrawPaths,
 	ReplaceMentions, Mentioning, DocumentMentions,
-	PutTextNodes, PutTextEdges, DeleteTextGraph, TextMatch, TextNeighbourhood}
+	PutTextNodes, PutTextEdges, DeleteTextGraph, TextMatch, TextNeighbourhood,
+	TextKnown, TextParts, TextMergeNodes, TextAddPairs, TextSetParts, TextJoin, TextWordNodes}
 
 // Set is a loaded set of queries, by name.
 type Set map[string]string

@@ -1,10 +1,11 @@
-// $nodes: [{key, label, passages, vector}]. The text graph's nodes
-// (:TextNode {tkey, tlabel, tpassages, tvec}), vector null for a passage;
+// $nodes: [{key, label, passages, vector, words}]. The text graph's nodes
+// (:TextNode {tkey, tlabel, tpassages, tvec, twords}), vector null for a
+// passage, words those its synonym candidates share with it;
 // a passage node is joined to its (:Document), an entity node to its
 // (:Entity), by :TEXT_OF, for browsing.
 UNWIND $nodes AS row
 MERGE (n:TextNode {tkey: row.key})
-SET n.tlabel = row.label, n.tpassages = row.passages, n.tvec = row.vector
+SET n.tlabel = row.label, n.tpassages = row.passages, n.tvec = row.vector, n.twords = row.words
 WITH n, row
 CALL (n, row) {
   OPTIONAL MATCH (d:Document {id: substring(row.key, 2)})

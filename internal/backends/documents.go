@@ -35,7 +35,7 @@ func (s *Set) Documents(ctx context.Context, log *slog.Logger) (*docstore.Store,
 		cfg.Mentions = mx
 	}
 	if s.textLive != nil {
-		cfg.TextGraph = s.textLive
+		cfg.TextGraph, cfg.TextGraphKeeps = s.textLive, s.Graph.Neo4j != nil
 	}
 	sum := sha256.Sum256([]byte(name))
 	cfg.Dir = filepath.Join(s.cfg.State, "documents", hex.EncodeToString(sum[:8]))

@@ -44,21 +44,28 @@ func Extractor(cfg config.Config) (textgraph.Extractor, string, error) {
 // openTextGraph is the text graph the configuration asks for (nil without
 // an extractor): Neo4j's, which dmar load corpus wrote (LoadTextGraph), or
 // the embedded one, built in memory (buildTextGraph) or read from its
-// snapshot, with the writer that keeps it exact under the document
-// store's writes (its extractor's process, if any, stopped until the first
-// write).
+// snapshot; with the writer that keeps it exact under the document store's
+// writes (its extractor's process, if any, started by the first write).
+// Live writes extract, link and embed as the load did: with the graph the
+// corpus was linked with (linkerOf).
 func openTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (textgraph.Store, *textgraph.Live, error) {
 	if cfg.TextGraph.Extractor == "" {
 		return nil, nil, nil
 	}
 	if g.Neo4j != nil {
-		return g.Neo4j.TextGraph(), nil, nil
+		ex, _, err := Extractor(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		linker, _ := linkerOf(ctx, cfg, g, out)
+		tg := g.Neo4j.TextGraph()
+		return tg, &textgraph.Live{Store: tg, Builder: textgraph.Builder{Extractor: ex, Linker: linker, KG: linker, Encoder: enc}}, nil
 	}
-	live, err := buildTextGraph(ctx, cfg, g, x, enc, out)
+	m, b, err := buildTextGraph(ctx, cfg, g, x, enc, out)
 	if err != nil {
 		return nil, nil, err
 	}
-	return live.Memory, live, nil
+	return m, &textgraph.Live{Store: m, Builder: b}, nil
 }
 
 // LoadTextGraph builds the configured text graph (none without an
@@ -68,11 +75,10 @@ func LoadTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.
 	if cfg.TextGraph.Extractor == "" {
 		return nil
 	}
-	live, err := buildTextGraph(ctx, cfg, g, x, enc, out)
+	m, _, err := buildTextGraph(ctx, cfg, g, x, enc, out)
 	if err != nil || g.Neo4j == nil {
 		return err
 	}
-	m := live.Memory
 	if err := g.Neo4j.TextGraph().Replace(ctx, m); err != nil {
 		return fmt.Errorf("write the text graph to neo4j: %w", err)
 	}
@@ -83,12 +89,13 @@ func LoadTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.
 // buildTextGraph is the text graph built in memory over the embedded graph
 // from the corpus's documents (x's, or the embedded index snapshot's when x
 // is remote), with the embedded graph linking phrases and giving the KG's
-// edges; from its snapshot when its inputs are unchanged. The extractor's
-// process is stopped when it returns; a later write starts it again.
-func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Live, error) {
+// edges; from its snapshot when its inputs are unchanged; and the builder
+// it was built with. The extractor's process is stopped when it returns; a
+// later write through the builder starts it again.
+func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval.Index, enc scoring.Encoder, out io.Writer) (*textgraph.Memory, textgraph.Builder, error) {
 	ex, key, err := Extractor(cfg)
 	if err != nil || ex == nil {
-		return nil, err
+		return nil, textgraph.Builder{}, err
 	}
 	if c, ok := ex.(io.Closer); ok {
 		defer c.Close()
@@ -96,16 +103,13 @@ func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval
 	linker, kgKey := linkerOf(ctx, cfg, g, out)
 	mg, ok := linker.(*memkg.Graph)
 	if !ok {
-		return nil, fmt.Errorf("the text graph is built with the embedded graph: configure the KG bundle (data or kg) beside %s", cfg.Graph)
+		return nil, textgraph.Builder{}, fmt.Errorf("the text graph is built with the embedded graph: configure the KG bundle (data or kg) beside %s", cfg.Graph)
 	}
 	docs, err := corpusDocs(ctx, cfg, g, x, enc, out)
 	if err != nil {
-		return nil, err
+		return nil, textgraph.Builder{}, err
 	}
 	b := textgraph.Builder{Extractor: ex, Linker: mg, KG: mg, Encoder: enc}
 	m, err := Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)
-	if err != nil {
-		return nil, err
-	}
-	return &textgraph.Live{Memory: m, Builder: b}, nil
+	return m, b, err
 }

@@ -66,6 +66,9 @@ type Config struct {
 	// corpus (textgraph.Live): like Mentions, the store replays its log
 	// into it on Open and puts and deletes every write's passages.
 	TextGraph TextGraph
+	// TextGraphKeeps says that TextGraph keeps writes itself (Neo4j's): the
+	// log is not replayed into it on Open.
+	TextGraphKeeps bool
 	// Replay applies the log to Index on Open: set for an index that does
 	// not keep writes itself (the embedded one); Weaviate does.
 	Replay bool

@@ -34,7 +34,8 @@ func (s *Store) locate(ctx context.Context, docs []retrieval.Document) ([]mentio
 // put), then its live documents are put, each linked again when the log
 // holds links made under another graph.
 func (s *Store) replayDerived(ctx context.Context, st *replayState) error {
-	if (s.cfg.Mentions == nil && s.cfg.TextGraph == nil) || (len(st.deleted) == 0 && len(st.live) == 0) {
+	text := s.cfg.TextGraph != nil && !s.cfg.TextGraphKeeps
+	if (s.cfg.Mentions == nil && !text) || (len(st.deleted) == 0 && len(st.live) == 0) {
 		return nil
 	}
 	gone := make([]string, 0, len(st.deleted))
@@ -65,7 +66,7 @@ func (s *Store) replayDerived(ctx context.Context, st *replayState) error {
 			return err
 		}
 	}
-	if s.cfg.TextGraph != nil {
+	if text {
 		if err := s.cfg.TextGraph.Delete(ctx, gone); err != nil {
 			return fmt.Errorf("text graph: %w", err)
 		}

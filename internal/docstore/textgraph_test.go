@@ -21,7 +21,8 @@ func openWithTextGraph(t *testing.T, dir string) (*docstore.Store, *textgraph.Me
 	if err := x.Put(ctx, base()); err != nil {
 		t.Fatal(err)
 	}
-	live := textgraph.Live{Memory: textgraph.NewMemory(),
+	m := textgraph.NewMemory()
+	live := textgraph.Live{Store: m,
 		Builder: textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: textgraphtest.Encoder{}}}
 	if err := live.Put(ctx, base()); err != nil {
 		t.Fatal(err)
@@ -31,7 +32,7 @@ func openWithTextGraph(t *testing.T, dir string) (*docstore.Store, *textgraph.Me
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, live.Memory
+	return s, m
 }
 
 // passagesOf is how many passages hold the phrase (0: none, or no such node).

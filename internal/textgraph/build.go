@@ -43,24 +43,94 @@ const (
 	DefaultSynonymK   = 10
 )
 
-// passageParts is one passage's part of the graph: its nodes (besides
-// itself) with labels, and the edges it contributes.
-type passageParts struct {
+// Part is one passage's part of the graph: its nodes (besides itself) with
+// labels, and the edges it contributes. A store keeps it, to take the
+// passage's contributions back when it changes or goes.
+type Part struct {
 	ID, Title string
-	Nodes     []nodeRef
-	Pairs     []pair
+	Nodes     []NodeRef
+	Pairs     []Pair
 }
 
-type nodeRef struct{ Key, Label string }
+// NodeRef is a node's key and label.
+type NodeRef struct{ Key, Label string }
 
-type pair struct {
+// Pair is an edge a passage contributes, with its weight.
+type Pair struct {
 	A, B string // node keys, A < B
 	Kind EdgeKind
 	W    float64
 }
 
+// Prepared is a write's share of the graph, ready for a store to apply:
+// each passage's part, the nodes new to the store (labelled, embedded, with
+// their words) and the KG's edges from the new entity nodes.
+type Prepared struct {
+	Parts   []Part
+	Fresh   []Fresh
+	KGEdges [][2]string
+}
+
+// Fresh is a node new to the store.
+type Fresh struct {
+	Key, Label string
+	Vector     []float32 // a unit vector; nil without an encoder
+	Words      []string  // NodeWords: what its synonym candidates share with it
+}
+
+// Prepare extracts and links docs' phrases, and labels, embeds and relates
+// the nodes that known (the store's answer to which keys it holds) does not
+// report, before the store takes any lock.
+func (b Builder) Prepare(ctx context.Context, docs []retrieval.Document, known func(context.Context, []string) (map[string]bool, error)) (Prepared, error) {
+	pps, err := b.parts(ctx, docs)
+	if err != nil {
+		return Prepared{}, err
+	}
+	var refs []NodeRef
+	seen := map[string]bool{}
+	for _, pp := range pps {
+		for _, n := range pp.Nodes {
+			if !seen[n.Key] {
+				seen[n.Key] = true
+				refs = append(refs, n)
+			}
+		}
+	}
+	keys := make([]string, len(refs))
+	for i, n := range refs {
+		keys[i] = n.Key
+	}
+	have, err := known(ctx, keys)
+	if err != nil {
+		return Prepared{}, fmt.Errorf("the text graph's nodes: %w", err)
+	}
+	var fresh []NodeRef
+	for _, n := range refs {
+		if !have[n.Key] {
+			fresh = append(fresh, n)
+		}
+	}
+	labels, err := b.labels(ctx, fresh)
+	if err != nil {
+		return Prepared{}, err
+	}
+	vecs, err := b.embed(ctx, labels)
+	if err != nil {
+		return Prepared{}, err
+	}
+	kgEdges, err := b.kgEdges(ctx, fresh)
+	if err != nil {
+		return Prepared{}, err
+	}
+	out := Prepared{Parts: pps, KGEdges: kgEdges, Fresh: make([]Fresh, len(fresh))}
+	for i, n := range fresh {
+		out.Fresh[i] = Fresh{Key: n.Key, Label: labels[i], Vector: unit(vecs[i]), Words: NodeWords(n.Key, labels[i])}
+	}
+	return out, nil
+}
+
 // parts extracts and links docs' phrases.
-func (b Builder) parts(ctx context.Context, docs []retrieval.Document) ([]passageParts, error) {
+func (b Builder) parts(ctx context.Context, docs []retrieval.Document) ([]Part, error) {
 	ps := make([]Passage, len(docs))
 	for i, d := range docs {
 		ps[i] = Passage{ID: d.ID, Title: d.Title, Text: d.Text}
@@ -72,7 +142,7 @@ func (b Builder) parts(ctx context.Context, docs []retrieval.Document) ([]passag
 	if len(exs) != len(docs) {
 		return nil, fmt.Errorf("extractor %s returned %d extractions for %d passages", b.Extractor.Name(), len(exs), len(docs))
 	}
-	out := make([]passageParts, len(docs))
+	out := make([]Part, len(docs))
 	for i, d := range docs {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -90,14 +160,14 @@ func (b Builder) parts(ctx context.Context, docs []retrieval.Document) ([]passag
 // whole phrase links to one), a node per entity the document was linked
 // to, Contains edges to each, Cooccur edges between the phrases of one
 // sentence and Related edges between a triple's subject and object.
-func (b Builder) passage(ctx context.Context, d retrieval.Document, ex Extraction) (passageParts, error) {
-	pp := passageParts{ID: d.ID, Title: d.Title}
+func (b Builder) passage(ctx context.Context, d retrieval.Document, ex Extraction) (Part, error) {
+	pp := Part{ID: d.ID, Title: d.Title}
 	seen := map[string]bool{}
 	keyOf := map[string]string{} // phrase Key -> node key
 	add := func(key, label string) {
 		if !seen[key] {
 			seen[key] = true
-			pp.Nodes = append(pp.Nodes, nodeRef{Key: key, Label: label})
+			pp.Nodes = append(pp.Nodes, NodeRef{Key: key, Label: label})
 		}
 	}
 	bySentence := map[int][]string{}
@@ -146,7 +216,7 @@ func (b Builder) passage(ctx context.Context, d retrieval.Document, ex Extractio
 		pairs[[3]string{a, c, "r"}]++
 	}
 	for _, n := range pp.Nodes {
-		pp.Pairs = append(pp.Pairs, pair{A: PassageKey(d.ID), B: n.Key, Kind: Contains, W: 1})
+		pp.Pairs = append(pp.Pairs, Pair{A: PassageKey(d.ID), B: n.Key, Kind: Contains, W: 1})
 	}
 	keys := make([][3]string, 0, len(pairs))
 	for k := range pairs {
@@ -166,7 +236,7 @@ func (b Builder) passage(ctx context.Context, d retrieval.Document, ex Extractio
 		if k[2] == "r" {
 			kind = Related
 		}
-		pp.Pairs = append(pp.Pairs, pair{A: k[0], B: k[1], Kind: kind, W: pairs[k]})
+		pp.Pairs = append(pp.Pairs, Pair{A: k[0], B: k[1], Kind: kind, W: pairs[k]})
 	}
 	return pp, nil
 }
@@ -194,14 +264,16 @@ func (b Builder) entityOf(ctx context.Context, text string) (string, error) {
 	return ms[0].QID, nil
 }
 
-func (b Builder) synonymMin() float64 {
+// SynonymMinimum is SynonymMin, DefaultSynonymMin when unset.
+func (b Builder) SynonymMinimum() float64 {
 	if b.SynonymMin > 0 {
 		return b.SynonymMin
 	}
 	return DefaultSynonymMin
 }
 
-func (b Builder) synonymK() int {
+// SynonymCount is SynonymK, DefaultSynonymK when unset.
+func (b Builder) SynonymCount() int {
 	if b.SynonymK > 0 {
 		return b.SynonymK
 	}
@@ -210,7 +282,7 @@ func (b Builder) synonymK() int {
 
 // labels are the nodes' labels: a phrase's text as first written, an
 // entity's KG label (its text when the KG has none).
-func (b Builder) labels(ctx context.Context, nodes []nodeRef) ([]string, error) {
+func (b Builder) labels(ctx context.Context, nodes []NodeRef) ([]string, error) {
 	out := make([]string, len(nodes))
 	var qids []string
 	for i, n := range nodes {
@@ -273,7 +345,7 @@ func (b Builder) embed(ctx context.Context, labels []string) ([][]float32, error
 
 // kgEdges are the KG's edges from the new entity nodes, as node key pairs
 // (read in one Neighbourhoods call: each entity's own edges).
-func (b Builder) kgEdges(ctx context.Context, nodes []nodeRef) ([][2]string, error) {
+func (b Builder) kgEdges(ctx context.Context, nodes []NodeRef) ([][2]string, error) {
 	if b.KG == nil {
 		return nil, nil
 	}

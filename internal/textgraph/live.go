@@ -7,23 +7,31 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
-// Live keeps a Memory exact under the document store's writes: a passage
-// put is extracted, linked and embedded by Builder as the corpus was at
-// load, replacing what it held before; a passage deleted gives back its
-// contributions (Memory.Put, Memory.Delete).
+// Writable is a text graph that takes passages: Put adds or replaces them
+// (built by b: Builder.Prepare), Delete takes their contributions back.
+// Memory and Neo4j's store both are.
+type Writable interface {
+	Put(ctx context.Context, b Builder, docs []retrieval.Document) error
+	Delete(ctx context.Context, ids []string) error
+}
+
+// Live keeps a text graph exact under the document store's writes: a
+// passage put is extracted, linked and embedded by Builder as the corpus
+// was at load, replacing what it held before; a passage deleted gives back
+// its contributions.
 type Live struct {
-	Memory  *Memory
+	Store   Writable
 	Builder Builder
 }
 
 // Put adds or replaces docs' passages.
 func (l Live) Put(ctx context.Context, docs []retrieval.Document) error {
-	return l.Memory.Put(ctx, l.Builder, docs)
+	return l.Store.Put(ctx, l.Builder, docs)
 }
 
 // Delete removes passages; unknown IDs are ignored.
 func (l Live) Delete(ctx context.Context, ids []string) error {
-	return l.Memory.Delete(ctx, ids)
+	return l.Store.Delete(ctx, ids)
 }
 
 // Close ends the extractor's process, if it keeps one (spaCy's); a later

@@ -27,7 +27,7 @@ type Memory struct {
 	// passages[i] is how many passages hold node i (Contains edges).
 	passages []int32
 	// parts are each passage's contributions, to take them back.
-	parts map[string]passageParts
+	parts map[string]Part
 	// vecs are the unit vectors of phrase and entity nodes, vecOf a node's
 	// row in them (-1: none); words index phrase and entity nodes by their
 	// key's words, for synonym candidates.
@@ -47,80 +47,71 @@ type half struct {
 
 // NewMemory is an empty graph.
 func NewMemory() *Memory {
-	return &Memory{idx: map[string]int32{}, parts: map[string]passageParts{}, words: map[string][]int32{}}
+	return &Memory{idx: map[string]int32{}, parts: map[string]Part{}, words: map[string][]int32{}}
 }
 
 // Put adds or replaces docs' passages, built by b: new nodes are embedded,
 // joined to their synonyms and, for entities, to the entities the KG
 // relates them to.
 func (m *Memory) Put(ctx context.Context, b Builder, docs []retrieval.Document) error {
-	pps, err := b.parts(ctx, docs)
+	p, err := b.Prepare(ctx, docs, m.known)
 	if err != nil {
 		return err
 	}
-	return m.putParts(ctx, b, pps)
+	m.apply(p, b)
+	return nil
 }
 
-func (m *Memory) putParts(ctx context.Context, b Builder, pps []passageParts) error {
-	// Nodes new to the graph are embedded before the write lock is taken.
+// known reports which of keys are nodes.
+func (m *Memory) known(ctx context.Context, keys []string) (map[string]bool, error) {
 	m.mu.RLock()
-	var fresh []nodeRef
-	seen := map[string]bool{}
-	for _, pp := range pps {
-		for _, n := range pp.Nodes {
-			if _, ok := m.idx[n.Key]; !ok && !seen[n.Key] {
-				seen[n.Key] = true
-				fresh = append(fresh, n)
-			}
+	defer m.mu.RUnlock()
+	have := map[string]bool{}
+	for _, k := range keys {
+		if _, ok := m.idx[k]; ok {
+			have[k] = true
 		}
 	}
-	m.mu.RUnlock()
-	labels, err := b.labels(ctx, fresh)
-	if err != nil {
-		return err
-	}
-	vecs, err := b.embed(ctx, labels)
-	if err != nil {
-		return err
-	}
-	kgEdges, err := b.kgEdges(ctx, fresh)
-	if err != nil {
-		return err
-	}
+	return have, nil
+}
+
+// apply writes a prepared share: the passages' old parts are taken back,
+// the new nodes added (unless a write in between added them), the parts
+// and the KG's edges added, and the new nodes joined to their synonyms.
+func (m *Memory) apply(p Prepared, b Builder) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for _, pp := range pps {
+	for _, pp := range p.Parts {
 		m.remove(pp.ID)
 	}
 	var added []int32
-	for i, n := range fresh {
-		if _, ok := m.idx[n.Key]; ok {
+	for _, f := range p.Fresh {
+		if _, ok := m.idx[f.Key]; ok {
 			continue
 		}
-		id := m.node(n.Key, labels[i])
-		m.setVector(id, unit(vecs[i]))
+		id := m.node(f.Key, f.Label)
+		m.setVector(id, f.Vector)
 		added = append(added, id)
 	}
-	for _, pp := range pps {
+	for _, pp := range p.Parts {
 		m.node(PassageKey(pp.ID), pp.Title)
-		for _, p := range pp.Pairs {
-			a, c := m.node(p.A, ""), m.node(p.B, "")
-			m.addEdge(a, c, p.Kind, p.W)
-			if p.Kind == Contains {
+		for _, q := range pp.Pairs {
+			a, c := m.node(q.A, ""), m.node(q.B, "")
+			m.addEdge(a, c, q.Kind, q.W)
+			if q.Kind == Contains {
 				m.passages[c]++
 			}
 		}
 		m.parts[pp.ID] = pp
 	}
-	for _, e := range kgEdges {
+	for _, e := range p.KGEdges {
 		a, okA := m.idx[e[0]]
 		c, okC := m.idx[e[1]]
 		if okA && okC && !m.hasEdge(a, c, KGEdge) {
 			m.addEdge(a, c, KGEdge, 1)
 		}
 	}
-	m.synonyms(added, b.synonymMin(), b.synonymK())
-	return nil
+	m.synonyms(added, b.SynonymMinimum(), b.SynonymCount())
 }
 
 // Delete removes passages; their phrases stay as nodes (a phrase no passage
@@ -214,59 +205,73 @@ func (m *Memory) setVector(id int32, u []float32) {
 	m.vecOf[id] = int32(len(m.vecs))
 	m.vecs = append(m.vecs, u)
 	m.rows = append(m.rows, id)
-	for _, w := range nodeWords(m.keys[id], m.label[id]) {
+	for _, w := range NodeWords(m.keys[id], m.label[id]) {
 		m.words[w] = append(m.words[w], id)
 	}
 }
 
-// synonymWordCap leaves out of the synonym candidates the words that more
+// SynonymWordCap leaves out of the synonym candidates the words that more
 // phrases hold than this ("university", "river"): a pair that shares only
 // such a word is compared no more.
-const synonymWordCap = 2000
+const SynonymWordCap = 2000
 
 // synonyms joins each added node to the phrase and entity nodes that share
-// a word with it and whose cosine is at least min, its k best; the cosine
-// is the edge's weight. Comparing only word-sharing pairs keeps the cost
-// linear in practice where all pairs would be quadratic in the corpus.
+// a word with it and whose cosine is at least min, its k best
+// (BestSynonyms); the cosine is the edge's weight. Comparing only
+// word-sharing pairs keeps the cost linear in practice where all pairs
+// would be quadratic in the corpus.
 func (m *Memory) synonyms(added []int32, min float64, k int) {
 	for _, a := range added {
 		ra := m.vecOf[a]
 		if ra < 0 {
 			continue
 		}
-		va := m.vecs[ra]
-		cands := map[int32]bool{}
-		for _, w := range nodeWords(m.keys[a], m.label[a]) {
-			if ids := m.words[w]; len(ids) <= synonymWordCap {
+		seen := map[int32]bool{}
+		var cands []Candidate
+		for _, w := range NodeWords(m.keys[a], m.label[a]) {
+			if ids := m.words[w]; len(ids) <= SynonymWordCap {
 				for _, id := range ids {
-					if id != a {
-						cands[id] = true
+					if id != a && !seen[id] {
+						seen[id] = true
+						cands = append(cands, Candidate{Key: m.keys[id], Vector: m.vecs[m.vecOf[id]]})
 					}
 				}
 			}
 		}
-		type scored struct {
-			id  int32
-			cos float64
-		}
-		var best []scored
-		for id := range cands {
-			if c := dot(va, m.vecs[m.vecOf[id]]); c >= min {
-				best = append(best, scored{id, c})
-			}
-		}
-		sort.Slice(best, func(i, j int) bool {
-			if best[i].cos != best[j].cos {
-				return best[i].cos > best[j].cos
-			}
-			return m.keys[best[i].id] < m.keys[best[j].id]
-		})
-		for _, s := range best[:min2(len(best), k)] {
-			if !m.hasEdge(a, s.id, Synonym) {
-				m.addEdge(a, s.id, Synonym, s.cos)
+		for _, c := range BestSynonyms(m.vecs[ra], cands, min, k) {
+			if b := m.idx[c.Key]; !m.hasEdge(a, b, Synonym) {
+				m.addEdge(a, b, Synonym, c.Cos)
 			}
 		}
 	}
+}
+
+// Candidate is a node that may be a new node's synonym: its key and unit
+// vector; Cos, once chosen, their cosine.
+type Candidate struct {
+	Key    string
+	Vector []float32
+	Cos    float64
+}
+
+// BestSynonyms are the k candidates whose cosine with the unit vector v is
+// at least min, best first (ties: key), each once: a new node's synonyms
+// among the nodes that share a word with it (a word more than
+// SynonymWordCap nodes hold left out), in every store.
+func BestSynonyms(v []float32, cands []Candidate, min float64, k int) []Candidate {
+	var best []Candidate
+	for _, c := range cands {
+		if cos := dot(v, c.Vector); cos >= min {
+			best = append(best, Candidate{Key: c.Key, Vector: c.Vector, Cos: cos})
+		}
+	}
+	sort.Slice(best, func(i, j int) bool {
+		if best[i].Cos != best[j].Cos {
+			return best[i].Cos > best[j].Cos
+		}
+		return best[i].Key < best[j].Key
+	})
+	return best[:min2(len(best), k)]
 }
 
 func min2(a, b int) int {
@@ -276,9 +281,9 @@ func min2(a, b int) int {
 	return b
 }
 
-// nodeWords are the words a node's key (or label) holds, stop words left
-// out.
-func nodeWords(key, label string) []string {
+// NodeWords are the words a node's key (or, for an entity, its label)
+// holds, stop words left out: a node's synonym candidates share one.
+func NodeWords(key, label string) []string {
 	text := strings.TrimPrefix(key, phrasePrefix)
 	if strings.HasPrefix(key, entityPrefix) {
 		text = kg.NormalizeForm(label)
@@ -500,6 +505,19 @@ type ExportNode struct {
 	Key, Label string
 	Passages   int
 	Vector     []float32 // unit length; nil for a passage
+}
+
+// Parts are every passage's part, by ID: what a store keeps to take a
+// passage's contributions back.
+func (m *Memory) Parts() []Part {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	out := make([]Part, 0, len(m.parts))
+	for _, p := range m.parts {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
 }
 
 // Export lists the graph's nodes (in key order) and edges (each once, From

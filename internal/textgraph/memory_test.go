@@ -17,6 +17,28 @@ func TestMemoryConformance(t *testing.T) {
 	textgraphtest.Run(t, m, m)
 }
 
+// After the suite's live writes, the embedded graph still walks and
+// matches as the plain reference computes from its export, and a second
+// graph given the same writes holds the same nodes and edges.
+func TestMemoryAfterWrites(t *testing.T) {
+	m, _, b := textgraphtest.Build(t)
+	other, _, _ := textgraphtest.Build(t)
+	n0, _ := m.Export()
+	textgraphtest.Writes(t, other, m, b)
+	n1, e1 := m.Export()
+	n2, e2 := other.Export()
+	if len(n1) <= len(n0) {
+		t.Errorf("%d nodes after the writes, %d before: the new passages added none", len(n1), len(n0))
+	}
+	if diff := cmp.Diff(n1, n2); diff != "" {
+		t.Errorf("nodes (-first +second):\n%s", diff)
+	}
+	if diff := cmp.Diff(e1, e2); diff != "" {
+		t.Errorf("edges (-first +second):\n%s", diff)
+	}
+	textgraphtest.Run(t, other, m)
+}
+
 // A snapshot reads back as the same graph.
 func TestSnapshotRoundTrip(t *testing.T) {
 	m, _, _ := textgraphtest.Build(t)

@@ -15,7 +15,7 @@ type snapshot struct {
 	Labels   []string
 	Edges    []snapEdge // each once, A < B
 	Vectors  []snapVec
-	Parts    []passageParts
+	Parts    []Part
 	Passages []int32
 }
 

@@ -16,9 +16,10 @@ var _ textgraph.Store = TextGraph{}
 //	(:TextNode {tkey, tlabel, tpassages, tvec})-[:TG {kind, w}]->(:TextNode)
 //	(:TextNode)-[:TEXT_OF]->(:Document | :Entity)   a passage's or entity's node
 //
-// written whole from the graph dmar builds in memory at load (Replace), and
-// read in one round trip per call; the walk itself runs in Go, since Neo4j
-// Community has no graph-algorithms library.
+// written whole from the graph dmar builds in memory at load (Replace),
+// kept exact under the document store's writes (Put, Delete: textlive.go),
+// and read in one round trip per call; the walk itself runs in Go, since
+// Neo4j Community has no graph-algorithms library.
 type TextGraph struct{ s *Store }
 
 // TextGraph is the store's text graph.
@@ -42,19 +43,34 @@ func (t TextGraph) Replace(ctx context.Context, m *textgraph.Memory) error {
 				}
 				vec = v
 			}
-			rows = append(rows, map[string]any{"key": n.Key, "label": n.Label, "passages": int64(n.Passages), "vector": vec})
+			var words any
+			if vec != nil {
+				words = nonNil(textgraph.NodeWords(n.Key, n.Label))
+			}
+			rows = append(rows, map[string]any{"key": n.Key, "label": n.Label, "passages": int64(n.Passages), "vector": vec, "words": words})
 		}
 		_, err := t.s.write(ctx, "write text graph nodes", cypher.PutTextNodes, map[string]any{"nodes": rows}, false)
 		return err
 	}); err != nil {
 		return err
 	}
-	return inBatches(ctx, len(edges), func(lo, hi int) error {
+	if err := inBatches(ctx, len(edges), func(lo, hi int) error {
 		rows := make([]map[string]any, 0, hi-lo)
 		for _, e := range edges[lo:hi] {
 			rows = append(rows, map[string]any{"from": e.From, "to": e.To, "kind": int64(e.Kind), "w": e.W})
 		}
 		_, err := t.s.write(ctx, "write text graph edges", cypher.PutTextEdges, map[string]any{"edges": rows}, false)
+		return err
+	}); err != nil {
+		return err
+	}
+	parts := m.Parts()
+	return inBatches(ctx, len(parts), func(lo, hi int) error {
+		rows, err := partRows(parts[lo:hi])
+		if err != nil {
+			return err
+		}
+		_, err = t.s.write(ctx, "write text graph passages' parts", cypher.TextSetParts, map[string]any{"parts": rows}, false)
 		return err
 	})
 }

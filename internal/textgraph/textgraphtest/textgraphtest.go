@@ -57,6 +57,18 @@ func (Encoder) Encode(_ context.Context, texts []string) ([][]float32, error) {
 // the documents and the builder it was built with.
 func Build(t testing.TB) (*textgraph.Memory, []retrieval.Document, textgraph.Builder) {
 	t.Helper()
+	docs, g := filmDocs(t, 60)
+	m := textgraph.NewMemory()
+	tb := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: Encoder{}, SynonymMin: 0.6}
+	if err := m.Put(context.Background(), tb, docs); err != nil {
+		t.Fatal(err)
+	}
+	return m, docs, tb
+}
+
+// filmDocs are the first n codexm-film documents, linked with its KG.
+func filmDocs(t testing.TB, n int) ([]retrieval.Document, *memkg.Graph) {
+	t.Helper()
 	dir, err := datapath.Dataset("codexm-film")
 	if err != nil {
 		t.Fatal(err)
@@ -71,18 +83,38 @@ func Build(t testing.TB) (*textgraph.Memory, []retrieval.Document, textgraph.Bui
 	if err != nil {
 		t.Fatal(err)
 	}
-	docs = docs[:min(len(docs), 60)]
+	docs = docs[:min(len(docs), n)]
 	for i := range docs {
 		if err := corpus.Link(ctx, g, &docs[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	m := textgraph.NewMemory()
-	tb := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: Encoder{}, SynonymMin: 0.6}
-	if err := m.Put(ctx, tb, docs); err != nil {
-		t.Fatal(err)
+	return docs, g
+}
+
+// Writes makes the same live writes to st, which must hold Build's graph,
+// and to ref, Build's graph itself: five passages new to it, one changed
+// (another document's title and text under its ID) and two deleted. Run(t,
+// st, ref) then checks that st follows ref.
+func Writes(t *testing.T, st textgraph.Writable, ref *textgraph.Memory, b textgraph.Builder) {
+	t.Helper()
+	ctx := context.Background()
+	all, _ := filmDocs(t, 70)
+	if len(all) < 70 {
+		t.Fatalf("codexm-film has %d documents, the suite needs 70", len(all))
 	}
-	return m, docs, tb
+	changed := all[66]
+	changed.ID = all[3].ID
+	put := append(append([]retrieval.Document{}, all[60:65]...), changed)
+	gone := []string{all[5].ID, all[7].ID}
+	for _, w := range []textgraph.Writable{ref, st} {
+		if err := w.Put(ctx, b, put); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Delete(ctx, gone); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // Run checks st, which must hold exactly ref (Build's graph).
