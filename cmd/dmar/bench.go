@@ -2,23 +2,24 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/bench"
 	"github.com/dmar-kg/dmar/internal/config"
-	"github.com/dmar-kg/dmar/internal/docstore/docbench"
 	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 )
 
 func init() {
 	register("bench latency", "p50/p95 latency of DMAR (exact, Monte Carlo, question-aware) beside plain hybrid search, over a question file", runBenchLatency)
 	register("bench subgraphs", "p50/p95 of one Subgraphs call of N seeded roots on the embedded graph beside --graph (Neo4j), same roots; ends with p50_ratio=R", runBenchSubgraphs)
-	register("bench failover", "retrieve requests and document writes against a Weaviate cluster while its nodes are killed -9 and restarted in turn; ends with failover requests=N failed=F acked_writes=W lost=L p99_ms=P", runBenchFailover)
-	register("bench scale", "ingest rate, memory, hybrid search and default request latency at growing corpus sizes (real, then synthetic documents), embedded and with --index in Weaviate; ends with scale_ratio=R", runBenchScale)
-	register("bench docs", "live documents: upsert docs/s beside the load path, search p50 alone and under writes, restart after changed documents beside a cold build, bytes per document", runBenchDocs)
+	register("bench failover", "retrieve requests and document writes against a Weaviate cluster while its nodes are killed -9 and restarted in turn; ends with failover requests=N failed=F acked_writes=W lost=L p99_ms=P", benchWith("bench failover", backends.RunFailover))
+	register("bench scale", "ingest rate, memory, hybrid search and default request latency at growing corpus sizes (real, then synthetic documents), embedded and with --index in Weaviate; ends with scale_ratio=R", benchWith("bench scale", backends.RunScale))
+	register("bench docs", "live documents: upsert docs/s beside the load path, search p50 alone and under writes, restart after changed documents beside a cold build, bytes per document", benchWith("bench docs", backends.RunDocBench))
 	register("bench load", "closed-loop load test of a running dmar serve: throughput, p50/p95/p99, errors and RSS by concurrency (CSV and a plot with --out)", runBenchLoad)
 	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
 }
@@ -71,36 +72,6 @@ func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Wri
 	return f.Run(ctx, emb, st, a.cfg.Graph, stdout, stderr)
 }
 
-// dmar bench failover --index weaviate://H1,H2,H3/Class?grpc=... --data DIR
-func runBenchFailover(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
-	var f bench.FailoverFlags
-	if _, err := a.parseArgs("bench failover", args, stderr, f.Register); err != nil {
-		return err
-	}
-	return cliErr(backends.RunFailover(ctx, a.cfg, f, stdout, stderr, warnLogger(stderr)))
-}
-
-// dmar bench scale --data DIR [--index weaviate://HOST:PORT] --sizes 16000,128000,1000000
-func runBenchScale(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
-	var f bench.ScaleFlags
-	if _, err := a.parseArgs("bench scale", args, stderr, f.Register); err != nil {
-		return err
-	}
-	return cliErr(backends.RunScale(ctx, a.cfg, f, stdout, stderr, warnLogger(stderr)))
-}
-
-// dmar bench docs --data ../shared/data/codexm-film --restart ../shared/data/codexm
-func runBenchDocs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
-	var f docbench.Flags
-	if _, err := a.parseArgs("bench docs", args, stderr, f.Register); err != nil {
-		return err
-	}
-	return backends.RunDocBench(ctx, a.cfg, f, stdout, stderr, newLogger(stderr, "warn"))
-}
-
 // runBenchLoad parses the flags of a bench.Load and runs it.
 //
 //	dmar serve --addr 127.0.0.1:8080 &
@@ -120,4 +91,20 @@ func runBenchLoad(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return cliErr(err)
 	}
 	return l.Run(ctx, stdout)
+}
+
+// benchWith is a bench subcommand that parses its flags (F) beside the
+// configuration's and hands both to run: bench failover, scale and docs.
+func benchWith[F any, PF interface {
+	*F
+	Register(*flag.FlagSet)
+}](name string, run func(context.Context, config.Config, F, io.Writer, io.Writer, *slog.Logger) error) func(context.Context, []string, io.Writer, io.Writer) error {
+	return func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		var a appFlags
+		var f F
+		if _, err := a.parseArgs(name, args, stderr, PF(&f).Register); err != nil {
+			return err
+		}
+		return cliErr(run(ctx, a.cfg, f, stdout, stderr, warnLogger(stderr)))
+	}
 }
