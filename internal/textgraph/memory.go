@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -36,6 +37,9 @@ type Memory struct {
 	rows  []int32 // node of each row of vecs
 	words map[string][]int32
 	dim   int
+	// order caches keyRanks; orderMu serialises its rebuilding by readers.
+	order   atomic.Pointer[[]int32]
+	orderMu sync.Mutex
 }
 
 // half is one end of an edge as its other end holds it.
@@ -316,12 +320,22 @@ func unit(v []float32) []float32 {
 	return out
 }
 
+// dot sums in four lanes: one running sum waits on each addition, and
+// Match runs it over every phrase vector.
 func dot(a, b []float32) float64 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return float64(s)
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return float64((s0 + s1) + (s2 + s3))
 }
 
 // Match implements Store.
@@ -374,17 +388,22 @@ func (m *Memory) Neighbourhood(ctx context.Context, seeds []string, p Params) (S
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	hop := map[int32]int{}
-	var frontier []int32
+	// Per-node slices, not maps: a three-hop walk reaches ten thousands of
+	// nodes, and the maps were most of its time.
+	n := len(m.keys)
+	hop := make([]int8, n)
+	for i := range hop {
+		hop[i] = -1
+	}
+	walked := make([]bool, n)
+	var ids, frontier []int32
 	for _, s := range seeds {
-		if i, ok := m.idx[s]; ok {
-			if _, dup := hop[i]; !dup {
-				hop[i] = 0
-				frontier = append(frontier, i)
-			}
+		if i, ok := m.idx[s]; ok && hop[i] < 0 {
+			hop[i] = 0
+			frontier = append(frontier, i)
+			ids = append(ids, i)
 		}
 	}
-	walked := map[int32]bool{}
 	for h := 0; h < p.Hops; h++ {
 		if err := ctx.Err(); err != nil {
 			return Subgraph{}, err
@@ -396,52 +415,95 @@ func (m *Memory) Neighbourhood(ctx context.Context, seeds []string, p Params) (S
 			}
 			walked[i] = true
 			for _, e := range m.adj[i] {
-				if _, ok := hop[e.to]; !ok {
-					hop[e.to] = h + 1
+				if hop[e.to] < 0 {
+					hop[e.to] = int8(h + 1)
 					next = append(next, e.to)
+					ids = append(ids, e.to)
 				}
 			}
 		}
 		frontier = next
 	}
-	return m.subgraph(hop, walked, p), nil
+	return m.subgraph(ids, hop, walked, p), nil
 }
 
-// subgraph lists the walk's nodes and edges in their canonical order.
-func (m *Memory) subgraph(hop map[int32]int, walked map[int32]bool, p Params) Subgraph {
-	ids := make([]int32, 0, len(hop))
-	for i := range hop {
-		ids = append(ids, i)
-	}
-	sort.Slice(ids, func(a, b int) bool {
-		if hop[ids[a]] != hop[ids[b]] {
-			return hop[ids[a]] < hop[ids[b]]
+// subgraph lists the walk's nodes and edges in their canonical order: nodes
+// by (hop, key), edges by their ends' places (the lower first, then the
+// higher), then kind, each edge from its end of the lesser key (SortEdges'
+// order, which every backend lists them in). The edges are listed from
+// each node in place order, so no sort of all of them is needed.
+func (m *Memory) subgraph(ids []int32, hop []int8, walked []bool, p Params) Subgraph {
+	rank := m.keyRanks()
+	slices.SortFunc(ids, func(a, b int32) int {
+		if hop[a] != hop[b] {
+			return int(hop[a]) - int(hop[b])
 		}
-		return m.keys[ids[a]] < m.keys[ids[b]]
+		return int(rank[a]) - int(rank[b])
 	})
-	at := make(map[int32]int, len(ids))
+	pos := make([]int32, len(m.keys))
+	for i := range pos {
+		pos[i] = -1
+	}
 	sg := Subgraph{Nodes: make([]Node, len(ids))}
-	n := 0
-	for i := range walked {
-		n += len(m.adj[i])
-	}
-	sg.Edges = make([]Edge, 0, n)
+	edges := 0
 	for n, i := range ids {
-		at[i] = n
+		pos[i] = int32(n)
 		deg := len(m.adj[i])
-		sg.Nodes[n] = Node{Key: m.keys[i], Kind: KindOf(m.keys[i]), Label: m.label[i], Hop: hop[i], Degree: deg, Hub: deg > p.HubDegree}
+		if walked[i] {
+			edges += deg
+		}
+		sg.Nodes[n] = Node{Key: m.keys[i], Kind: KindOf(m.keys[i]), Label: m.label[i], Hop: int(hop[i]), Degree: deg, Hub: deg > p.HubDegree}
 	}
-	for _, i := range ids {
+	sg.Edges = make([]Edge, 0, edges)
+	var from []Edge
+	for a, i := range ids {
+		from = from[:0]
 		for _, e := range m.adj[i] {
-			j, ok := at[e.to]
-			if !ok || !(walked[i] || walked[e.to]) || m.keys[i] > m.keys[e.to] {
+			b := int(pos[e.to])
+			if b < 0 || b < a || !(walked[i] || walked[e.to]) || (b == a && rank[i] > rank[e.to]) {
 				continue
 			}
-			sg.Edges = append(sg.Edges, Edge{A: at[i], B: j, From: m.keys[i], To: m.keys[e.to], Kind: e.kind, W: float64(e.w)})
+			ed := Edge{A: a, B: b, From: m.keys[i], To: m.keys[e.to], Kind: e.kind, W: float64(e.w)}
+			if rank[i] > rank[e.to] {
+				ed.A, ed.B, ed.From, ed.To = b, a, m.keys[e.to], m.keys[i]
+			}
+			from = append(from, ed)
 		}
+		slices.SortFunc(from, func(x, y Edge) int {
+			if c := max(x.A, x.B) - max(y.A, y.B); c != 0 {
+				return c
+			}
+			return int(x.Kind) - int(y.Kind)
+		})
+		sg.Edges = append(sg.Edges, from...)
 	}
-	SortEdges(sg.Edges)
 	return sg
+}
+
+// keyRanks are the nodes' places in the order of their keys, for the
+// canonical order of a subgraph's nodes without comparing strings. Keys are
+// only ever appended, so the ranks are rebuilt when a node was added since.
+// The caller holds m.mu for reading.
+func (m *Memory) keyRanks() []int32 {
+	if o := m.order.Load(); o != nil && len(*o) == len(m.keys) {
+		return *o
+	}
+	m.orderMu.Lock()
+	defer m.orderMu.Unlock()
+	if o := m.order.Load(); o != nil && len(*o) == len(m.keys) {
+		return *o
+	}
+	byKey := make([]int32, len(m.keys))
+	for i := range byKey {
+		byKey[i] = int32(i)
+	}
+	slices.SortFunc(byKey, func(a, b int32) int { return strings.Compare(m.keys[a], m.keys[b]) })
+	rank := make([]int32, len(m.keys))
+	for r, i := range byKey {
+		rank[i] = int32(r)
+	}
+	m.order.Store(&rank)
+	return rank
 }
 
 // SortEdges orders a subgraph's edges by their ends' places among its

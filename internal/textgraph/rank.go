@@ -101,34 +101,56 @@ func personalization(sg Subgraph, seeds []Seed) (reset []float64, seedOf []int) 
 
 // arc is one direction of an edge with its transition probability.
 type arc struct {
-	to   int
-	p    float64
+	to   int32
 	kind EdgeKind
+	p    float64
 }
 
+// arcs are every node's outgoing arcs in one slice: node i's are
+// list[start[i]:start[i+1]] (one allocation, and the walk reads them in
+// order).
+type arcs struct {
+	start []int32
+	list  []arc
+}
+
+func (a arcs) of(i int) []arc { return a.list[a.start[i]:a.start[i+1]] }
+
 // transitions lists each node's outgoing arcs, both directions of every
-// edge of positive weight, in proportion to the node's total edge weight.
-func transitions(sg Subgraph) [][]arc {
+// edge of positive weight, in proportion to the node's total edge weight,
+// each node's in the order of the edges.
+func transitions(sg Subgraph) arcs {
 	n := len(sg.Nodes)
-	out := make([][]arc, n)
 	sum := make([]float64, n)
+	count := make([]int32, n+1)
 	for _, e := range sg.Edges {
 		sum[e.A] += e.W
 		sum[e.B] += e.W
+		if e.W > 0 {
+			count[e.A+1]++
+			count[e.B+1]++
+		}
 	}
+	for i := 1; i <= n; i++ {
+		count[i] += count[i-1]
+	}
+	out := arcs{start: append([]int32(nil), count...), list: make([]arc, count[n])}
+	next := count[:n]
 	for _, e := range sg.Edges {
 		if e.W <= 0 {
 			continue
 		}
-		out[e.A] = append(out[e.A], arc{e.B, e.W / sum[e.A], e.Kind})
-		out[e.B] = append(out[e.B], arc{e.A, e.W / sum[e.B], e.Kind})
+		out.list[next[e.A]] = arc{int32(e.B), e.Kind, e.W / sum[e.A]}
+		next[e.A]++
+		out.list[next[e.B]] = arc{int32(e.A), e.Kind, e.W / sum[e.B]}
+		next[e.B]++
 	}
 	return out
 }
 
 // pageRank iterates from reset until the scores move less than
 // p.Tolerance or p.MaxIterations pass; dangling nodes' mass restarts.
-func pageRank(ctx context.Context, out [][]arc, reset []float64, p RankParams) ([]float64, error) {
+func pageRank(ctx context.Context, out arcs, reset []float64, p RankParams) ([]float64, error) {
 	x := append([]float64(nil), reset...)
 	next := make([]float64, len(reset))
 	for it := 0; it < p.MaxIterations; it++ {
@@ -139,7 +161,8 @@ func pageRank(ctx context.Context, out [][]arc, reset []float64, p RankParams) (
 		for i := range next {
 			next[i] = 0
 		}
-		for i, as := range out {
+		for i := range x {
+			as := out.of(i)
 			if len(as) == 0 {
 				dangling += x[i]
 				continue
@@ -166,7 +189,7 @@ func pageRank(ctx context.Context, out [][]arc, reset []float64, p RankParams) (
 // seed's share and the transitions on the way, found by relaxing every arc
 // as many times as the subgraph is deep. from[i] is the node before i
 // (-1 at a seed or an unreached node), via[i] the edge taken.
-func bestPaths(sg Subgraph, out [][]arc, reset []float64, damping float64) (from []int, via []EdgeKind) {
+func bestPaths(sg Subgraph, out arcs, reset []float64, damping float64) (from []int, via []EdgeKind) {
 	n := len(sg.Nodes)
 	best := make([]float64, n)
 	from = make([]int, n)
@@ -181,11 +204,11 @@ func bestPaths(sg Subgraph, out [][]arc, reset []float64, damping float64) (from
 	}
 	for round := 0; round <= depth+1; round++ {
 		changed := false
-		for i, as := range out {
+		for i := range best {
 			if best[i] == 0 {
 				continue
 			}
-			for _, a := range as {
+			for _, a := range out.of(i) {
 				if v := best[i] * a.p * damping; v > best[a.to] && reset[a.to] == 0 {
 					best[a.to], from[a.to], via[a.to] = v, i, a.kind
 					changed = true
