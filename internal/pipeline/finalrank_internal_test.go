@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"math"
+	"reflect"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -50,5 +52,39 @@ func TestAgreement(t *testing.T) {
 	// only the search's first twenty count: the channel's "U" (21st) does not.
 	if a := agreement(hits("U", "A"), hits(long...)); a != 0.5 {
 		t.Errorf("agreement %v, want 0.5", a)
+	}
+}
+
+// With the text channel's documents the final score is the reciprocal-rank
+// fusion of the ranker's order and the channel's: a document the channel
+// ranks first climbs past the ranker's second; without the channel, or at
+// text_graph 0, the ranker's scores stand.
+func TestFuseText(t *testing.T) {
+	pool := []poolDoc{{doc: Doc{ID: "a"}}, {doc: Doc{ID: "b"}}, {doc: Doc{ID: "c"}}, {doc: Doc{ID: "d"}}}
+	learned := []float64{3, 2, 1, 0} // the ranker's order: a b c d
+	ch := textChannel{docs: map[string]TextHit{"c": {Rank: 1}, "a": {Rank: 2}}}
+	r := request{opts: Options{TextOptions: TextOptions{TextGraph: 0.75}}}
+	got := r.fuseText(ch, pool, learned)
+	want := []float64{1.0/61 + 0.75/62, 1.0 / 62, 1.0/63 + 0.75/61, 1.0 / 64}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-15 {
+			t.Fatalf("fused %v, want %v", got, want)
+		}
+	}
+	if !(got[2] > got[1] && got[0] > got[2]) {
+		t.Fatalf("fused order wrong: %v (want a, c, b, d)", got)
+	}
+	if s := r.fuseText(textChannel{}, pool, learned); !reflect.DeepEqual(s, learned) {
+		t.Fatalf("no channel: %v, want the ranker's %v", s, learned)
+	}
+	r.opts.TextGraph = 0
+	if s := r.fuseText(ch, pool, learned); !reflect.DeepEqual(s, learned) {
+		t.Fatalf("text_graph 0: %v, want the ranker's %v", s, learned)
+	}
+	// Ties in the ranker's scores break by ID, as the final order does.
+	r.opts.TextGraph = 1
+	tied := r.fuseText(textChannel{docs: map[string]TextHit{"z": {Rank: 1}}}, []poolDoc{{doc: Doc{ID: "y"}}, {doc: Doc{ID: "x"}}}, []float64{1, 1})
+	if !(tied[1] > tied[0]) {
+		t.Fatalf("tie not broken by ID: %v", tied)
 	}
 }

@@ -5,11 +5,14 @@ import (
 )
 
 // TextOptions are the text graph channel's options (textchannel.go; beyond
-// the paper), off by default: a request turns it on with text_graph > 0.
+// the paper), off in the paper's defaults; the dmar method turns it on.
 type TextOptions struct {
-	// TextGraph is the weight of the channel's normalised score (its PPR
-	// score over its best) added to the fused score of the documents it
-	// reached; 0: off.
+	// TextGraph turns the channel on (> 0) where a text graph is
+	// configured. Under final_rank boost it is the weight of the channel's
+	// normalised score (its PPR score over its best) added to the fused
+	// score of the documents it reached; under final_rank learned the
+	// weight of the channel's order in its reciprocal-rank fusion with the
+	// ranker's (fuseText). 0: off.
 	TextGraph float64 `json:"text_graph,omitempty"`
 	// TextGraphK is how many documents the channel adds to each search's
 	// candidates.

@@ -1,0 +1,99 @@
+package pipeline_test
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/dmar-kg/dmar/internal/corpus"
+	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/textgraph"
+)
+
+// filmTextGraph is codexm-film's text graph (the heuristic extractor, the
+// test encoder), as dmar load corpus --text-graph heuristic builds it.
+func filmTextGraph(t *testing.T) *textgraph.Memory {
+	t.Helper()
+	g, _ := film(t)
+	dir, err := datapath.Dataset("codexm-film")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := corpus.Prepare(ctx, g, hashEncoder{}, docs, corpus.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	m := textgraph.NewMemory()
+	b := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: hashEncoder{}, SynonymMin: 0.8}
+	if err := m.Put(ctx, b, docs); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// Where a text graph is configured the dmar method runs its channel and
+// fuses its order with the ranker's: every result the channel reached says
+// its rank there, and its score is 1/(60 + its rank by the ranker) +
+// text_graph/(60 + its rank in the channel), the ranker's own score beside
+// it; the results come in that order. Without a text graph the channel is
+// off, silently, and the ranker's scores stand.
+func TestDmarFusesTheTextChannel(t *testing.T) {
+	p := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{}; c.TextGraph = filmTextGraph(t) })
+	o := p.Defaults().QuestionAware()
+	if o.TextGraph <= 0 {
+		t.Fatalf("the dmar method leaves the text channel off (text_graph %v)", o.TextGraph)
+	}
+	res, err := p.Retrieve(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reached := 0
+	for i, d := range res.Results {
+		rb := d.Breakdown.Rank
+		if rb == nil || rb.Score != d.Score {
+			t.Fatalf("%s: rank breakdown %+v, score %v", d.ID, rb, d.Score)
+		}
+		if i > 0 && d.Score > res.Results[i-1].Score {
+			t.Fatalf("results not in score order: %v after %v", d.Score, res.Results[i-1].Score)
+		}
+		own := d.Score
+		if d.Breakdown.Text != nil {
+			reached++
+			if rb.TextRank != d.Breakdown.Text.Rank || rb.TextRank < 1 {
+				t.Fatalf("%s: text rank %d in the rank breakdown, %d in the channel's", d.ID, rb.TextRank, d.Breakdown.Text.Rank)
+			}
+			own -= o.TextGraph / float64(60+rb.TextRank)
+		} else if rb.TextRank != 0 {
+			t.Fatalf("%s: text rank %d without the channel's breakdown", d.ID, rb.TextRank)
+		}
+		// what is left is 1/(60 + the document's rank by the ranker)
+		if r := 1/own - 60; r < 0.999 || math.Abs(r-math.Round(r)) > 1e-6 {
+			t.Fatalf("%s: score %v (text rank %d) is no reciprocal-rank fusion: rank by the ranker %v", d.ID, d.Score, rb.TextRank, r)
+		}
+		if rb.Ranker == d.Score {
+			t.Fatalf("%s: the fused score equals the ranker's (%v)", d.ID, d.Score)
+		}
+	}
+	if reached == 0 {
+		t.Fatal("no result was reached by the text channel")
+	}
+
+	q := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{} })
+	res, err = q.Retrieve(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range res.Results {
+		if rb := d.Breakdown.Rank; rb == nil || rb.Ranker != d.Score || rb.TextRank != 0 || d.Breakdown.Text != nil {
+			t.Fatalf("without a text graph %s: score %v, rank breakdown %+v, text %+v", d.ID, d.Score, rb, d.Breakdown.Text)
+		}
+	}
+	if len(res.Fallbacks) != 0 {
+		t.Fatalf("without a text graph: fallbacks %v", fallbackNames(res))
+	}
+}
