@@ -455,27 +455,28 @@ func (m *Memory) subgraph(ids []int32, hop []int8, walked []bool, p Params) Subg
 		sg.Nodes[n] = Node{Key: m.keys[i], Kind: KindOf(m.keys[i]), Label: m.label[i], Hop: int(hop[i]), Degree: deg, Hub: deg > p.HubDegree}
 	}
 	sg.Edges = make([]Edge, 0, edges)
-	var from []Edge
+	// order sorts a node's edges to later places by (place, kind): one
+	// integer each, the half's index in its low bits.
+	var order []uint64
 	for a, i := range ids {
-		from = from[:0]
-		for _, e := range m.adj[i] {
+		order = order[:0]
+		for k, e := range m.adj[i] {
 			b := int(pos[e.to])
-			if b < 0 || b < a || !(walked[i] || walked[e.to]) || (b == a && rank[i] > rank[e.to]) {
+			if b < 0 || b < a || !(walked[i] || walked[e.to]) {
 				continue
 			}
+			order = append(order, uint64(b)<<40|uint64(e.kind)<<32|uint64(k))
+		}
+		slices.Sort(order)
+		for _, o := range order {
+			e := m.adj[i][uint32(o)]
+			b := int(o >> 40)
 			ed := Edge{A: a, B: b, From: m.keys[i], To: m.keys[e.to], Kind: e.kind, W: float64(e.w)}
 			if rank[i] > rank[e.to] {
 				ed.A, ed.B, ed.From, ed.To = b, a, m.keys[e.to], m.keys[i]
 			}
-			from = append(from, ed)
+			sg.Edges = append(sg.Edges, ed)
 		}
-		slices.SortFunc(from, func(x, y Edge) int {
-			if c := max(x.A, x.B) - max(y.A, y.B); c != 0 {
-				return c
-			}
-			return int(x.Kind) - int(y.Kind)
-		})
-		sg.Edges = append(sg.Edges, from...)
 	}
 	return sg
 }
