@@ -96,17 +96,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 		return reranked{}, fmt.Errorf("ranker: %w", err)
 	}
 	scores := r.fuseText(sc.channels.text, pool, own)
-	order := make([]int, len(pool))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		i, j := order[a], order[b]
-		if scores[i] != scores[j] {
-			return scores[i] > scores[j]
-		}
-		return pool[i].doc.ID < pool[j].doc.ID
-	})
+	order := poolOrder(pool, scores)
 	isAnchor, inFirst := map[string]bool{}, map[string]bool{}
 	for _, a := range anchors {
 		isAnchor[a.ID] = true
@@ -205,25 +195,30 @@ func (r request) fuseText(ch textChannel, pool []poolDoc, learned []float64) []f
 	if len(ch.docs) == 0 || r.opts.TextGraph == 0 {
 		return learned
 	}
-	order := make([]int, len(pool))
-	for i := range order {
-		order[i] = i
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		i, j := order[a], order[b]
-		if learned[i] != learned[j] {
-			return learned[i] > learned[j]
-		}
-		return pool[i].doc.ID < pool[j].doc.ID
-	})
 	out := make([]float64, len(pool))
-	for n, i := range order {
+	for n, i := range poolOrder(pool, learned) {
 		out[i] = 1 / float64(rrfK+n+1)
 		if th, ok := ch.docs[pool[i].doc.ID]; ok {
 			out[i] += r.opts.TextGraph / float64(rrfK+th.Rank)
 		}
 	}
 	return out
+}
+
+// poolOrder is the pool's indexes by score, best first (ties: document ID).
+func poolOrder(pool []poolDoc, scores []float64) []int {
+	order := make([]int, len(pool))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		i, j := order[a], order[b]
+		if scores[i] != scores[j] {
+			return scores[i] > scores[j]
+		}
+		return pool[i].doc.ID < pool[j].doc.ID
+	})
+	return order
 }
 
 // searchRanks are each hit's 1-based rank and score.
