@@ -139,12 +139,6 @@ func (o Options) QuestionAware() Options {
 	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
 	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
 	o.FinalRank = FinalRankLearned
-	// Where a text graph is configured (textgraph.extractor) its channel
-	// runs and its order is fused with the ranker's (fuseText), at 0.75,
-	// chosen on the tune halves of MuSiQue-100 and HotpotQA-100
-	// (docs/textgraph.md). Without one the channel is off and nothing
-	// changes.
-	o.TextGraph = 0.75
 	// The paper's stages that change no ranking the learned ranker makes
 	// (the ablation in docs/method.md): no structural score, no anchors, no
 	// reformulation, no second search. WithPaperStages turns them back on.
@@ -201,7 +195,6 @@ func (o Options) Paper() Options {
 	o.Stage1 = d.Stage1
 	o.GraphRelationQuery = d.GraphRelationQuery
 	o.FinalRank = d.FinalRank
-	o.TextGraph = d.TextGraph
 	o.Structure, o.M = d.Structure, d.M
 	return o
 }

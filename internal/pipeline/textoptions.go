@@ -5,7 +5,7 @@ import (
 )
 
 // TextOptions are the text graph channel's options (textchannel.go; beyond
-// the paper), off in the paper's defaults; the dmar method turns it on.
+// the paper), off by default: a request turns it on with text_graph > 0.
 type TextOptions struct {
 	// TextGraph turns the channel on (> 0) where a text graph is
 	// configured. Under final_rank boost it is the weight of the channel's
