@@ -179,7 +179,8 @@ func (f *GateFlags) Register(fs *flag.FlagSet) {
 
 // Prepare checks f, opens its dataset (pooled settings only) and makes the
 // output folder; corpus is as for Flags.Prepare. Bad flags and an
-// unreadable or per-question dataset are errs.Invalid errors.
+// unreadable dataset are errs.Invalid errors; the exports that cannot take
+// per-question pools (hotpotqa-distractor) refuse them (pooledOnly).
 func (f *GateFlags) Prepare(state, corpus, resolved string) (*Dataset, string, error) {
 	if f.dataset == "" || f.Out == "" {
 		return nil, "", errs.E(errs.Invalid, "--dataset and --out are required")
@@ -192,9 +193,6 @@ func (f *GateFlags) Prepare(state, corpus, resolved string) (*Dataset, string, e
 		return nil, "", errs.E(errs.Invalid, "gate features: %s", err)
 	}
 	ds.Limit(f.limit)
-	if ds.Setting == "per-question" {
-		return nil, "", errs.E(errs.Invalid, "gate features: per-question pools (hotpotqa-distractor) are not supported; use hotpotqa")
-	}
 	if corpus, err = CorpusFor(ds, state, corpus); err != nil {
 		return nil, "", err
 	}

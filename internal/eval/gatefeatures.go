@@ -35,6 +35,9 @@ type CandidateSource interface {
 // Questions whose pipeline run fails are counted, logged on stderr and
 // skipped; the summary line goes to stdout.
 func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out string, stdout, stderr io.Writer) error {
+	if err := pooledOnly(qs); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
@@ -159,6 +162,9 @@ var EvidenceStages = map[string]int32{"first": 0, "second": 1}
 //
 // Questions whose run fails are counted, logged on stderr and skipped.
 func GateEvidence(ctx context.Context, p EvidenceSource, qs []Question, opts pipeline.Options, out string, stdout, stderr io.Writer) error {
+	if err := pooledOnly(qs); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}

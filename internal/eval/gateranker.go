@@ -8,9 +8,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/npy"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/progress"
+	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
@@ -30,7 +32,9 @@ type RankSource interface {
 //	features.json                the column names
 //	questions.json               the question ids, in index order
 //
-// Questions without gold (FEVER's NOT ENOUGH INFO claims) are not exported;
+// A question with its own pool (hotpotqa-distractor) is searched within it,
+// as dmar eval searches it. Questions without gold (FEVER's NOT ENOUGH INFO
+// claims) are not exported;
 // questions whose run fails are counted, logged on stderr and skipped.
 func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.Options, out string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -50,7 +54,12 @@ func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.
 		if len(q.Gold) == 0 {
 			continue
 		}
-		_, rr, err := p.RetrieveRanked(ctx, q.Question, opts)
+		o := opts
+		if len(q.Pool) > 0 { // a per-question pool (hotpotqa-distractor), searched as dmar eval does
+			o.Filter = retrieval.Filter{IDs: q.Pool}
+			o.N = min(o.N, max(len(q.Pool), o.M))
+		}
+		_, rr, err := p.RetrieveRanked(ctx, q.Question, o)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -103,5 +112,16 @@ func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.
 		}
 	}
 	fmt.Fprintf(stdout, "gate ranker: %d questions (%d skipped), %d candidate rows -> %s\n", nq, skipped, r, out)
+	return nil
+}
+
+// pooledOnly refuses questions with their own pools (hotpotqa-distractor)
+// for the exports that search the whole corpus.
+func pooledOnly(qs []Question) error {
+	for _, q := range qs {
+		if len(q.Pool) > 0 {
+			return errs.E(errs.Invalid, "per-question pools (hotpotqa-distractor) are not supported by this export; use hotpotqa")
+		}
+	}
 	return nil
 }

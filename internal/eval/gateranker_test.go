@@ -75,3 +75,34 @@ func TestGateRankerExport(t *testing.T) {
 		t.Error("no question run: no error")
 	}
 }
+
+// optsSource records the options each question ran with.
+type optsSource struct{ seen map[string]pipeline.Options }
+
+func (s optsSource) RetrieveRanked(ctx context.Context, q string, o pipeline.Options) (*pipeline.Result, []pipeline.RankRow, error) {
+	s.seen[q] = o
+	return &pipeline.Result{}, []pipeline.RankRow{{ID: "p1"}, {ID: "p2"}}, ctx.Err()
+}
+
+// A question with its own pool (hotpotqa-distractor) is searched within it,
+// with n cut to the pool as dmar eval cuts it; a pooled question keeps the
+// options. The whole-corpus exports refuse per-question pools.
+func TestGateRankerPerQuestionPools(t *testing.T) {
+	src := optsSource{seen: map[string]pipeline.Options{}}
+	qs := []Question{{ID: "a", Question: "own", Gold: []string{"p1"}, Pool: []string{"p1", "p2", "p3"}},
+		{ID: "b", Question: "pooled", Gold: []string{"p2"}}}
+	o := pipeline.Defaults().QuestionAware()
+	if err := GateRanker(context.Background(), src, qs, o, t.TempDir(), io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	own, pooled := src.seen["own"], src.seen["pooled"]
+	if !reflect.DeepEqual(own.Filter.IDs, []string{"p1", "p2", "p3"}) || own.N != 3 {
+		t.Errorf("per-question pool ran with filter %v and n %d, want its 3 ids and n 3", own.Filter.IDs, own.N)
+	}
+	if len(pooled.Filter.IDs) != 0 || pooled.N != o.N {
+		t.Errorf("pooled question ran with filter %v and n %d", pooled.Filter.IDs, pooled.N)
+	}
+	if err := GateFeatures(context.Background(), nil, qs, t.TempDir(), io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "per-question") {
+		t.Errorf("gate features over a per-question pool: %v", err)
+	}
+}

@@ -93,6 +93,9 @@ func (x *relIndex) of(e kg.Edge) int {
 //
 // Questions whose run fails are counted, logged and skipped.
 func GraphFeatures(ctx context.Context, p GraphSource, qs []Question, opts pipeline.Options, hops int, out string, stdout, stderr io.Writer) error {
+	if err := pooledOnly(qs); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
