@@ -65,9 +65,7 @@ type textChannel struct {
 // textChannel runs the channel for in, from Q's linked entities and the
 // stage-1 hits; empty when the option is off.
 func (r request) textChannel(ctx context.Context, in channelQuery) (textChannel, error) {
-	if r.opts.TextGraph == 0 || r.p.cfg.TextGraph == nil {
-		// No text graph is configured (textgraph.extractor): the channel is
-		// off, as the dmar method's text_graph means "where there is one".
+	if r.opts.TextGraph == 0 {
 		return textChannel{}, nil
 	}
 	defer r.trace.timed("text_graph", time.Now())

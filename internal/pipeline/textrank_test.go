@@ -43,8 +43,8 @@ func filmTextGraph(t *testing.T) *textgraph.Memory {
 // the channel), the ranker's own score beside it; the results come in that
 // order. The method leaves the channel off (its fusion did not hold on the
 // report halves: docs/textgraph.md). Without a text graph a request that
-// asks for the channel gets nothing from it, silently, and the ranker's
-// scores stand.
+// asks for the channel gets nothing from it and is told so
+// (text_graph_unavailable); the ranker's scores stand.
 func TestDmarFusesTheTextChannel(t *testing.T) {
 	p := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{}; c.TextGraph = filmTextGraph(t) })
 	o := p.Defaults().QuestionAware()
@@ -102,7 +102,7 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 			t.Fatalf("without a text graph %s: score %v, rank breakdown %+v, text %+v", d.ID, d.Score, rb, d.Breakdown.Text)
 		}
 	}
-	if len(res.Fallbacks) != 0 {
-		t.Fatalf("without a text graph: fallbacks %v", fallbackNames(res))
+	if !hasFallback(res, "text_graph_unavailable") {
+		t.Fatalf("without a text graph: fallbacks %v, want text_graph_unavailable", fallbackNames(res))
 	}
 }
