@@ -192,11 +192,15 @@ type Breakdown struct {
 // RankBreakdown is the learned ranker's view of a result: its score (the
 // results' order) and where the document was found.
 type RankBreakdown struct {
-	Score      float64 `json:"score"`
-	Stage1Rank int     `json:"stage1_rank,omitempty"` // rank in the stage-1 search (Q); absent: not a hit
-	Stage2Rank int     `json:"stage2_rank,omitempty"` // rank in the stage-2 search (Q'); absent: not a hit
-	GraphRank  int     `json:"graph_rank,omitempty"`  // rank in the graph channel; absent: not reached
-	Own        bool    `json:"own_page,omitempty"`    // the page of an entity the query names
+	// Score orders the results: the ranker's own (RankerScore), or with the
+	// text graph channel fused (text_graph), the reciprocal-rank fusion.
+	Score       float64 `json:"score"`
+	RankerScore float64 `json:"ranker_score"`
+	Stage1Rank  int     `json:"stage1_rank,omitempty"` // rank in the stage-1 search (Q); absent: not a hit
+	Stage2Rank  int     `json:"stage2_rank,omitempty"` // rank in the stage-2 search (Q'); absent: not a hit
+	GraphRank   int     `json:"graph_rank,omitempty"`  // rank in the graph channel; absent: not reached
+	TextRank    int     `json:"text_rank,omitempty"`   // rank in the text graph channel; absent: not reached
+	Own         bool    `json:"own_page,omitempty"`    // the page of an entity the query names
 }
 
 // NamedPath is a KG path from a query entity to one of a document's

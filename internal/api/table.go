@@ -105,8 +105,8 @@ func writePaths(w io.Writer, results []Doc) {
 }
 
 // foundIn says where the learned ranker's result was found: its ranks in
-// the searches for Q and Q' and in the graph channel, and whether it is the
-// page of an entity the query names.
+// the searches for Q and Q', in the graph channel and in the text graph
+// channel, and whether it is the page of an entity the query names.
 func foundIn(r *RankBreakdown) string {
 	if r == nil {
 		return "-"
@@ -115,7 +115,7 @@ func foundIn(r *RankBreakdown) string {
 	for _, f := range []struct {
 		name string
 		rank int
-	}{{"Q", r.Stage1Rank}, {"Q'", r.Stage2Rank}, {"kg", r.GraphRank}} {
+	}{{"Q", r.Stage1Rank}, {"Q'", r.Stage2Rank}, {"kg", r.GraphRank}, {"text", r.TextRank}} {
 		if f.rank > 0 {
 			out = append(out, fmt.Sprintf("%s#%d", f.name, f.rank))
 		}

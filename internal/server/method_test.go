@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/server"
 )
 
@@ -74,6 +78,62 @@ func TestRetrieveEchoesMethod(t *testing.T) {
 		}
 		if res.Options.Method != m || (m == "dmar") != (res.Options.GraphRecall == 2) {
 			t.Errorf("%s: options %+v", m, res.Options)
+		}
+	}
+}
+
+// cosineRanker is a test double for the learned ranker: the cosine orders.
+type cosineRanker struct{}
+
+func (cosineRanker) Version() string { return "test-cosine" }
+func (cosineRanker) Scores(ctx context.Context, in []scoring.RankInput) ([]float64, error) {
+	out := make([]float64, len(in))
+	for i, x := range in {
+		out[i] = x.Semantic
+	}
+	return out, ctx.Err()
+}
+
+// Under the dmar method each result carries the learned ranker's view as
+// the spec names it: score and ranker_score (equal without the text
+// channel), the ranks where the document was found.
+func TestRetrieveRankBreakdownOnTheWire(t *testing.T) {
+	router(t)
+	x := memindex.New(memindex.DefaultParams())
+	if err := x.Put(context.Background(), append([]retrieval.Document(nil), testDocs...)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.New(pipeline.Config{Graph: testGraph, Index: x, Encoder: letterEncoder{}, Ranker: cosineRanker{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := do(t, server.New(server.Config{Pipeline: p}), "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 3, "method": "dmar"}`)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	var res struct {
+		Results []struct {
+			ID        string `json:"id"`
+			Breakdown struct {
+				Ranker map[string]any `json:"ranker"`
+			} `json:"breakdown"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Results) == 0 {
+		t.Fatal("no results")
+	}
+	for _, r := range res.Results {
+		rb := r.Breakdown.Ranker
+		s, ok1 := rb["score"].(float64)
+		rs, ok2 := rb["ranker_score"].(float64)
+		if !ok1 || !ok2 || s != rs {
+			t.Fatalf("%s: ranker breakdown %v, want score and ranker_score, equal", r.ID, rb)
+		}
+		if _, ok := rb["text_rank"]; ok {
+			t.Fatalf("%s: text_rank without a text channel: %v", r.ID, rb)
 		}
 	}
 }

@@ -73,7 +73,7 @@ func toRank(r *pipeline.RankBreakdown) *api.RankBreakdown {
 	if r == nil {
 		return nil
 	}
-	return &api.RankBreakdown{Score: r.Score, Stage1Rank: r.Stage1Rank, Stage2Rank: r.Stage2Rank, GraphRank: r.GraphRank, Own: r.Own}
+	return &api.RankBreakdown{Score: r.Score, RankerScore: r.Ranker, Stage1Rank: r.Stage1Rank, Stage2Rank: r.Stage2Rank, GraphRank: r.GraphRank, TextRank: r.TextRank, Own: r.Own}
 }
 
 func toTextHit(t *pipeline.TextHit) *api.TextHit {
