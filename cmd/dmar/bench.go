@@ -30,10 +30,11 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	if _, err := a.parseArgs("bench latency", args, stderr, f.Register); err != nil {
 		return err
 	}
-	qs, err := f.ReadQuestions()
+	qs, corpus, err := f.ReadQuestions(a.cfg.State, a.cfg.Corpus)
 	if err != nil {
 		return cliErr(err)
 	}
+	a.cfg.Corpus = corpus
 	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
 	if err != nil {
 		return err

@@ -7,10 +7,13 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/kg"
 )
 
@@ -27,22 +30,53 @@ type LatencyFlags struct {
 
 // Register adds the flags to fs.
 func (f *LatencyFlags) Register(fs *flag.FlagSet) {
-	fs.StringVar(&f.Questions, "questions", "", "JSONL file with a question field per line (e.g. ../shared/data/kgqa/dev.jsonl)")
+	fs.StringVar(&f.Questions, "questions", "", "JSONL file with a question field per line (e.g. ../shared/data/kgqa/dev.jsonl), or a dmar eval dataset FORMAT:PATH (e.g. musique:../shared/data/musique-100), whose own corpus is then searched as dmar eval searches it")
 	fs.IntVar(&f.Limit, "limit", 0, "use only the first N questions")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	fs.BoolVar(&f.Cold, "cold", true, "time a pass with a cold cache first (subgraphs extracted and encoded as the questions need them)")
 	fs.BoolVar(&f.Warm, "warm", true, "then cache every entity's subgraph and GNN embedding, as a long-running server's cache holds them (with --graph neo4j://..., the entities of the --data bundle), and time a second pass")
 }
 
-// ReadQuestions reads the --questions file, up to --limit questions.
-func (f LatencyFlags) ReadQuestions() ([]string, error) {
+// ReadQuestions reads the --questions file, up to --limit questions. A dmar
+// eval dataset (FORMAT:PATH) gives its questions and, where it brings a
+// corpus of its own (HotpotQA's, MuSiQue's), the corpus file dmar eval
+// searches for it (written once into the state folder), unless corpus (the
+// configured --corpus) names one: the caller searches the returned corpus.
+func (f LatencyFlags) ReadQuestions(state, corpus string) ([]string, string, error) {
 	if f.Questions == "" {
-		return nil, errs.E(errs.Invalid, "bench latency: --questions is required")
+		return nil, "", errs.E(errs.Invalid, "bench latency: --questions is required")
 	}
 	if !f.Cold && !f.Warm {
-		return nil, errs.E(errs.Invalid, "bench latency: --cold=false and --warm=false leave nothing to time")
+		return nil, "", errs.E(errs.Invalid, "bench latency: --cold=false and --warm=false leave nothing to time")
 	}
-	return ReadQuestions(f.Questions, f.Limit)
+	if format, _, ok := strings.Cut(f.Questions, ":"); ok && slices.Contains(eval.Formats, format) {
+		return datasetQuestions(f.Questions, f.Limit, state, corpus)
+	}
+	qs, err := ReadQuestions(f.Questions, f.Limit)
+	return qs, corpus, err
+}
+
+// datasetQuestions are a dmar eval dataset's questions and the corpus to
+// search them in (eval.CorpusFor). Per-question pools and passages added to
+// the configured corpus (NQ-open, TriviaQA) are refused: the latency bench
+// searches one corpus, unfiltered.
+func datasetQuestions(spec string, limit int, state, corpus string) ([]string, string, error) {
+	ds, err := eval.Open(spec, 0)
+	if err != nil {
+		return nil, "", errs.E(errs.Invalid, "bench latency: %s", err)
+	}
+	if ds.Setting == "per-question" || len(ds.ExtraCorpora) > 0 {
+		return nil, "", errs.E(errs.Invalid, "bench latency: %s searches per-question pools or adds passages to the corpus; give its questions as a JSONL file and the corpus with --corpus", spec)
+	}
+	ds.Limit(limit)
+	if corpus, err = eval.CorpusFor(ds, state, corpus); err != nil {
+		return nil, "", err
+	}
+	qs := make([]string, len(ds.Questions))
+	for i, q := range ds.Questions {
+		qs[i] = q.Question
+	}
+	return qs, corpus, nil
 }
 
 // Latency is the benchmark of the flags: the questions on each backend.
