@@ -94,7 +94,7 @@ func (m *Memory) apply(p Prepared, b Builder) {
 			continue
 		}
 		id := m.node(f.Key, f.Label)
-		m.setVector(id, f.Vector)
+		m.setVector(id, f.Vector, f.Words)
 		added = append(added, id)
 	}
 	for _, pp := range p.Parts {
@@ -198,8 +198,8 @@ func (m *Memory) hasEdge(a, b int32, kind EdgeKind) bool {
 	return false
 }
 
-// setVector stores node id's unit vector u and indexes its key's words.
-func (m *Memory) setVector(id int32, u []float32) {
+// setVector stores node id's unit vector u and indexes it under its words (NodeWords).
+func (m *Memory) setVector(id int32, u []float32, words []string) {
 	if len(u) == 0 {
 		return
 	}
@@ -209,7 +209,7 @@ func (m *Memory) setVector(id int32, u []float32) {
 	m.vecOf[id] = int32(len(m.vecs))
 	m.vecs = append(m.vecs, u)
 	m.rows = append(m.rows, id)
-	for _, w := range NodeWords(m.keys[id], m.label[id]) {
+	for _, w := range words {
 		m.words[w] = append(m.words[w], id)
 	}
 }

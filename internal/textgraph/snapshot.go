@@ -93,7 +93,7 @@ func Load(path string) (*Memory, error) {
 		if v.Node < 0 || int(v.Node) >= n {
 			return nil, fmt.Errorf("text graph snapshot %s: a vector names node %d of %d", path, v.Node, n)
 		}
-		m.setVector(v.Node, v.V)
+		m.setVector(v.Node, v.V, NodeWords(m.keys[v.Node], m.label[v.Node]))
 	}
 	for _, pp := range s.Parts {
 		m.parts[pp.ID] = pp

@@ -35,14 +35,7 @@ func (t TextGraph) Replace(ctx context.Context, m *textgraph.Memory) error {
 	if err := inBatches(ctx, len(nodes), func(lo, hi int) error {
 		rows := make([]map[string]any, 0, hi-lo)
 		for _, n := range nodes[lo:hi] {
-			var vec any
-			if len(n.Vector) > 0 {
-				v := make([]float64, len(n.Vector))
-				for i, x := range n.Vector {
-					v[i] = float64(x)
-				}
-				vec = v
-			}
+			vec := floats(n.Vector)
 			var words any
 			if vec != nil {
 				words = nonNil(textgraph.NodeWords(n.Key, n.Label))
@@ -78,12 +71,8 @@ func (t TextGraph) Replace(ctx context.Context, m *textgraph.Memory) error {
 // Match implements textgraph.Store in one round trip.
 func (t TextGraph) Match(ctx context.Context, keys []string, v []float32, k int, min float64) ([]textgraph.Match, error) {
 	var vec any
-	if len(v) > 0 && k > 0 {
-		u := make([]float64, len(v))
-		for i, x := range v {
-			u[i] = float64(x)
-		}
-		vec = u
+	if k > 0 {
+		vec = floats(v)
 	}
 	res, err := t.s.read(ctx, "match the question in the text graph", cypher.TextMatch,
 		map[string]any{"keys": nonNil(keys), "vector": vec, "k": int64(k), "min": min})

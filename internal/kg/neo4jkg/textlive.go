@@ -241,8 +241,9 @@ func partRows(parts []textgraph.Part) ([]map[string]any, error) {
 	return rows, nil
 }
 
+// floats is a vector as Cypher takes it (nil for none).
 func floats(v []float32) any {
-	if v == nil {
+	if len(v) == 0 {
 		return nil
 	}
 	out := make([]float64, len(v))
