@@ -12,13 +12,24 @@ import (
 // only when named: dmar and dmar-paper with the bridges and relations added
 // to Q ranked by question relevance (-qreform) or by the Shapley values
 // (-sreform, the method's ranking), each with optional caps -bN (bridges)
-// and -rN (relations), e.g. dmar-qreform-b2-r1, dmar-paper-sreform-b3.
-var ReformSystemNames = []string{"dmar-qreform", "dmar-sreform", "dmar-paper-qreform", "dmar-paper-sreform"}
+// and -rN (relations), e.g. dmar-qreform-b2-r1, dmar-paper-sreform-b3; and
+// dmar-full-namesN, dmar-full whose reformulator adds the first N names of
+// each anchor's text that Q does not say (docs/textgraph.md).
+var ReformSystemNames = []string{"dmar-qreform", "dmar-sreform", "dmar-paper-qreform", "dmar-paper-sreform", "dmar-full-namesN"}
 
 // reformVariant parses a reformulation system: its base options are
 // questionAware (dmar-...) or paper (dmar-paper-...).
 func reformVariant(name string, paper, questionAware pipeline.Options) (pipeline.Options, string, bool) {
 	o, rest := questionAware, name
+	if r, ok := strings.CutPrefix(name, "dmar-full-names"); ok {
+		v, err := strconv.Atoi(r)
+		if err != nil || v <= 0 || v > 20 {
+			return o, "", false
+		}
+		o = o.WithPaperStages()
+		o.Experiments.ReformPhrases = v
+		return o, fmt.Sprintf("dmar-full whose built-in reformulator adds the first %d names of each anchor that Q does not say", v), true
+	}
 	if r, ok := strings.CutPrefix(name, "dmar-paper-"); ok {
 		o, rest = paper, r
 	} else if r, ok := strings.CutPrefix(name, "dmar-"); ok {

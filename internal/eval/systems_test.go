@@ -138,6 +138,27 @@ func TestReformSystems(t *testing.T) {
 	}
 }
 
+// dmar-full-namesN is dmar-full whose reformulator adds N names of each
+// anchor (Experiments.ReformPhrases).
+func TestReformNamesSystems(t *testing.T) {
+	ss, err := Systems([]string{"dmar-full-names2"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := pipeline.Defaults()
+	o.K, o.P = 20, 20
+	want := o.QuestionAware().WithPaperStages()
+	want.Experiments.ReformPhrases = 2
+	if !reflect.DeepEqual(*ss[0].Options, want) {
+		t.Errorf("dmar-full-names2: %+v, want %+v", ss[0].Options, want)
+	}
+	for _, bad := range []string{"dmar-full-names0", "dmar-full-names", "dmar-full-namesx", "dmar-full-names21"} {
+		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
 // --baselines chooses which baselines the best is taken from; the others
 // are compared like DMAR's systems, and a name that is no baseline of the
 // run is refused.

@@ -31,6 +31,12 @@ type Experiments struct {
 	// relations added to Q; 0 means the ranking's default (ReformCaps).
 	ReformBridges   int `json:"reform_bridges,omitempty"`
 	ReformRelations int `json:"reform_relations,omitempty"`
+	// ReformPhrases is how many names (runs of capitalised words, dates,
+	// quoted titles: textgraph.HeuristicPhrases) of each anchor's text that
+	// Q does not already say the built-in reformulator adds to Q, in text
+	// order (reform.go): the bridge a multi-hop question's next passage
+	// names, where the KG links none.
+	ReformPhrases int `json:"reform_phrases,omitempty"`
 	// NoOwnPages leaves the query entities' pages that nothing else found
 	// out of the learned ranker's pool (an ablation; finalrank.go).
 	NoOwnPages bool `json:"no_own_pages,omitempty"`
@@ -115,6 +121,7 @@ func (e Experiments) validate() error {
 		oneOf("reform_rank", e.ReformRank, "", "shapley", "question"),
 		intIn("reform_bridges", e.ReformBridges, 0, 50),
 		intIn("reform_relations", e.ReformRelations, 0, 20),
+		intIn("reform_phrases", e.ReformPhrases, 0, 20),
 	} {
 		if err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
 // anchorPhi is an anchor's Shapley explanation: one value per query subgraph.
@@ -81,8 +82,27 @@ func (r request) reformInput(ctx context.Context, g grounded, anchors []Doc, phi
 	names := names(g.ents, g.st.qsubs, bridge)
 	for _, a := range anchors {
 		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, r.opts.SnippetChars)})
+		in.Names = append(in.Names, anchorNames(r.query, a.Text, r.opts.Experiments.ReformPhrases)...)
 	}
 	return in, nil
+}
+
+// anchorNames are the first n names of text that q does not say.
+func anchorNames(q, text string, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	have := " " + kg.NormalizeForm(q) + " "
+	var out []string
+	for _, p := range textgraph.HeuristicPhrases(text).Phrases {
+		if f := kg.NormalizeForm(p.Text); f != "" && !strings.Contains(have, " "+f+" ") {
+			out = append(out, p.Text)
+			if len(out) == n {
+				break
+			}
+		}
+	}
+	return out
 }
 
 // bridges scores the anchors' entities that are nodes of a query subgraph

@@ -21,6 +21,8 @@ type Input struct {
 	Bridges []Term
 	// Relations label the KG edges between query entities and bridges, best first.
 	Relations []Term
+	// Names are names the anchors' texts give, added after the relations.
+	Names []string
 }
 
 // Evidence is one anchor as the prompt shows it.
@@ -95,6 +97,9 @@ func (b Builtin) Reformulate(ctx context.Context, in Input) (string, error) {
 			break
 		}
 		add(t.Text)
+	}
+	for _, n := range in.Names {
+		add(n)
 	}
 	return strings.Join(parts, " "), nil
 }
