@@ -61,6 +61,9 @@ type RetrieveRequest struct {
 	// TextGraphK is how many documents it adds.
 	TextGraph  *float64 `json:"text_graph,omitempty"`
 	TextGraphK *int     `json:"text_graph_k,omitempty"`
+	// TitleLinks: at most TitleLinks pages the ranker's best document
+	// names follow it (0: off).
+	TitleLinks *int `json:"title_links,omitempty"`
 	// GraphRelationQuery: question (Q) | masked (Q without its linked mentions), what relation cosines read.
 	GraphRelationQuery *string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: no graph-channel document, no structural score.
@@ -120,6 +123,7 @@ type Options struct {
 	GraphMentions         float64 `json:"graph_mentions,omitempty"`
 	TextGraph             float64 `json:"text_graph,omitempty"`
 	TextGraphK            int     `json:"text_graph_k,omitempty"`
+	TitleLinks            int     `json:"title_links,omitempty"`
 	GraphRelationQuery    string  `json:"graph_relation_query,omitempty"` // absent: question
 	StructureNeedsChannel bool    `json:"structure_needs_channel,omitempty"`
 	FinalRank             string  `json:"final_rank,omitempty"` // absent: boost
@@ -201,6 +205,7 @@ type RankBreakdown struct {
 	GraphRank   int     `json:"graph_rank,omitempty"`  // rank in the graph channel; absent: not reached
 	TextRank    int     `json:"text_rank,omitempty"`   // rank in the text graph channel; absent: not reached
 	Own         bool    `json:"own_page,omitempty"`    // the page of an entity the query names
+	NamedBy     string  `json:"named_by,omitempty"`    // the better-ranked document whose text names its title, which lifted it (title_links)
 }
 
 // NamedPath is a KG path from a query entity to one of a document's

@@ -106,7 +106,8 @@ func writePaths(w io.Writer, results []Doc) {
 
 // foundIn says where the learned ranker's result was found: its ranks in
 // the searches for Q and Q', in the graph channel and in the text graph
-// channel, and whether it is the page of an entity the query names.
+// channel, whether it is the page of an entity the query names, and which
+// better-ranked document named it (title_links).
 func foundIn(r *RankBreakdown) string {
 	if r == nil {
 		return "-"
@@ -122,6 +123,9 @@ func foundIn(r *RankBreakdown) string {
 	}
 	if r.Own {
 		out = append(out, "own page")
+	}
+	if r.NamedBy != "" {
+		out = append(out, "named by "+r.NamedBy)
 	}
 	if len(out) == 0 {
 		return "-"

@@ -63,3 +63,21 @@ func TestWriteTableError(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+// The query table's "found in" names every place the learned ranker's
+// result came from, the document that named it among them.
+func TestFoundIn(t *testing.T) {
+	for _, c := range []struct {
+		r    *RankBreakdown
+		want string
+	}{
+		{nil, "-"},
+		{&RankBreakdown{}, "-"},
+		{&RankBreakdown{Stage1Rank: 3, GraphRank: 1, TextRank: 7}, "Q#3 kg#1 text#7"},
+		{&RankBreakdown{Stage2Rank: 2, Own: true, NamedBy: "Q25191"}, "Q'#2 own page named by Q25191"},
+	} {
+		if got := foundIn(c.r); got != c.want {
+			t.Errorf("foundIn(%+v) = %q, want %q", c.r, got, c.want)
+		}
+	}
+}

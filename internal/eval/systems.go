@@ -304,6 +304,9 @@ func variant(n string, paper, questionAware pipeline.Options) (kind string, o pi
 	if kind, mo, what, ok := mentionsVariant(n, questionAware); ok {
 		return kind, mo, what, nil
 	}
+	if lo, what, ok := linksVariant(n, questionAware); ok {
+		return "dmar", lo, what, nil
+	}
 	if kind, to, what, ok := textVariant(n, questionAware); ok {
 		return kind, to, what, nil
 	}

@@ -138,6 +138,28 @@ func TestReformSystems(t *testing.T) {
 	}
 }
 
+// dmar-linksN is dmar with title_links N.
+func TestLinksSystems(t *testing.T) {
+	ss, err := Systems([]string{"dmar-links0", "dmar-links3"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := pipeline.Defaults()
+	o.K, o.P = 20, 20
+	for i, n := range []int{0, 3} {
+		want := o.QuestionAware()
+		want.TitleLinks = n
+		if ss[i].Kind != "dmar" || !reflect.DeepEqual(*ss[i].Options, want) {
+			t.Errorf("%s: %+v, want %+v", ss[i].Name, ss[i].Options, want)
+		}
+	}
+	for _, bad := range []string{"dmar-links", "dmar-links11", "dmar-links-1", "dmar-linksx"} {
+		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
 // dmar-full-namesN is dmar-full whose reformulator adds N names of each
 // anchor (Experiments.ReformPhrases).
 func TestReformNamesSystems(t *testing.T) {

@@ -49,6 +49,9 @@ type RankBreakdown struct {
 	TextRank int `json:"text_rank,omitempty"`
 	// Own: the document is the page of an entity the query names.
 	Own bool `json:"own_page,omitempty"`
+	// NamedBy is the ID of the better-ranked document whose text names
+	// this one's title, which lifted it (title_links; titlelinks.go).
+	NamedBy string `json:"named_by,omitempty"`
 }
 
 // poolDoc is one candidate of the final pool and where it was found.
@@ -97,6 +100,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 	}
 	scores := r.fuseText(sc.channels.text, pool, own)
 	order := poolOrder(pool, scores)
+	namedBy := titleLinks(pool, order, scores, r.opts.TitleLinks)
 	isAnchor, inFirst := map[string]bool{}, map[string]bool{}
 	for _, a := range anchors {
 		isAnchor[a.ID] = true
@@ -113,7 +117,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 		d := p.doc
 		d.Rank, d.Score = n+1, scores[i]
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
-		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], Ranker: own[i], TextRank: sc.channels.text.docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0}
+		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], Ranker: own[i], TextRank: sc.channels.text.docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
 		docs = append(docs, d)
 	}
 	r.trace.timed("final_rank", t)

@@ -84,6 +84,10 @@ type Options struct {
 	// no question-aware evidence behind it (docs/method.md).
 	StructureNeedsChannel bool `json:"structure_needs_channel,omitempty"`
 
+	// TitleLinks: under final_rank learned, at most TitleLinks pages that
+	// the ranker's best document names follow it (titlelinks.go). 0: off.
+	TitleLinks int `json:"title_links,omitempty"`
+
 	// TextOptions are the text graph channel's (textoptions.go).
 	TextOptions
 
@@ -139,6 +143,7 @@ func (o Options) QuestionAware() Options {
 	o.Stage1 = "hybrid"             // its top hit is Q's subject more often than BM25's: a better graph_roots root
 	o.GraphRelationQuery = "masked" // the names in Q pull enc(Q) towards the entities' topics, not what Q asks
 	o.FinalRank = FinalRankLearned
+	o.TitleLinks = 2 // two pages the best document names follow it (chosen on the tune halves and kgqa train and dev)
 	// The paper's stages that change no ranking the learned ranker makes
 	// (the ablation in docs/method.md): no structural score, no anchors, no
 	// reformulation, no second search. WithPaperStages turns them back on.
@@ -195,6 +200,7 @@ func (o Options) Paper() Options {
 	o.Stage1 = d.Stage1
 	o.GraphRelationQuery = d.GraphRelationQuery
 	o.FinalRank = d.FinalRank
+	o.TitleLinks = d.TitleLinks
 	o.Structure, o.M = d.Structure, d.M
 	return o
 }
@@ -267,6 +273,7 @@ func (o Options) Validate() error {
 		intIn("graph_roots", o.GraphRoots, 0, 10),
 		within("graph_popularity", o.GraphPopularity, 0, 1),
 		unit("graph_mentions", o.GraphMentions),
+		intIn("title_links", o.TitleLinks, 0, 10),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
 		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),

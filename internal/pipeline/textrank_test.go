@@ -51,6 +51,7 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 	if o.TextGraph != 0 {
 		t.Fatalf("the dmar method sets text_graph %v, want 0 (off)", o.TextGraph)
 	}
+	o.TitleLinks = 0 // the fusion alone (titlelinks_test.go has the lifts)
 	if res, err := p.Retrieve(context.Background(), nolan, o); err != nil {
 		t.Fatal(err)
 	} else if d := res.Results[0]; d.Breakdown.Text != nil || d.Breakdown.Rank.Ranker != d.Score {

@@ -94,6 +94,23 @@ func (cosineRanker) Scores(ctx context.Context, in []scoring.RankInput) ([]float
 	return out, ctx.Err()
 }
 
+// ownRanker puts the pages of the entities the query names first, then
+// the graph channel's documents, then by the cosine: Nolan's page, which
+// names his films, leads them.
+type ownRanker struct{}
+
+func (ownRanker) Version() string { return "test-own" }
+func (ownRanker) Scores(ctx context.Context, in []scoring.RankInput) ([]float64, error) {
+	out := make([]float64, len(in))
+	for i, x := range in {
+		out[i] = 10*x.Own + x.Semantic
+		if x.Reached {
+			out[i] += 5
+		}
+	}
+	return out, ctx.Err()
+}
+
 // Under the dmar method each result carries the learned ranker's view as
 // the spec names it: score and ranker_score (equal without the text
 // channel), the ranks where the document was found.
@@ -107,7 +124,7 @@ func TestRetrieveRankBreakdownOnTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := do(t, server.New(server.Config{Pipeline: p}), "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 3, "method": "dmar"}`)
+	w := do(t, server.New(server.Config{Pipeline: p}), "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 3, "method": "dmar", "title_links": 0}`)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
@@ -135,5 +152,64 @@ func TestRetrieveRankBreakdownOnTheWire(t *testing.T) {
 		if _, ok := rb["text_rank"]; ok {
 			t.Fatalf("%s: text_rank without a text channel: %v", r.ID, rb)
 		}
+		if _, ok := rb["named_by"]; ok {
+			t.Fatalf("%s: named_by with title_links 0: %v", r.ID, rb)
+		}
+	}
+}
+
+// Under the dmar method (title_links 2) a page the first result names
+// says so on the wire (named_by) and takes the first result's score; the
+// options echo title_links; a value out of range is refused by name.
+func TestRetrieveNamedByOnTheWire(t *testing.T) {
+	router(t)
+	x := memindex.New(memindex.DefaultParams())
+	if err := x.Put(context.Background(), append([]retrieval.Document(nil), testDocs...)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := pipeline.New(pipeline.Config{Graph: testGraph, Index: x, Encoder: letterEncoder{}, Ranker: ownRanker{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := server.New(server.Config{Pipeline: p})
+	w := do(t, h, "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 10, "method": "dmar"}`)
+	if w.Code != 200 {
+		t.Fatalf("status %d: %s", w.Code, w.Body)
+	}
+	var res struct {
+		Options struct {
+			TitleLinks int `json:"title_links"`
+		} `json:"options"`
+		Results []struct {
+			ID        string  `json:"id"`
+			Score     float64 `json:"score"`
+			Breakdown struct {
+				Ranker struct {
+					NamedBy string `json:"named_by"`
+				} `json:"ranker"`
+			} `json:"breakdown"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Options.TitleLinks != 2 || len(res.Results) < 2 {
+		t.Fatalf("options.title_links %d, %d results: %s", res.Options.TitleLinks, len(res.Results), w.Body)
+	}
+	first, named := res.Results[0], 0
+	for _, r := range res.Results[1:] {
+		if nb := r.Breakdown.Ranker.NamedBy; nb != "" {
+			named++
+			if nb != first.ID || r.Score != first.Score {
+				t.Fatalf("%s named by %q with score %v; the first result is %s (%v)", r.ID, nb, r.Score, first.ID, first.Score)
+			}
+		}
+	}
+	if named == 0 {
+		t.Fatalf("no result named by the first (%s): %s", first.ID, w.Body)
+	}
+	w = do(t, h, "POST", "/v1/retrieve", `{"query": "Nolan", "title_links": 11}`)
+	if w.Code != 400 || !strings.Contains(w.Body.String(), "title_links") {
+		t.Fatalf("title_links 11: status %d: %s", w.Code, w.Body)
 	}
 }

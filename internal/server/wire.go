@@ -55,7 +55,7 @@ func ToOptions(o pipeline.Options) api.Options {
 		Filter:      api.Filter{IDs: o.Filter.IDs, AnyEntities: o.Filter.AnyEntities},
 		Persist:     o.Persist,
 		GraphRecall: o.GraphRecall, GraphRecallK: o.GraphRecallK, GraphWeight: o.GraphWeight, GraphBoost: o.GraphBoost, GraphRelations: o.GraphRelations,
-		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphMentions: o.GraphMentions, TextGraph: o.TextGraph, TextGraphK: o.TextGraphK, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
+		GraphRoots: o.GraphRoots, GraphPopularity: o.GraphPopularity, GraphMentions: o.GraphMentions, TextGraph: o.TextGraph, TextGraphK: o.TextGraphK, TitleLinks: o.TitleLinks, GraphRelationQuery: o.GraphRelationQuery, StructureNeedsChannel: o.StructureNeedsChannel,
 		FinalRank: o.FinalRank,
 	}
 }
@@ -73,7 +73,7 @@ func toRank(r *pipeline.RankBreakdown) *api.RankBreakdown {
 	if r == nil {
 		return nil
 	}
-	return &api.RankBreakdown{Score: r.Score, RankerScore: r.Ranker, Stage1Rank: r.Stage1Rank, Stage2Rank: r.Stage2Rank, GraphRank: r.GraphRank, TextRank: r.TextRank, Own: r.Own}
+	return &api.RankBreakdown{Score: r.Score, RankerScore: r.Ranker, Stage1Rank: r.Stage1Rank, Stage2Rank: r.Stage2Rank, GraphRank: r.GraphRank, TextRank: r.TextRank, Own: r.Own, NamedBy: r.NamedBy}
 }
 
 func toTextHit(t *pipeline.TextHit) *api.TextHit {
