@@ -170,6 +170,11 @@ function carried(d, res) {
     items.push(h('li', { class: 'via-path' }, h('strong', {}, p.from_kind === 'top_document' ? 'path from the top document: ' : 'path: '),
       h('span', { class: 'path' }, p.text || p.path), h('span', { class: 'muted' }, ' relevance ' + fmt(p.relevance))));
   }
+  const nb = b.ranker && b.ranker.named_by;
+  if (nb) {
+    const by = (res.results || []).find((x) => x.id === nb);
+    items.push(h('li', { class: 'via-title' }, h('strong', {}, 'title link: '), 'the text of ', (by && by.title) || nb, ' names this page (title_links)'));
+  }
   const qe = new Set((res.query_entities || []).map((e) => e.qid));
   const bridge = (d.entities || []).filter((q) => qe.has(q));
   if (bridge.length) items.push(h('li', { class: 'via-mention' }, h('strong', {}, 'mention bridge: '), 'the document mentions ', bridge.map(label).join(', ')));
@@ -237,6 +242,7 @@ function carriedShort(d) {
   const b = d.breakdown || {};
   if (b.graph) return 'graph: ' + stepText(b.graph.steps, b.graph.path);
   if ((b.paths || []).length) return 'path: ' + (b.paths[0].text || b.paths[0].path);
+  if (b.ranker && b.ranker.named_by) return 'named by ' + b.ranker.named_by;
   return 'text search';
 }
 
