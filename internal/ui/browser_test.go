@@ -232,6 +232,7 @@ func askNolan(t *testing.T, p *page, s *server, films map[string]bool, method st
 	if len(got) != 5 || len(want.Results) != 5 {
 		t.Fatalf("the page shows %d documents, the server returns %d; want 5", len(got), len(want.Results))
 	}
+	named := 0
 	for i, d := range want.Results {
 		g := got[i]
 		if g.ID != d.ID || g.Title != d.Title {
@@ -258,6 +259,16 @@ func askNolan(t *testing.T, p *page, s *server, films map[string]bool, method st
 		if !found {
 			t.Errorf("result %d (%s): no director path from Q25191 among %+v", i+1, d.Title, d.Breakdown.Paths)
 		}
+		// A page the first result's text names says so (title_links).
+		if r := d.Breakdown.Rank; r != nil && r.NamedBy != "" {
+			named++
+			if !strings.Contains(g.Carried, "title link: the text of "+want.Results[0].Title+" names this page") {
+				t.Errorf("result %d (%s), named by %s: the page does not say so: %q", i+1, d.Title, r.NamedBy, g.Carried)
+			}
+		}
+	}
+	if method == "" && named == 0 {
+		t.Errorf("the default lifted no page the first result (%s) names: %+v", want.Results[0].Title, want.Results)
 	}
 	type entity struct{ QID, Confidence string }
 	var ents []entity
