@@ -25,12 +25,12 @@ import (
 const titleLinkWindow = 20
 
 // titleLinks reorders order (pool indexes, best first) so that the first
-// max pages that the best document names follow it, in their own order;
+// limit pages that the best document names follow it, in their own order;
 // each takes the best document's score, so that scores still fall with
 // rank. It returns, by pool index, the ID of the document that named each
 // lifted page.
-func titleLinks(pool []poolDoc, order []int, scores []float64, max int) map[int]string {
-	if max <= 0 || len(order) < 2 {
+func titleLinks(pool []poolDoc, order []int, scores []float64, limit int) map[int]string {
+	if limit <= 0 || len(order) < 2 {
 		return nil
 	}
 	best := pool[order[0]].doc
@@ -39,7 +39,7 @@ func titleLinks(pool []poolDoc, order []int, scores []float64, max int) map[int]
 	var lifted, rest []int
 	for n := 1; n < len(order); n++ {
 		i := order[n]
-		if n < titleLinkWindow && len(lifted) < max {
+		if n < titleLinkWindow && len(lifted) < limit {
 			if t := titleForm(pool[i].doc.Title); t != "" && strings.Contains(text, " "+t+" ") {
 				namedBy[i] = best.ID
 				lifted = append(lifted, i)
