@@ -12,7 +12,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/npy"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/progress"
-	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
@@ -54,12 +53,7 @@ func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.
 		if len(q.Gold) == 0 {
 			continue
 		}
-		o := opts
-		if len(q.Pool) > 0 { // a per-question pool (hotpotqa-distractor), searched as dmar eval does
-			o.Filter = retrieval.Filter{IDs: q.Pool}
-			o.N = min(o.N, max(len(q.Pool), o.M))
-		}
-		_, rr, err := p.RetrieveRanked(ctx, q.Question, o)
+		_, rr, err := p.RetrieveRanked(ctx, q.Question, pooled(opts, q.Pool))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -168,6 +168,17 @@ func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []flo
 	return docs, nil
 }
 
+// pooled is o searched within a question's own pool (hotpotqa-distractor),
+// if it has one: only the pool's documents, and no more stage-1
+// candidates than it holds (but at least m, the anchors).
+func pooled(o pipeline.Options, pool []string) pipeline.Options {
+	if len(pool) > 0 {
+		o.Filter = retrieval.Filter{IDs: pool}
+		o.N = min(o.N, max(len(pool), o.M))
+	}
+	return o
+}
+
 func docText(title, text string) string {
 	if title == "" {
 		return text
@@ -176,11 +187,7 @@ func docText(title, text string) string {
 }
 
 func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]verify.Source, error) {
-	o := *s.Options
-	o.Filter = retrieval.Filter{IDs: q.Pool}
-	if len(q.Pool) > 0 {
-		o.N = min(o.N, max(len(q.Pool), o.M))
-	}
+	o := pooled(*s.Options, q.Pool)
 	t := time.Now()
 	var res *pipeline.Result
 	var err error

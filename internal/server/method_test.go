@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -111,20 +112,27 @@ func (ownRanker) Scores(ctx context.Context, in []scoring.RankInput) ([]float64,
 	return out, ctx.Err()
 }
 
-// Under the dmar method each result carries the learned ranker's view as
-// the spec names it: score and ranker_score (equal without the text
-// channel), the ranks where the document was found.
-func TestRetrieveRankBreakdownOnTheWire(t *testing.T) {
+// rankerServer serves codexm-film's graph and documents (router's) with
+// ranker as the learned final ranking.
+func rankerServer(t *testing.T, ranker scoring.Ranker) http.Handler {
+	t.Helper()
 	router(t)
 	x := memindex.New(memindex.DefaultParams())
 	if err := x.Put(context.Background(), append([]retrieval.Document(nil), testDocs...)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := pipeline.New(pipeline.Config{Graph: testGraph, Index: x, Encoder: letterEncoder{}, Ranker: cosineRanker{}})
+	p, err := pipeline.New(pipeline.Config{Graph: testGraph, Index: x, Encoder: letterEncoder{}, Ranker: ranker})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := do(t, server.New(server.Config{Pipeline: p}), "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 3, "method": "dmar", "title_links": 0}`)
+	return server.New(server.Config{Pipeline: p})
+}
+
+// Under the dmar method each result carries the learned ranker's view as
+// the spec names it: score and ranker_score (equal without the text
+// channel), the ranks where the document was found.
+func TestRetrieveRankBreakdownOnTheWire(t *testing.T) {
+	w := do(t, rankerServer(t, cosineRanker{}), "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 3, "method": "dmar", "title_links": 0}`)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
 	}
@@ -162,16 +170,7 @@ func TestRetrieveRankBreakdownOnTheWire(t *testing.T) {
 // says so on the wire (named_by) and takes the first result's score; the
 // options echo title_links; a value out of range is refused by name.
 func TestRetrieveNamedByOnTheWire(t *testing.T) {
-	router(t)
-	x := memindex.New(memindex.DefaultParams())
-	if err := x.Put(context.Background(), append([]retrieval.Document(nil), testDocs...)); err != nil {
-		t.Fatal(err)
-	}
-	p, err := pipeline.New(pipeline.Config{Graph: testGraph, Index: x, Encoder: letterEncoder{}, Ranker: ownRanker{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := server.New(server.Config{Pipeline: p})
+	h := rankerServer(t, ownRanker{})
 	w := do(t, h, "POST", "/v1/retrieve", `{"query": "Which films did Christopher Nolan direct?", "k": 10, "method": "dmar"}`)
 	if w.Code != 200 {
 		t.Fatalf("status %d: %s", w.Code, w.Body)
