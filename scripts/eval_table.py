@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""The README's retrieval tables from `dmar eval` runs: one column per run (benchmark), one row per
-system, each cell the means of the chosen metrics ("R@5 / nDCG@10" by default), marked `*` where
+"""The evaluation's retrieval tables (docs/eval/README.md, and the README's summary) from `dmar eval`
+runs: one column per run (benchmark), one row per system, each cell the means of the chosen metrics ("R@5 / nDCG@10" by default), marked `*` where
 the run's paired-bootstrap interval against its best baseline excludes 0 (the run's
 --baselines), and, below, each system's p50 latency over hybrid search's in the same run.
 
     python3 scripts/eval_table.py --runs "kgqa dev=eval-out/kgqa-dev" "NQ=eval-out/nq" \\
-        [--systems dense,hybrid,dmar] [--metrics recall@5,ndcg@10] [--diffs dmar] [--readme README.md --marker NAME]
+        [--systems dense,hybrid,dmar] [--metrics recall@5,ndcg@10] [--diffs dmar] [--readme docs/eval/README.md --marker NAME]
 
 --diffs adds, for the named systems, a table of the differences from the best baseline with their
 intervals. --from adds the ablation table: each named system against the system it starts from
 (results.json's diffs_vs_from: dmar-full for the paper's stages, dmar for the question-aware ones),
 with the p50 latency it saves or costs. --readme replaces the lines between `<!-- eval_table:NAME -->` and
-`<!-- /eval_table:NAME -->` in that file with the tables (the command that made them is printed
+`<!-- /eval_table:NAME -->` in that file (any Markdown file: docs/eval/README.md holds the tables `six`
+and `ablation`, README.md its summary `readme`) with the tables (the command that made them is printed
 above them).
 """
 import argparse
@@ -76,7 +77,7 @@ def main():
     ap.add_argument("--diffs", default="", help="systems whose differences from the best baseline get a table of their own")
     ap.add_argument("--from", dest="from_", default="", help="ablations whose differences from their starting system get a table")
     ap.add_argument("--no-main", action="store_true", help="only the --from table")
-    ap.add_argument("--readme", default="")
+    ap.add_argument("--readme", default="", help="the Markdown file whose eval_table:MARKER block to rewrite")
     ap.add_argument("--marker", default="")
     a = ap.parse_args()
     cols = []

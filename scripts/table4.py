@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """The paper's Table 4 here: end-to-end results on five benchmarks against the baselines.
 
-    python3 scripts/table4.py [--out eval-out/table4] [--run] [--readme README.md]
+    python3 scripts/table4.py [--out eval-out/table4] [--run] [--readme README.md] [--doc docs/eval/end-to-end.md]
                               [--reader-url URL --reader-model NAME --reader-k 3] [--limit N]
 
 Reads OUT/{nq,triviaqa,kgqa,hotpotqa,fever}/results.json (dmar eval's), prints the table
 (rows: systems; columns: the five benchmarks; cells: Recall@5 / the end metric, F1 or FEVER
 label accuracy), the paired intervals of dmar against the best baseline, the reader's cost,
 and the dmar eval command behind each column. With --readme it rewrites the README's section
-between <!-- table4 --> and <!-- /table4 -->. With --run it first runs the dmar eval
+between <!-- table4 --> and <!-- /table4 --> with a summary (the table and a link), and the same
+section of --doc (the evaluation's page, docs/eval/end-to-end.md) with all of it. With --run it first runs the dmar eval
 commands whose results.json is missing (bin/dmar; a rerun reads the reader's replies from the
 cache in the state folder). Standard library only.
 """
@@ -19,7 +20,7 @@ import shlex
 import subprocess
 import sys
 
-import eval_table  # scripts/eval_table.py: the README's retrieval tables, the same cells
+import eval_table  # scripts/eval_table.py: the evaluation's retrieval tables, the same cells
 
 SYSTEMS = ["bm25", "dense", "hybrid", "dmar-paper", "dmar"]
 BASELINES = "dense,hybrid"
@@ -35,6 +36,8 @@ BENCHMARKS = [
 ]
 METRIC_NAMES = {"f1": "F1", "label_acc": "label accuracy"}
 BEGIN, END = "<!-- table4 -->", "<!-- /table4 -->"
+DOC = "docs/eval/end-to-end.md"
+RUN_ALL = f"python3 scripts/table4.py --run --readme README.md --doc {DOC}"
 
 
 def command(args, name, dataset, extra):
@@ -65,15 +68,8 @@ def cell(run, system, metric):
     return eval_table.cell(run, system, ["recall@5", metric])
 
 
-def render(args, runs):
-    out = []
-    w = out.append
-    cols = [b for b in BENCHMARKS if b[0] in runs]
-    if not cols:
-        w(f"Not run yet (no results.json under {args.out}).")
-        w("")
-        commands(args, runs, w)
-        return "\n".join(out) + "\n"
+def table(runs, cols, w):
+    """The systems' table with its smoke-run warning and legend: what the README shows."""
     gen = next((runs[b[0]].get("generator") for b in cols if runs[b[0]].get("generator")), "no reader")
     limited = [b[0] for b in cols if "--limit" in runs[b[0]].get("extra", {}).get("command", "")]
     if limited:
@@ -89,6 +85,33 @@ def render(args, runs):
     w("Cells: Recall@5 / F1 (FEVER: Recall@5 over the verifiable claims / label accuracy over all). "
       f"Reader: {gen}. `\\*`: the paired-bootstrap 95% interval of the difference from the best "
       f"baseline ({BASELINES.replace(',', ', ')}, per metric) excludes 0.")
+
+
+def summary(args, runs):
+    """The README's section: the table and where the rest is, or where the commands are."""
+    out = []
+    w = out.append
+    link = f"[{DOC}]({DOC}#the-papers-table-4-five-benchmarks-end-to-end)"
+    cols = [b for b in BENCHMARKS if b[0] in runs]
+    if not cols:
+        w(f"Not run yet (no results.json under {args.out}); the commands, and `{RUN_ALL}` to run them: {link}.")
+        return "\n".join(out) + "\n"
+    table(runs, cols, w)
+    w("")
+    w(f"The intervals, FEVER's strict score, the reader's cost, what differs from the paper and the commands: {link}.")
+    return "\n".join(out) + "\n"
+
+
+def render(args, runs):
+    out = []
+    w = out.append
+    cols = [b for b in BENCHMARKS if b[0] in runs]
+    if not cols:
+        w(f"Not run yet (no results.json under {args.out}).")
+        w("")
+        commands(args, runs, w)
+        return "\n".join(out) + "\n"
+    table(runs, cols, w)
     w("")
     w("`dmar` against the best baseline on the end metric, and FEVER's strict score:")
     w("")
@@ -132,7 +155,7 @@ def render(args, runs):
 def commands(args, runs, w):
     """Writes the dmar eval command of each column: the one a run recorded, else the one --run would run."""
     w("The commands (from the repository root, after `make build` and `scripts/services.sh start llm`); "
-      "`python3 scripts/table4.py --run --readme README.md` runs the missing ones and rewrites this section:")
+      f"`{RUN_ALL}` runs the missing ones and rewrites this section and the README's summary:")
     w("")
     w("```sh")
     for name, _, dataset, extra, *_ in BENCHMARKS:
@@ -146,7 +169,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="eval-out/table4")
     ap.add_argument("--run", action="store_true", help="run the dmar eval commands whose results.json is missing")
-    ap.add_argument("--readme", help="rewrite this file's section between the table4 markers")
+    ap.add_argument("--readme", help="rewrite this file's section between the table4 markers with the summary")
+    ap.add_argument("--doc", default=DOC, help="with --readme, rewrite this file's table4 section with the whole of it "
+                    "(empty: only the README)")
     ap.add_argument("--reader-url", default="http://127.0.0.1:8091/v1")
     ap.add_argument("--reader-model", default="qwen2.5-coder-1.5b-instruct-q4_k_m")
     ap.add_argument("--reader-k", type=int, default=3)
@@ -159,17 +184,24 @@ def main():
             cmd = command(args, name, dataset, extra)
             print("table4: " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
             subprocess.run(cmd, check=True)
-    text = render(args, load(args))
+    runs = load(args)
+    text = render(args, runs)
     sys.stdout.write(text)
     if args.readme:
-        with open(args.readme) as f:
-            readme = f.read()
-        if BEGIN not in readme or END not in readme:
-            sys.exit(f"table4: {args.readme} has no {BEGIN} ... {END} section")
-        head, rest = readme.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        with open(args.readme, "w") as f:
-            f.write(head + BEGIN + "\n" + text + END + tail)
+        # Both files are checked before either is written, so a missing section changes nothing.
+        targets = [(args.readme, summary(args, runs))] + ([(args.doc, text)] if args.doc else [])
+        docs = []
+        for path, body in targets:
+            with open(path) as f:
+                doc = f.read()
+            if BEGIN not in doc or END not in doc:
+                sys.exit(f"table4: {path} has no {BEGIN} ... {END} section")
+            docs.append((path, doc, body))
+        for path, doc, body in docs:
+            head, rest = doc.split(BEGIN, 1)
+            _, tail = rest.split(END, 1)
+            with open(path, "w") as f:
+                f.write(head + BEGIN + "\n" + body + END + tail)
 
 
 if __name__ == "__main__":
