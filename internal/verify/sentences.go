@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"github.com/dmar-kg/dmar/internal/evidence"
 	"sort"
 	"strings"
 	"unicode"
@@ -8,23 +9,8 @@ import (
 )
 
 // Sentences splits a document's text into sentences as FEVER's evidence in
-// ../shared/data counts them: after every ". ", "! " or "? " (the space
-// dropped, the mark kept). A sentence index is a place in this list; empty
-// sentences keep their place, so that indices match the data's.
-func Sentences(text string) []string {
-	var out []string
-	start := 0
-	for i := 0; i+1 < len(text); i++ {
-		switch text[i] {
-		case '.', '!', '?':
-			if text[i+1] == ' ' {
-				out = append(out, text[start:i+1])
-				start = i + 2
-			}
-		}
-	}
-	return append(out, text[start:])
-}
+// ../shared/data counts them (evidence.Split).
+func Sentences(text string) []string { return evidence.Split(text) }
 
 // Select picks the sentences shown for claim: for each document in order,
 // its first sentence (which names its subject), then its other sentences by

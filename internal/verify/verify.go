@@ -16,6 +16,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/chat"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/evidence"
 )
 
 // Generator is the chat model, asked for a reply that follows a JSON
@@ -68,6 +69,12 @@ type Config struct {
 	// MaxEvidence bounds the sentences a verdict may cite (default 5, as
 	// FEVER scores).
 	MaxEvidence int
+	// Encoder, when set, selects the sentences shown as POST /v1/answer
+	// does (internal/evidence): the claim's best sentences of the first
+	// Sources documents within EvidenceTokens reader tokens (default
+	// evidence.DefaultTokens); SourceChars is then unused.
+	Encoder        evidence.Encoder
+	EvidenceTokens int
 }
 
 // DefaultMaxTokens is the length bound (chat.Client.MaxTokens) to give the
@@ -87,6 +94,9 @@ func New(cfg Config) *Verifier {
 	}
 	if cfg.MaxEvidence <= 0 {
 		cfg.MaxEvidence = 5
+	}
+	if cfg.EvidenceTokens <= 0 {
+		cfg.EvidenceTokens = evidence.DefaultTokens
 	}
 	return &Verifier{cfg: cfg}
 }
@@ -137,7 +147,10 @@ func (v *Verifier) Verify(ctx context.Context, claim string, docs []Source) (Res
 		return Result{}, err
 	}
 	docs = docs[:min(len(docs), v.cfg.Sources)]
-	shown := Select(claim, docs, v.cfg.SourceChars)
+	shown, err := v.selectShown(ctx, claim, docs)
+	if err != nil {
+		return Result{}, err
+	}
 	res := Result{Shown: shown, Sources: make([]string, len(docs))}
 	for i, d := range docs {
 		res.Sources[i] = d.ID
@@ -157,6 +170,30 @@ func (v *Verifier) Verify(ctx context.Context, claim string, docs []Source) (Res
 	res.Reply = reply
 	ReadReply(&res, reply, v.cfg.MaxEvidence)
 	return res, nil
+}
+
+// selectShown picks the sentences shown: by the encoder within the token
+// budget when one is configured, else by Select's word overlap.
+func (v *Verifier) selectShown(ctx context.Context, claim string, docs []Source) ([]Sentence, error) {
+	if v.cfg.Encoder == nil {
+		return Select(claim, docs, v.cfg.SourceChars), nil
+	}
+	in := make([]evidence.Doc, len(docs))
+	for i, d := range docs {
+		in[i] = evidence.Doc{ID: d.ID, Title: d.Title, Text: d.Text}
+	}
+	ev, err := evidence.Select(ctx, v.cfg.Encoder, claim, in, evidence.Config{Docs: len(docs), Tokens: v.cfg.EvidenceTokens, Facts: -1, Lead: evidence.Default.Lead, RankDecay: evidence.Default.RankDecay})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("verify: %w", err)
+	}
+	out := make([]Sentence, len(ev))
+	for i, e := range ev {
+		out[i] = Sentence{Number: i + 1, Doc: e.Doc, Title: e.Title, Index: e.Index, Text: e.Text}
+	}
+	return out, nil
 }
 
 // ReadReply reads reply (the generator's JSON) into res against res.Shown:

@@ -1,0 +1,344 @@
+// Package evidence picks what a reader is shown: the sentences of the
+// retrieved documents that answer a question, within a budget of reader
+// tokens, and the knowledge graph's facts along the paths that found them.
+//
+// On two CPU cores a 1.5B reader reads about 70 prompt tokens a second, so
+// every token shown costs time: the heads of three documents (about 375
+// tokens) made an answer take six seconds, while the sentences that answer
+// the question are usually a handful. The sentences are scored with the
+// encoder the retrieval already loaded, in one batched call.
+package evidence
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Encoder embeds texts; scoring.Encoder implements it.
+type Encoder interface {
+	Encode(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// Doc is one retrieved document, best first, with the graph's facts about
+// it: lines "subject - relation - object" along the path that reached it.
+type Doc struct {
+	ID, Title, Text string
+	Facts           []string
+}
+
+// Sentence is one piece of evidence as the reader is shown it. Index is the
+// sentence's place among Split(doc.Text) (from 0), or -1 for a fact.
+type Sentence struct {
+	Doc   string
+	Title string
+	Index int
+	Text  string
+	Score float64
+	Fact  bool
+}
+
+// Config bounds a selection; zero fields take the defaults.
+type Config struct {
+	// Docs are the documents whose sentences compete (default 5).
+	Docs int
+	// Tokens is the budget of reader tokens for the selected sentences,
+	// facts and the documents' headers (default DefaultTokens).
+	Tokens int
+	// Facts bounds the graph facts shown (default 2): they are short and
+	// come first, as they are what the graph knows.
+	Facts int
+	// SentenceChars clips a sentence (a document without sentence ends is
+	// one long sentence) before it is scored and shown (default 320).
+	SentenceChars int
+	// PerDoc bounds the sentences of one document that are scored (default
+	// 40), so that one long document costs the encoder no more than that.
+	PerDoc int
+	// Lead is added to the score of each document's first sentence, the one
+	// that names its subject; RankDecay is subtracted once per place a
+	// document stands below the first, so that the retrieval's order
+	// counts beside the sentence's match.
+	Lead, RankDecay float64
+}
+
+// Default is the selection's shape POST /v1/answer and /v1/verify use
+// (Tokens is each request's budget), chosen on the tune halves
+// (docs/eval/end-to-end.md).
+var Default = Config{Docs: 5}
+
+// DefaultTokens is the default budget: about 160 reader tokens of evidence.
+const DefaultTokens = 160
+
+func (c Config) withDefaults() Config {
+	if c.Docs <= 0 {
+		c.Docs = 5
+	}
+	if c.Tokens <= 0 {
+		c.Tokens = DefaultTokens
+	}
+	if c.Facts < 0 {
+		c.Facts = 0
+	} else if c.Facts == 0 {
+		c.Facts = 2
+	}
+	if c.SentenceChars <= 0 {
+		c.SentenceChars = 320
+	}
+	if c.PerDoc <= 0 {
+		c.PerDoc = 40
+	}
+	return c
+}
+
+// ErrNoEncoder is returned by Select without an encoder.
+var ErrNoEncoder = errors.New("evidence: no encoder")
+
+// Split splits a document's text into sentences as FEVER's evidence counts
+// them: after every ". ", "! " or "? " (the space dropped, the mark kept).
+// A sentence's index is its place in this list; empty sentences keep their
+// place, so that indices match the data's.
+func Split(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i+1 < len(text); i++ {
+		switch text[i] {
+		case '.', '!', '?':
+			if text[i+1] == ' ' {
+				out = append(out, text[start:i+1])
+				start = i + 2
+			}
+		}
+	}
+	return append(out, text[start:])
+}
+
+// Tokens estimates the reader tokens of s: about four characters a token,
+// as byte-pair vocabularies of current small models give for English
+// (dmar bench answer prints the reader's own counts beside the budget).
+func Tokens(s string) int {
+	n := utf8.RuneCountInString(s)
+	if n == 0 {
+		return 0
+	}
+	return (n + 3) / 4
+}
+
+// Header is the line before a document's evidence in a prompt; its tokens
+// count against the budget.
+func Header(id, title string) string { return "[" + id + "] " + title + ":" }
+
+// Select picks the evidence for question from the first cfg.Docs documents:
+// their graph facts first (at most cfg.Facts, best document first), then
+// sentences by cos(enc(question), enc(title: sentence)) while they fit in
+// cfg.Tokens, counting each document's header once. The result is in
+// document order, facts before sentences, sentences in text order. A
+// document with no sentence end is one sentence, clipped.
+func Select(ctx context.Context, enc Encoder, question string, docs []Doc, cfg Config) ([]Sentence, error) {
+	cfg = cfg.withDefaults()
+	if enc == nil {
+		return nil, ErrNoEncoder
+	}
+	docs = docs[:min(len(docs), cfg.Docs)]
+	type cand struct {
+		doc int
+		s   Sentence
+	}
+	var cands []cand
+	for i, d := range docs {
+		n := 0
+		for j, s := range Split(d.Text) {
+			s = strings.Join(strings.Fields(s), " ")
+			if s == "" {
+				continue
+			}
+			if n == cfg.PerDoc {
+				break
+			}
+			n++
+			cands = append(cands, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: j, Text: clip(s, cfg.SentenceChars)}})
+		}
+	}
+	var picked []cand
+	used := 0
+	headed := map[int]bool{}
+	cost := func(doc int, text string) int {
+		c := Tokens(text) + 1
+		if !headed[doc] {
+			c += Tokens(Header(docs[doc].ID, docs[doc].Title)) + 1
+		}
+		return c
+	}
+	facts := 0
+	for i, d := range docs {
+		for _, f := range d.Facts {
+			f = clip(strings.Join(strings.Fields(f), " "), cfg.SentenceChars)
+			if f == "" || facts == cfg.Facts {
+				continue
+			}
+			c := cost(i, f)
+			if used+c > cfg.Tokens {
+				continue
+			}
+			used += c
+			headed[i] = true
+			facts++
+			picked = append(picked, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: -1, Text: f, Fact: true}})
+		}
+	}
+	if len(cands) > 0 {
+		texts := make([]string, len(cands)+1)
+		texts[0] = strings.TrimSpace(question)
+		for i, c := range cands {
+			texts[i+1] = c.s.Title + ": " + c.s.Text
+		}
+		vecs, err := enc.Encode(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("evidence: encode %d sentences: %w", len(cands), err)
+		}
+		if len(vecs) != len(texts) {
+			return nil, fmt.Errorf("evidence: the encoder returned %d vectors for %d texts", len(vecs), len(texts))
+		}
+		for i := range cands {
+			cands[i].s.Score = cosine(vecs[0], vecs[i+1]) - cfg.RankDecay*float64(cands[i].doc)
+			if i == 0 || cands[i-1].doc != cands[i].doc {
+				cands[i].s.Score += cfg.Lead
+			}
+		}
+		order := make([]int, len(cands))
+		for i := range order {
+			order[i] = i
+		}
+		// Best first; among equals the better document, then the earlier sentence.
+		sort.SliceStable(order, func(a, b int) bool {
+			ca, cb := cands[order[a]], cands[order[b]]
+			if ca.s.Score != cb.s.Score {
+				return ca.s.Score > cb.s.Score
+			}
+			return ca.doc < cb.doc
+		})
+		for _, k := range order {
+			c := cands[k]
+			n := cost(c.doc, c.s.Text)
+			if used+n > cfg.Tokens {
+				continue
+			}
+			used += n
+			headed[c.doc] = true
+			picked = append(picked, c)
+		}
+	}
+	sort.SliceStable(picked, func(a, b int) bool {
+		pa, pb := picked[a], picked[b]
+		if pa.doc != pb.doc {
+			return pa.doc < pb.doc
+		}
+		if pa.s.Fact != pb.s.Fact {
+			return pa.s.Fact
+		}
+		return pa.s.Index < pb.s.Index
+	})
+	out := make([]Sentence, len(picked))
+	for i, p := range picked {
+		out[i] = p.s
+	}
+	return out, nil
+}
+
+// Render writes the evidence as a prompt's sources, one line a document:
+// its header, then its facts and sentences.
+func Render(b *strings.Builder, ev []Sentence) {
+	for i, s := range ev {
+		if i == 0 || s.Doc != ev[i-1].Doc {
+			if i > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(Header(s.Doc, s.Title))
+		}
+		b.WriteByte(' ')
+		b.WriteString(s.Text)
+		if s.Fact {
+			b.WriteByte('.')
+		}
+	}
+	if len(ev) > 0 {
+		b.WriteByte('\n')
+	}
+}
+
+// Step is one edge of a labelled path: the relation's label and whether
+// the path walks it against the graph's direction.
+type Step struct {
+	Relation string
+	Backward bool
+}
+
+// FactLines turns a labelled path, as the retrieval explains it
+// ("A -[relation]-> B -[relation of]-> C", a backward step's relation
+// followed by " of"), with its steps, into one fact a step: "subject -
+// relation - object", in the direction the graph stores it. A path that
+// does not match its steps gives no facts.
+func FactLines(path string, steps []Step) []string {
+	if len(steps) == 0 {
+		return nil
+	}
+	nodes := make([]string, 0, len(steps)+1)
+	rest := path
+	for _, st := range steps {
+		piece := " -[" + st.Relation
+		if st.Backward {
+			piece += " of"
+		}
+		piece += "]-> "
+		i := strings.Index(rest, piece)
+		if i < 0 {
+			return nil
+		}
+		nodes = append(nodes, strings.TrimSpace(rest[:i]))
+		rest = rest[i+len(piece):]
+	}
+	nodes = append(nodes, strings.TrimSpace(rest))
+	out := make([]string, 0, len(steps))
+	for i, st := range steps {
+		from, to := nodes[i], nodes[i+1]
+		if from == "" || to == "" || strings.TrimSpace(st.Relation) == "" {
+			return nil
+		}
+		if st.Backward {
+			from, to = to, from
+		}
+		out = append(out, from+" - "+strings.TrimSpace(st.Relation)+" - "+to)
+	}
+	return out
+}
+
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := string([]rune(s)[:n])
+	if i := strings.LastIndexByte(r, ' '); i > n/2 {
+		r = r[:i]
+	}
+	return r + " ..."
+}
+
+func cosine(a, b []float32) float64 {
+	if len(a) != len(b) || len(a) == 0 {
+		return 0
+	}
+	var dot, na, nb float64
+	for i := range a {
+		x, y := float64(a[i]), float64(b[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
