@@ -16,13 +16,13 @@ func init() {
 
 var askCommand = requester[api.AnswerResponse]{
 	name: "ask", route: "/v1/answer", what: "answer", body: api.RawRequest, write: api.WriteAnswer,
-	check: func(a *appFlags) error { return backends.Answerer(a.cfg.Chat).Check() },
+	check: func(a *appFlags) error { return backends.Answerer(a.cfg.Chat, nil).Check() },
 	local: func(ctx context.Context, a *appFlags, p *pipeline.Pipeline, reqJSON []byte) (*api.AnswerResponse, error) {
 		req, err := server.DecodeAnswer(strings.NewReader(string(reqJSON)), p.Defaults())
 		if err != nil {
 			return nil, err
 		}
-		return server.AnswerQuery(ctx, p, backends.Answerer(a.cfg.Chat), a.cfg.Chat.Model, req, nil)
+		return server.AnswerQuery(ctx, p, backends.Answerer(a.cfg.Chat, p.Encoder()), a.cfg.Chat.Model, req, nil)
 	},
 }
 

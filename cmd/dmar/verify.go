@@ -16,13 +16,13 @@ func init() {
 
 var verifyCommand = requester[api.VerifyResponse]{
 	name: "verify", route: "/v1/verify", what: "verdict", body: api.RawVerifyRequest, write: api.WriteVerdict,
-	check: func(a *appFlags) error { return backends.Verifier(a.cfg.Chat).Check() },
+	check: func(a *appFlags) error { return backends.Verifier(a.cfg.Chat, nil).Check() },
 	local: func(ctx context.Context, a *appFlags, p *pipeline.Pipeline, reqJSON []byte) (*api.VerifyResponse, error) {
 		req, err := server.DecodeVerify(strings.NewReader(string(reqJSON)), p.Defaults())
 		if err != nil {
 			return nil, err
 		}
-		return server.VerifyClaim(ctx, p, backends.Verifier(a.cfg.Chat), a.cfg.Chat.Model, req)
+		return server.VerifyClaim(ctx, p, backends.Verifier(a.cfg.Chat, p.Encoder()), a.cfg.Chat.Model, req)
 	},
 }
 

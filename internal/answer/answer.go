@@ -1,7 +1,13 @@
 // Package answer writes a short answer to a question from retrieved
-// documents with a chat model, citing the documents it used by id
-// ("[Q25188]"). Citations are checked against the documents the model was
-// shown: an id it invents is dropped from the citations and from the text.
+// documents, citing the documents it used by id ("[Q25188]"). Where the
+// knowledge graph already holds the answer (the path that put the top
+// document first ends at the entity asked for, and is trusted), the answer
+// is that entity's label, at once, with no model call. Otherwise a chat
+// model reads the evidence: the sentences of the top documents that answer
+// the question within a token budget, and the graph's facts
+// (internal/evidence). Citations are checked against the documents the
+// model was shown: an id it invents is dropped from the citations and from
+// the text.
 package answer
 
 import (
@@ -15,6 +21,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/chat"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/evidence"
 )
 
 // Generator is the chat model: chat.Client implements it.
@@ -25,22 +32,50 @@ type Generator interface {
 
 var _ Generator = chat.Client{}
 
-// Source is one retrieved document as the model sees it.
+// Source is one retrieved document as the model sees it, with the graph's
+// facts about it ("subject - relation - object", evidence.FactLines).
 type Source struct {
 	ID, Title, Text string
+	Facts           []string
 }
 
 // Config sets the answerer's bounds; zero fields take the defaults.
 type Config struct {
-	Generator   Generator // nil: every call fails with errs.Unavailable
-	Sources     int       // documents shown, best first (default 3)
-	SourceChars int       // characters of each document's text shown (default 500)
+	Generator Generator // nil: every call fails with errs.Unavailable
+	// Sources and SourceChars shape the documents' heads, the prompt of
+	// Options.EvidenceTokens 0: the first Sources documents (default 3),
+	// SourceChars characters each (default 500).
+	Sources     int
+	SourceChars int
+	// Encoder scores the evidence's sentences against the question (the
+	// retrieval's own encoder); nil: every answer reads the documents' heads.
+	Encoder evidence.Encoder
+	// Evidence bounds the selection; its Tokens is replaced by each
+	// request's Options.EvidenceTokens.
+	Evidence evidence.Config
 }
+
+// Options are one answer's choices.
+type Options struct {
+	// EvidenceTokens is the budget of reader tokens for the evidence
+	// (DefaultEvidenceTokens); 0 shows the documents' heads instead.
+	EvidenceTokens int
+	// Graph, when set and trusted, is the answer: no model is asked.
+	Graph *GraphAnswer
+}
+
+// DefaultEvidenceTokens is the evidence budget a request gets by default:
+// on two cores the 1.5B reader reads about 70 prompt tokens a second.
+const DefaultEvidenceTokens = evidence.DefaultTokens
+
+// MaxEvidenceTokens bounds a request's evidence budget (the reader's
+// context is 4,096 tokens, shared with the instruction and the reply).
+const MaxEvidenceTokens = 2000
 
 // DefaultMaxTokens is the length bound (chat.Client.MaxTokens) to give the
 // Generator: it bounds an answer's time, and on the 2-core machine the 1.5B
 // model writes about 10 tokens a second.
-const DefaultMaxTokens = 96
+const DefaultMaxTokens = 48
 
 // Answerer writes answers.
 type Answerer struct{ cfg Config }
@@ -69,11 +104,24 @@ func (a *Answerer) Check() error {
 
 // Answer is a generated answer and its checked citations.
 type Answer struct {
-	Text      string   // the model's answer, invented citations removed
+	Text      string   // the answer, invented citations removed
 	Citations []string // ids of shown documents the answer cites, in order of first citation
 	Dropped   []string // cited ids that were not among the shown documents
 	Shown     []string // ids of the documents the model was shown
+	// Source says who answered: SourceGraph or SourceReader.
+	Source string
+	// Evidence is what the reader was shown when it read selected
+	// evidence (nil for the documents' heads and for graph answers).
+	Evidence []evidence.Sentence
+	// Path is the graph path a graph answer follows.
+	Path string
 }
+
+// Who answered.
+const (
+	SourceGraph  = "graph"
+	SourceReader = "reader"
+)
 
 // ErrNoGenerator is the cause of the error Answer returns when no generator
 // is configured.
@@ -95,12 +143,28 @@ const (
 
 // Messages are the chat messages sent for question and sources.
 func Messages(question string, sources []Source) []chat.Message {
+	return append(prefix(), chat.Message{Role: "user", Content: Prompt(question, sources)})
+}
+
+// prefix is the instruction and the worked example: the same bytes before
+// every question, so that the model server reuses their cached state.
+func prefix() []chat.Message {
 	return []chat.Message{
 		{Role: "system", Content: SystemPrompt},
 		{Role: "user", Content: exampleUser},
 		{Role: "assistant", Content: exampleReply},
-		{Role: "user", Content: Prompt(question, sources)},
 	}
+}
+
+// EvidenceMessages are the chat messages sent for question and selected
+// evidence: the same instruction and example as Messages (a fixed prefix,
+// which the model server keeps cached), then the evidence by document.
+func EvidenceMessages(question string, ev []evidence.Sentence) []chat.Message {
+	var b strings.Builder
+	b.WriteString("Sources:\n")
+	evidence.Render(&b, ev)
+	fmt.Fprintf(&b, "\nQuestion: %s\nAnswer:", strings.TrimSpace(question))
+	return append(prefix(), chat.Message{Role: "user", Content: b.String()})
 }
 
 // Prompt is the user message: the sources by id, then the question.
@@ -114,28 +178,35 @@ func Prompt(question string, sources []Source) string {
 	return b.String()
 }
 
-// Answer asks the generator about the first Config.Sources documents of
-// docs. With onDelta set, the reply streams through it as the model writes
-// it (uncleaned); the returned Answer is cleaned either way. A generator that
+// Answer answers question from docs, best first. A trusted graph answer
+// (opts.Graph) comes back at once; otherwise the generator reads the
+// evidence (opts.EvidenceTokens > 0, with an encoder configured) or the
+// first Config.Sources documents' heads. With onDelta set, the reply
+// streams through it as the model writes it (uncleaned; a graph answer is
+// one piece); the returned Answer is cleaned either way. A generator that
 // is missing, unreachable or failing is an errs.Unavailable error; the
 // context's own deadline or cancellation comes back as it is.
-func (a *Answerer) Answer(ctx context.Context, question string, docs []Source, onDelta func(string) error) (Answer, error) {
+func (a *Answerer) Answer(ctx context.Context, question string, docs []Source, opts Options, onDelta func(string) error) (Answer, error) {
 	if err := a.Check(); err != nil {
 		return Answer{}, err
 	}
-	shown := docs[:min(len(docs), a.cfg.Sources)]
-	if len(shown) == 0 {
-		return Answer{Text: "The retrieval found no documents to answer from."}, nil
+	if g := opts.Graph; g != nil && g.Trusted {
+		text := g.Label + " [" + g.Doc + "]"
+		if onDelta != nil {
+			if err := onDelta(text); err != nil {
+				return Answer{}, err
+			}
+		}
+		return Answer{Text: text, Citations: []string{g.Doc}, Shown: []string{g.Doc}, Source: SourceGraph, Path: g.Path}, nil
 	}
-	srcs := make([]Source, len(shown))
-	ids := make([]string, len(shown))
-	for i, d := range shown {
-		srcs[i] = Source{ID: d.ID, Title: d.Title, Text: clipChars(d.Text, a.cfg.SourceChars)}
-		ids[i] = d.ID
+	if len(docs) == 0 {
+		return Answer{Text: "The retrieval found no documents to answer from.", Source: SourceReader}, nil
 	}
-	msgs := Messages(question, srcs)
+	msgs, ids, ev, err := a.prompt(ctx, question, docs, opts)
+	if err != nil {
+		return Answer{}, err
+	}
 	var out string
-	var err error
 	if onDelta != nil {
 		out, err = a.cfg.Generator.Stream(ctx, msgs, onDelta)
 	} else {
@@ -153,7 +224,53 @@ func (a *Answerer) Answer(ctx context.Context, question string, docs []Source, o
 			Message: "the generator is unavailable or failed; POST /v1/retrieve still works", RetryAfter: 5e9}
 	}
 	text, cited, dropped := Cite(chat.StripThinking(out), ids)
-	return Answer{Text: text, Citations: cited, Dropped: dropped, Shown: ids}, nil
+	return Answer{Text: text, Citations: cited, Dropped: dropped, Shown: ids, Source: SourceReader, Evidence: ev}, nil
+}
+
+// Messages returns the chat messages Answer would send for question and
+// docs, the ids of the documents they show and the evidence selected (nil
+// for documents' heads). It asks no generator, so that the evaluation can
+// key a cache by the exact prompt.
+func (a *Answerer) Messages(ctx context.Context, question string, docs []Source, opts Options) ([]chat.Message, []string, []evidence.Sentence, error) {
+	if len(docs) == 0 {
+		return nil, nil, nil, nil
+	}
+	return a.prompt(ctx, question, docs, opts)
+}
+
+func (a *Answerer) prompt(ctx context.Context, question string, docs []Source, opts Options) ([]chat.Message, []string, []evidence.Sentence, error) {
+	if opts.EvidenceTokens > 0 && a.cfg.Encoder != nil {
+		cfg := a.cfg.Evidence
+		cfg.Tokens = min(opts.EvidenceTokens, MaxEvidenceTokens)
+		in := make([]evidence.Doc, len(docs))
+		for i, d := range docs {
+			in[i] = evidence.Doc{ID: d.ID, Title: d.Title, Text: d.Text, Facts: d.Facts}
+		}
+		ev, err := evidence.Select(ctx, a.cfg.Encoder, question, in, cfg)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, nil, nil, ctx.Err()
+			}
+			return nil, nil, nil, fmt.Errorf("answer: select evidence: %w", err)
+		}
+		if len(ev) > 0 {
+			var ids []string
+			for i, s := range ev {
+				if i == 0 || s.Doc != ev[i-1].Doc {
+					ids = append(ids, s.Doc)
+				}
+			}
+			return EvidenceMessages(question, ev), ids, ev, nil
+		}
+	}
+	shown := docs[:min(len(docs), a.cfg.Sources)]
+	srcs := make([]Source, len(shown))
+	ids := make([]string, len(shown))
+	for i, d := range shown {
+		srcs[i] = Source{ID: d.ID, Title: d.Title, Text: clipChars(d.Text, a.cfg.SourceChars)}
+		ids[i] = d.ID
+	}
+	return Messages(question, srcs), ids, nil, nil
 }
 
 func clipChars(s string, n int) string {

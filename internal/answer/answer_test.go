@@ -99,9 +99,9 @@ func (f *fakeGen) Stream(ctx context.Context, msgs []chat.Message, onDelta func(
 func TestAnswerShowsTopSourcesAndChecksCitations(t *testing.T) {
 	g := &fakeGen{reply: "<think>two sources</think>Christopher Nolan [Q25191] [Q1]"}
 	a := New(Config{Generator: g, Sources: 2, SourceChars: 20})
-	docs := []Source{{"Q25191", "Christopher Nolan", "Christopher Edward Nolan is a British-American filmmaker."}, {"Q25188", "Inception", "Inception is a 2010 film."}, {"Q1", "Universe", "not shown"}}
+	docs := []Source{{ID: "Q25191", Title: "Christopher Nolan", Text: "Christopher Edward Nolan is a British-American filmmaker."}, {ID: "Q25188", Title: "Inception", Text: "Inception is a 2010 film."}, {ID: "Q1", Title: "Universe", Text: "not shown"}}
 	var streamed strings.Builder
-	ans, err := a.Answer(context.Background(), "Who directed Inception?", docs, func(d string) error { streamed.WriteString(d); return nil })
+	ans, err := a.Answer(context.Background(), "Who directed Inception?", docs, Options{}, func(d string) error { streamed.WriteString(d); return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,18 +116,18 @@ func TestAnswerShowsTopSourcesAndChecksCitations(t *testing.T) {
 }
 
 func TestAnswerUnavailable(t *testing.T) {
-	docs := []Source{{"Q1", "a", "b"}}
-	_, err := New(Config{}).Answer(context.Background(), "q", docs, nil)
+	docs := []Source{{ID: "Q1", Title: "a", Text: "b"}}
+	_, err := New(Config{}).Answer(context.Background(), "q", docs, Options{}, nil)
 	if errs.CodeOf(err) != errs.Unavailable || !errors.Is(err, ErrNoGenerator) || !strings.Contains(err.Error(), "--chat-url") {
 		t.Errorf("no generator: %v", err)
 	}
-	_, err = New(Config{Generator: &fakeGen{err: errors.New("connection refused")}}).Answer(context.Background(), "q", docs, nil)
+	_, err = New(Config{Generator: &fakeGen{err: errors.New("connection refused")}}).Answer(context.Background(), "q", docs, Options{}, nil)
 	if errs.CodeOf(err) != errs.Unavailable || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("generator down: %v", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = New(Config{Generator: &fakeGen{err: context.Canceled}}).Answer(ctx, "q", docs, nil)
+	_, err = New(Config{Generator: &fakeGen{err: context.Canceled}}).Answer(ctx, "q", docs, Options{}, nil)
 	if !errors.Is(err, context.Canceled) || errs.CodeOf(err) == errs.Unavailable {
 		t.Errorf("cancelled: %v", err)
 	}

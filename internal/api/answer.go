@@ -17,6 +17,13 @@ type AnswerRequest struct {
 	RetrieveRequest
 	// Stream asks for server-sent events (AnswerStream) instead of one JSON body.
 	Stream bool `json:"stream,omitempty"`
+	// EvidenceTokens is the budget of reader tokens for the evidence, the
+	// sentences of the top results that answer the query (default 160); 0
+	// shows the reader the first 500 characters of the top 3 results instead.
+	EvidenceTokens *int `json:"evidence_tokens,omitempty"`
+	// GraphAnswer lets a trusted knowledge-graph path answer without the
+	// reader (default true).
+	GraphAnswer *bool `json:"graph_answer,omitempty"`
 }
 
 // AnswerResponse is the body of a successful POST /v1/answer: a short answer
@@ -28,13 +35,28 @@ type AnswerResponse struct {
 	Citations []string `json:"citations"`
 	// DroppedCitations are ids the generator cited that it was not shown:
 	// removed from Answer and Citations.
-	DroppedCitations []string           `json:"dropped_citations,omitempty"`
-	Sources          []string           `json:"sources"` // ids of the results the generator read, best first
-	Model            string             `json:"model"`
-	TimingsMS        map[string]float64 `json:"timings_ms"` // retrieve, generate, total
+	DroppedCitations []string `json:"dropped_citations,omitempty"`
+	Sources          []string `json:"sources"` // ids of the results the generator read, best first
+	// Source says who answered: "graph" (a trusted knowledge-graph path,
+	// no reader call; GraphPath is the path) or "reader".
+	Source    string `json:"source"`
+	GraphPath string `json:"graph_path,omitempty"`
+	// Evidence is what the reader read, when it read selected sentences.
+	Evidence  []AnswerEvidence   `json:"evidence,omitempty"`
+	Model     string             `json:"model"`      // the reader's model; empty for a graph answer
+	TimingsMS map[string]float64 `json:"timings_ms"` // retrieve, generate, total
 	// Retrieval is the retrieval answered from. In a stream it comes in its
 	// own event, before the answer, and the final event leaves it out.
 	Retrieval *RetrieveResponse `json:"retrieval,omitempty"`
+}
+
+// AnswerEvidence is one sentence (or graph fact) the reader read: its
+// document's id and the sentence's index in it (-1 for a fact).
+type AnswerEvidence struct {
+	ID       string `json:"id"`
+	Sentence int    `json:"sentence"`
+	Text     string `json:"text"`
+	Fact     bool   `json:"fact,omitempty"`
 }
 
 // AnswerDelta is the data of a stream's "delta" event: the next piece of the

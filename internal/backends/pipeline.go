@@ -10,6 +10,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/chat"
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/evidence"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/reformulate"
@@ -75,22 +76,26 @@ func (s *Set) pipelineConfig(metrics pipeline.Metrics, log *slog.Logger, serve b
 }
 
 // Answerer is POST /v1/answer's generator: the chat endpoint that also
-// serves reformulator=chat; nil without one (the route answers 503). The
+// serves reformulator=chat; nil without one (the route answers 503). enc
+// (the retrieval's encoder) selects the evidence the reader reads. The
 // request's time limit bounds each answer.
-func Answerer(c config.Chat) *answer.Answerer {
+func Answerer(c config.Chat, enc evidence.Encoder) *answer.Answerer {
 	if c.BaseURL == "" {
 		return nil
 	}
-	return answer.New(answer.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: answer.DefaultMaxTokens}})
+	return answer.New(answer.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: answer.DefaultMaxTokens},
+		Encoder: enc, Evidence: evidence.Default})
 }
 
 // Verifier is POST /v1/verify's generator: the same chat endpoint as
-// Answerer's, its reply constrained to the verdict's schema; nil without one.
-func Verifier(c config.Chat) *verify.Verifier {
+// Answerer's, its reply constrained to the verdict's schema, reading the
+// evidence enc selects as the answerer does; nil without one.
+func Verifier(c config.Chat, enc evidence.Encoder) *verify.Verifier {
 	if c.BaseURL == "" {
 		return nil
 	}
-	return verify.New(verify.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: verify.DefaultMaxTokens}})
+	return verify.New(verify.Config{Generator: chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), MaxTokens: verify.DefaultMaxTokens},
+		Encoder: enc})
 }
 
 // Warm extracts and encodes every entity's subgraph of an embedded graph

@@ -16,18 +16,26 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline"
 )
 
-// AnswerInput is a decoded POST /v1/answer body: a retrieve request and
-// whether to stream. Its JSON fields are api.AnswerRequest's.
+// AnswerInput is a decoded POST /v1/answer body: a retrieve request, the
+// answer's own options and whether to stream. Its JSON fields are
+// api.AnswerRequest's.
 type AnswerInput struct {
 	RetrieveInput
 	Stream bool `json:"stream"`
+	// EvidenceTokens is the reader's evidence budget (0: the documents'
+	// heads); GraphAnswer lets a trusted graph path answer without a reader.
+	EvidenceTokens int  `json:"evidence_tokens"`
+	GraphAnswer    bool `json:"graph_answer"`
 }
 
 // DecodeAnswer reads an answer request as strictly as DecodeRetrieve.
 func DecodeAnswer(r io.Reader, defaults pipeline.Options) (AnswerInput, error) {
-	req := AnswerInput{RetrieveInput: RetrieveInput{Options: defaults}}
+	req := AnswerInput{RetrieveInput: RetrieveInput{Options: defaults}, EvidenceTokens: answer.DefaultEvidenceTokens, GraphAnswer: true}
 	if err := decodeWithMethod(r, &req, &req.Options); err != nil {
 		return req, pipeline.RemovedOption(err)
+	}
+	if req.EvidenceTokens < 0 || req.EvidenceTokens > answer.MaxEvidenceTokens {
+		return req, errs.Field("evidence_tokens", "evidence_tokens must be between 0 (the documents' heads) and %d, not %d", answer.MaxEvidenceTokens, req.EvidenceTokens)
 	}
 	return req, checkText("query", req.Query)
 }
@@ -49,22 +57,30 @@ func AnswerQuery(ctx context.Context, p *pipeline.Pipeline, a *answer.Answerer, 
 	}
 	retrieved := time.Now()
 	ret := ToRetrieveResponse(res)
-	docs := make([]answer.Source, len(res.Results))
-	for i, d := range res.Results {
-		docs[i] = answer.Source{ID: d.ID, Title: d.Title, Text: d.Text}
-	}
 	var pieces func(string) error
 	if onDelta != nil {
 		pieces = func(d string) error { return onDelta(ret, d) }
 	}
-	ans, err := a.Answer(ctx, req.Query, docs, pieces)
+	opts := answer.Options{EvidenceTokens: req.EvidenceTokens}
+	if req.GraphAnswer {
+		opts.Graph = answer.GraphOf(res, answer.DefaultGraphTrust)
+	}
+	ans, err := a.Answer(ctx, req.Query, answer.SourcesOf(res), opts, pieces)
 	if err != nil {
 		return nil, err
 	}
 	end := time.Now()
-	return &api.AnswerResponse{Answer: ans.Text, Citations: nonNil(ans.Citations), DroppedCitations: ans.Dropped, Sources: nonNil(ans.Shown),
-		Model: model, Retrieval: ret, TimingsMS: map[string]float64{
-			"retrieve": ms(retrieved.Sub(start)), "generate": ms(end.Sub(retrieved)), "total": ms(end.Sub(start))}}, nil
+	out := &api.AnswerResponse{Answer: ans.Text, Citations: nonNil(ans.Citations), DroppedCitations: ans.Dropped, Sources: nonNil(ans.Shown),
+		Source: ans.Source, Model: model, Retrieval: ret, TimingsMS: map[string]float64{
+			"retrieve": ms(retrieved.Sub(start)), "generate": ms(end.Sub(retrieved)), "total": ms(end.Sub(start))}}
+	if ans.Source == answer.SourceGraph {
+		out.Model = ""
+		out.GraphPath = ans.Path
+	}
+	for _, e := range ans.Evidence {
+		out.Evidence = append(out.Evidence, api.AnswerEvidence{ID: e.Doc, Sentence: e.Index, Text: e.Text, Fact: e.Fact})
+	}
+	return out, nil
 }
 
 // answer serves POST /v1/answer. No generator, or one that is down, is a 503

@@ -54,8 +54,8 @@ func (s Service) HTTP(ctx context.Context, stdout io.Writer) error {
 	keys := apiKeys(sc.Auth.Keys)
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
 		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes,
-		Answerer: backends.Answerer(cfg.Chat), AnswerModel: cfg.Chat.Model, Documents: docs, MCP: s.mcpHandler(cfg.Chat.BaseURL != "", docs != nil),
-		Verifier: backends.Verifier(cfg.Chat)})
+		Answerer: backends.Answerer(cfg.Chat, p.Encoder()), AnswerModel: cfg.Chat.Model, Documents: docs, MCP: s.mcpHandler(cfg.Chat.BaseURL != "", docs != nil),
+		Verifier: backends.Verifier(cfg.Chat, p.Encoder())})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: set.Close}
@@ -91,7 +91,7 @@ func (s Service) Stdio(ctx context.Context, key string) error {
 	}
 	defer closeDocs()
 	backends.Warm(ctx, p, log)
-	ans := backends.Answerer(cfg.Chat)
+	ans := backends.Answerer(cfg.Chat, p.Encoder())
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, RequestTimeout: sc.RequestTimeout,
 		APIKeys: apiKeys(sc.Auth.Keys), MaxResponseBytes: sc.MaxResponseBytes, Answerer: ans, AnswerModel: cfg.Chat.Model, Documents: docs})
 	svc, err := mcp.New(s.mcpConfig(h, ans != nil, docs != nil, key))
