@@ -70,6 +70,24 @@ func (e *responseError) Unwrap() []error {
 // choice's content as the model wrote it. Errors say which step failed;
 // callers prefix their own name.
 func (c Client) Complete(ctx context.Context, msgs []Message) (string, error) {
+	out, _, err := c.complete(ctx, msgs, nil)
+	return out, err
+}
+
+// Usage is what one call cost, as the endpoint reports it: tokens (OpenAI's
+// usage) and, from llama.cpp's server, the prompt tokens it evaluated
+// (those not restored from its cache) and the milliseconds spent reading
+// the prompt and writing the reply. Fields an endpoint does not report are 0.
+type Usage struct {
+	PromptTokens     int     `json:"prompt_tokens"`
+	CompletionTokens int     `json:"completion_tokens"`
+	PromptEvaluated  int     `json:"prompt_evaluated"`
+	PromptMS         float64 `json:"prompt_ms"`
+	PredictedMS      float64 `json:"predicted_ms"`
+}
+
+// CompleteUsage is Complete that also returns the call's Usage.
+func (c Client) CompleteUsage(ctx context.Context, msgs []Message) (string, Usage, error) {
 	return c.complete(ctx, msgs, nil)
 }
 
@@ -85,20 +103,21 @@ type Schema struct {
 
 // CompleteSchema is Complete with the reply constrained to s.
 func (c Client) CompleteSchema(ctx context.Context, msgs []Message, s Schema) (string, error) {
-	return c.complete(ctx, msgs, &s)
+	out, _, err := c.complete(ctx, msgs, &s)
+	return out, err
 }
 
-func (c Client) complete(ctx context.Context, msgs []Message, format *Schema) (string, error) {
+func (c Client) complete(ctx context.Context, msgs []Message, format *Schema) (string, Usage, error) {
 	ctx, cancel := c.withTimeout(ctx)
 	defer cancel()
 	resp, err := c.post(ctx, msgs, false, format)
 	if err != nil {
-		return "", err
+		return "", Usage{}, err
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return "", fmt.Errorf("read response: %w", err)
+		return "", Usage{}, fmt.Errorf("read response: %w", err)
 	}
 	var out struct {
 		Choices []struct {
@@ -106,14 +125,25 @@ func (c Client) complete(ctx context.Context, msgs []Message, format *Schema) (s
 				Content string `json:"content"`
 			} `json:"message"`
 		} `json:"choices"`
+		Usage struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+		Timings struct {
+			PromptN     int     `json:"prompt_n"`
+			PromptMS    float64 `json:"prompt_ms"`
+			PredictedMS float64 `json:"predicted_ms"`
+		} `json:"timings"`
 	}
 	if err := json.Unmarshal(raw, &out); err != nil {
-		return "", &responseError{msg: "decode response", err: err}
+		return "", Usage{}, &responseError{msg: "decode response", err: err}
 	}
 	if len(out.Choices) == 0 {
-		return "", &responseError{msg: "response has no choices"}
+		return "", Usage{}, &responseError{msg: "response has no choices"}
 	}
-	return out.Choices[0].Message.Content, nil
+	u := Usage{PromptTokens: out.Usage.PromptTokens, CompletionTokens: out.Usage.CompletionTokens,
+		PromptEvaluated: out.Timings.PromptN, PromptMS: out.Timings.PromptMS, PredictedMS: out.Timings.PredictedMS}
+	return out.Choices[0].Message.Content, u, nil
 }
 
 func (c Client) withTimeout(ctx context.Context) (context.Context, context.CancelFunc) {

@@ -5,12 +5,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/answer"
+	"github.com/dmar-kg/dmar/internal/evidence"
+	"github.com/dmar-kg/dmar/internal/scoring"
 	"math"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -32,6 +35,9 @@ type Reader struct {
 	// Cache, when set, is a folder of replies keyed by CacheKey (the model
 	// and the prompt), so that a rerun asks the endpoint nothing.
 	Cache string
+	// Replies, when set, is used instead of Cache: one file keyed by the
+	// model file's sha256 and the request's (ReplyCache).
+	Replies *ReplyCache
 
 	hits, misses atomic.Int64
 	callNS       atomic.Int64 // time spent waiting for the endpoint
@@ -73,6 +79,18 @@ type cachedReply struct {
 // With a schema the reply is constrained to it, and the schema is part of
 // the cache key.
 func (r *Reader) complete(ctx context.Context, cl chat.Client, msgs []chat.Message, schema *chat.Schema) (string, error) {
+	if r.Replies != nil {
+		key := RequestKey(msgs, schema, cl.MaxTokens)
+		if reply, ok := r.Replies.Get(key); ok {
+			r.hits.Add(1)
+			return reply, nil
+		}
+		out, err := r.call(ctx, cl, msgs, schema)
+		if err != nil {
+			return out, err
+		}
+		return out, r.Replies.Put(key, out)
+	}
 	var path string
 	if r.Cache != "" {
 		key := msgs
@@ -88,16 +106,7 @@ func (r *Reader) complete(ctx context.Context, cl chat.Client, msgs []chat.Messa
 			}
 		}
 	}
-	t := time.Now()
-	var out string
-	var err error
-	if schema != nil {
-		out, err = cl.CompleteSchema(ctx, msgs, *schema)
-	} else {
-		out, err = cl.Complete(ctx, msgs)
-	}
-	r.callNS.Add(int64(time.Since(t)))
-	r.misses.Add(1)
+	out, err := r.call(ctx, cl, msgs, schema)
 	if err != nil || path == "" {
 		return out, err
 	}
@@ -112,20 +121,19 @@ func (r *Reader) complete(ctx context.Context, cl chat.Client, msgs []chat.Messa
 	return out, nil
 }
 
-// ReaderSystemPrompt is the reader's instruction (documented in docs/eval.md).
-const ReaderSystemPrompt = "You answer questions using only the given passages. Reply with the answer alone: " +
-	"a short phrase (an entity, a date, a number, yes or no), with no explanation. If the passages do not " +
-	"contain the answer, give your best short guess."
-
-// ReaderPrompt is the user message: numbered passages, then the question.
-func ReaderPrompt(question string, passages []string) string {
-	var b strings.Builder
-	b.WriteString("Passages:\n")
-	for i, p := range passages {
-		fmt.Fprintf(&b, "[%d] %s\n", i+1, strings.TrimSpace(p))
+// call asks the endpoint, counting the call and its time.
+func (r *Reader) call(ctx context.Context, cl chat.Client, msgs []chat.Message, schema *chat.Schema) (string, error) {
+	t := time.Now()
+	var out string
+	var err error
+	if schema != nil {
+		out, err = cl.CompleteSchema(ctx, msgs, *schema)
+	} else {
+		out, err = cl.Complete(ctx, msgs)
 	}
-	fmt.Fprintf(&b, "\nQuestion: %s\nAnswer:", question)
-	return b.String()
+	r.callNS.Add(int64(time.Since(t)))
+	r.misses.Add(1)
+	return out, err
 }
 
 func (r *Reader) client(maxTokens int) chat.Client {
@@ -136,30 +144,22 @@ func (r *Reader) client(maxTokens int) chat.Client {
 	return chat.Client{BaseURL: r.BaseURL, Model: r.Model, APIKey: r.APIKey, Timeout: timeout, HTTP: r.Client, MaxTokens: maxTokens}
 }
 
-// Answer asks the endpoint once, at temperature 0, time-limited (60 s by
-// default), and returns the first line of the reply.
-func (r *Reader) Answer(ctx context.Context, question string, passages []string) (string, error) {
-	msgs := []chat.Message{{Role: "system", Content: ReaderSystemPrompt}, {Role: "user", Content: ReaderPrompt(question, passages)}}
-	out, err := r.complete(ctx, r.client(0), msgs, nil)
-	if errors.Is(err, chat.ErrUnexpectedResponse) {
-		return "", fmt.Errorf("reader: %w", chat.ErrUnexpectedResponse)
-	}
-	if err != nil {
-		return "", fmt.Errorf("reader: %w", err)
-	}
-	a, _, _ := strings.Cut(chat.StripThinking(out), "\n")
-	return strings.TrimSpace(a), nil
-}
-
 // Verify checks a claim as POST /v1/verify does (internal/verify: the same
 // prompt, schema and rules), over the first k documents, each shown in at
 // most chars characters of sentences (0: whole documents); replies are
 // cached like Answer's.
 func (r *Reader) Verify(ctx context.Context, claim string, docs []verify.Source, k, chars int) (verify.Result, error) {
-	if chars <= 0 {
-		chars = math.MaxInt32
+	return r.VerifyWith(ctx, claim, docs, verify.Config{Sources: k, SourceChars: chars})
+}
+
+// VerifyWith is Verify with the verifier's configuration (its Generator is
+// the reader's, behind the cache); SourceChars 0 shows whole documents.
+func (r *Reader) VerifyWith(ctx context.Context, claim string, docs []verify.Source, cfg verify.Config) (verify.Result, error) {
+	if cfg.SourceChars <= 0 {
+		cfg.SourceChars = math.MaxInt32
 	}
-	v := verify.New(verify.Config{Generator: cachedSchema{r, r.client(verify.DefaultMaxTokens)}, Sources: k, SourceChars: chars})
+	cfg.Generator = cachedSchema{r, r.client(verify.DefaultMaxTokens)}
+	v := verify.New(cfg)
 	res, err := v.Verify(ctx, claim, docs)
 	if err != nil {
 		return res, fmt.Errorf("reader: %w", err)
@@ -193,30 +193,99 @@ func NormalizeLabel(s string) string {
 	return strings.TrimSpace(u)
 }
 
-// readerMetrics asks the reader about the top ReaderK documents: a claim
-// (a question with a label) through the verification path, a question for
-// a short answer. A reader error leaves the metrics absent for that
-// question and is recorded.
-func readerMetrics(ctx context.Context, cfg Config, q Question, docs []verify.Source, rec *Record) {
+// Answerer is the answer path of POST /v1/answer over the reader: the
+// same evidence selection and prompt, the reader's replies cached.
+func (r *Reader) Answerer(enc scoring.Encoder) *answer.Answerer {
+	return answer.New(answer.Config{Generator: cachedGen{r, r.client(answer.DefaultMaxTokens)}, Encoder: enc, Evidence: evidence.Default})
+}
+
+// cachedGen is the answerer's generator: the endpoint behind the reader's
+// cache. A stream is the whole reply in one piece.
+type cachedGen struct {
+	r  *Reader
+	cl chat.Client
+}
+
+func (c cachedGen) Complete(ctx context.Context, msgs []chat.Message) (string, error) {
+	return c.r.complete(ctx, c.cl, msgs, nil)
+}
+
+func (c cachedGen) Stream(ctx context.Context, msgs []chat.Message, onDelta func(string) error) (string, error) {
+	out, err := c.Complete(ctx, msgs)
+	if err == nil && onDelta != nil {
+		err = onDelta(out)
+	}
+	return out, err
+}
+
+// readerMetrics asks the reader about the top documents as POST /v1/answer
+// and POST /v1/verify do: a claim (a question with a label) through the
+// verification path, a question for a short answer from the evidence
+// (Config.EvidenceTokens; 0: the documents' heads). A reader error leaves
+// the metrics absent for that question and is recorded.
+func readerMetrics(ctx context.Context, cfg Config, q Question, docs []answer.Source, rec *Record) {
 	if q.Label != "" {
-		claimMetrics(ctx, cfg, q, docs, rec)
+		vs := make([]verify.Source, len(docs))
+		for i, d := range docs {
+			vs[i] = verify.Source{ID: d.ID, Title: d.Title, Text: d.Text}
+		}
+		claimMetrics(ctx, cfg, q, vs, rec)
 		return
 	}
 	if len(q.Answers) == 0 {
 		return
 	}
-	passages := make([]string, min(cfg.ReaderK, len(docs)))
-	for i := range passages {
-		passages[i] = clipPassage(docText(docs[i].Title, docs[i].Text), cfg.ReaderChars)
-	}
-	pred, err := cfg.Reader.Answer(ctx, q.Question, passages)
+	a := cfg.Reader.Answerer(cfg.Encoder)
+	ans, err := a.Answer(ctx, q.Question, docs, answer.Options{EvidenceTokens: cfg.EvidenceTokens}, nil)
 	if err != nil {
-		rec.Error = err.Error()
+		rec.Error = "reader: " + err.Error()
 		return
 	}
+	pred := ReplyAnswer(ans.Text)
 	rec.Prediction = pred
 	rec.Metrics["em"] = ExactMatch(pred, q.Answers)
 	rec.Metrics["f1"] = F1(pred, q.Answers)
+}
+
+// ReplyAnswer is the answer in an answerer's reply: its first line, less
+// its citations.
+func ReplyAnswer(text string) string {
+	a, _, _ := strings.Cut(text, "\n")
+	a = citeRe.ReplaceAllString(a, "")
+	return strings.TrimSpace(a)
+}
+
+var citeRe = regexp.MustCompile(`\s*\[[^\[\]]*\]`)
+
+// graphMetrics scores the graph's answer, where there is one: graph_answered
+// (trusted), and for a trusted one graph_em and graph_f1.
+func graphMetrics(q Question, g *answer.GraphAnswer, rec *Record) {
+	if g == nil || rec.Error != "" {
+		return
+	}
+	rec.Graph = &GraphRecord{Label: g.Label, Doc: g.Doc, Path: g.Path, Relevance: g.Relevance, Confidence: g.Confidence, Agree: g.Agree, Trusted: g.Trusted}
+	if len(q.Answers) == 0 || q.Label != "" {
+		return
+	}
+	rec.Metrics["graph_answered"] = b2f(g.Trusted)
+	if g.Trusted {
+		rec.Metrics["graph_em"] = ExactMatch(g.Label, q.Answers)
+		rec.Metrics["graph_f1"] = F1(g.Label, q.Answers)
+	}
+}
+
+// addGraphAnswers adds em_graph and f1_graph: the trusted graph answer's metrics
+// where there is one, the reader's elsewhere (DMAR with graph answers).
+func addGraphAnswers(rec *Record) {
+	em, ok := rec.Metrics["em"]
+	if !ok {
+		return
+	}
+	f1 := rec.Metrics["f1"]
+	if rec.Metrics["graph_answered"] == 1 {
+		em, f1 = rec.Metrics["graph_em"], rec.Metrics["graph_f1"]
+	}
+	rec.Metrics["em_graph"], rec.Metrics["f1_graph"] = em, f1
 }
 
 // claimMetrics verifies a claim from one call: the verdict gives the label
@@ -226,7 +295,11 @@ func readerMetrics(ctx context.Context, cfg Config, q Question, docs []verify.So
 // verdict cites (fever_score_cited, FEVER's own scorer with the cited
 // sentences as the predicted evidence).
 func claimMetrics(ctx context.Context, cfg Config, q Question, docs []verify.Source, rec *Record) {
-	res, err := cfg.Reader.Verify(ctx, q.Question, docs, cfg.ReaderK, cfg.ReaderChars)
+	vc := verify.Config{Sources: cfg.ReaderK, SourceChars: cfg.ReaderChars}
+	if cfg.EvidenceTokens > 0 {
+		vc.Encoder, vc.EvidenceTokens = cfg.Encoder, cfg.EvidenceTokens
+	}
+	res, err := cfg.Reader.VerifyWith(ctx, q.Question, docs, vc)
 	if err != nil {
 		rec.Error = err.Error()
 		return

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/answer"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -30,12 +31,16 @@ func TestReaderAnswersAndScores(t *testing.T) {
 	rd := &Reader{BaseURL: srv.URL + "/v1", Model: "m"}
 	q := Question{Question: "who directed inception", Answers: []string{"Christopher Nolan"}}
 	rec := Record{Metrics: map[string]float64{}}
-	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 1}, q, []verify.Source{{ID: "Q1", Title: "Inception", Text: "A film by Nolan."}, {ID: "Q2", Text: "other"}}, &rec)
+	docs := []answer.Source{{ID: "Q1", Title: "Inception", Text: "A film by Nolan."}, {ID: "Q2", Text: "other"}, {ID: "Q3", Text: "third"}, {ID: "Q4", Text: "fourth"}}
+	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 1}, q, docs, &rec)
 	if rec.Prediction != "The Christopher Nolan" || rec.Metrics["em"] != 1 || rec.Metrics["f1"] != 1 {
 		t.Fatalf("prediction %q, metrics %v, error %q", rec.Prediction, rec.Metrics, rec.Error)
 	}
-	user := got.Messages[1].Content
-	if got.Model != "m" || got.Messages[0].Content != ReaderSystemPrompt || !strings.Contains(user, "[1] Inception") || strings.Contains(user, "other") {
+	// The answer path's prompt, as POST /v1/answer sends it (EvidenceTokens
+	// 0: the first three documents' heads).
+	want := answer.Messages(q.Question, []answer.Source{docs[0], docs[1], docs[2]})
+	user := got.Messages[len(got.Messages)-1].Content
+	if got.Model != "m" || len(got.Messages) != len(want) || got.Messages[0].Content != answer.SystemPrompt || user != want[len(want)-1].Content || strings.Contains(user, "fourth") {
 		t.Errorf("request: model %q, user message %q", got.Model, user)
 	}
 }
@@ -45,11 +50,19 @@ func TestReaderErrors(t *testing.T) {
 	defer down.Close()
 	for _, q := range []Question{{Question: "q", Answers: []string{"a"}}, {Question: "c", Label: LabelRefutes}} {
 		rec := Record{Metrics: map[string]float64{}}
-		readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: down.URL, Model: "m"}, ReaderK: 5}, q, passageDocs("A passage."), &rec)
+		readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: down.URL, Model: "m"}, ReaderK: 5}, q, answerDocs(passageDocs("A passage.")), &rec)
 		if len(rec.Metrics) != 0 || rec.Error == "" {
 			t.Errorf("%q: a failed reader must leave the metrics absent and record the error: %v %q", q.Question, rec.Metrics, rec.Error)
 		}
 	}
+}
+
+func answerDocs(vs []verify.Source) []answer.Source {
+	out := make([]answer.Source, len(vs))
+	for i, v := range vs {
+		out[i] = answer.Source{ID: v.ID, Title: v.Title, Text: v.Text}
+	}
+	return out
 }
 
 // passageDocs are documents with the given texts, ids d1, d2, ...
@@ -99,7 +112,7 @@ func TestClaimMetrics(t *testing.T) {
 			reply = c.reply
 			rec := Record{Metrics: map[string]float64{}}
 			q := Question{ID: "c", Question: "Magic Johnson did not play for the Lakers.", Label: c.label, Evidence: c.evidence}
-			readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: srv.URL, Model: "m"}, ReaderK: 2, ReaderChars: 600}, q, docs, &rec)
+			readerMetrics(context.Background(), Config{Reader: &Reader{BaseURL: srv.URL, Model: "m"}, ReaderK: 2, ReaderChars: 600}, q, answerDocs(docs), &rec)
 			if !reflect.DeepEqual(rec.Metrics, c.want) || rec.Prediction != c.pred || rec.Error != "" {
 				t.Errorf("metrics %v, prediction %q, error %q", rec.Metrics, rec.Prediction, rec.Error)
 			}
@@ -124,7 +137,7 @@ func TestReaderCache(t *testing.T) {
 	ask := func(model string, texts ...string) Record {
 		rec := Record{Metrics: map[string]float64{}}
 		rd := &Reader{BaseURL: srv.URL, Model: model, Cache: dir}
-		readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, passageDocs(texts...), &rec)
+		readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, answerDocs(passageDocs(texts...)), &rec)
 		return rec
 	}
 	first := ask("m", "Inception is a film by Nolan.")
@@ -138,7 +151,7 @@ func TestReaderCache(t *testing.T) {
 		t.Errorf("%d calls, want a call for the new model and one for the new prompt", calls)
 	}
 	rd := &Reader{BaseURL: srv.URL, Model: "m", Cache: dir}
-	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, passageDocs("Another passage."), &Record{Metrics: map[string]float64{}})
+	readerMetrics(context.Background(), Config{Reader: rd, ReaderK: 2}, q, answerDocs(passageDocs("Another passage.")), &Record{Metrics: map[string]float64{}})
 	if st := rd.Stats(); st.CacheHits != 1 || st.Calls != 0 {
 		t.Errorf("stats %+v, want one hit and no call", st)
 	}

@@ -3,6 +3,7 @@ package eval
 import (
 	"context"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/answer"
 	"io"
 	"strconv"
 	"time"
@@ -11,7 +12,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
-	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 // Retriever runs DMAR (pipeline.Pipeline satisfies it).
@@ -40,9 +40,16 @@ type Config struct {
 	Reader   *Reader // nil: no generator, no EM/F1
 	ReaderK  int     // documents the reader sees (default 5)
 	// ReaderChars clips each document the reader sees to its first N
-	// characters (0: whole documents).
+	// characters (0: whole documents); claims only.
 	ReaderChars int
-	Progress    io.Writer
+	// EvidenceTokens is the reader's evidence budget, as POST /v1/answer's
+	// evidence_tokens (0: the documents' heads, SourceChars each).
+	EvidenceTokens int
+	// GraphTrust decides the graph answers of DMAR's systems (graph_em,
+	// graph_f1, and with a reader em_graph and f1_graph: the graph's answer
+	// where trusted, the reader's elsewhere).
+	GraphTrust answer.GraphTrust
+	Progress   io.Writer
 }
 
 // Record is one question answered by one system: the line of per_question.jsonl.
@@ -75,7 +82,21 @@ type Record struct {
 	Evidence []string `json:"evidence,omitempty"`
 	// ReaderCost is what the reader cost on this question (absent without one).
 	ReaderCost *ReaderCost `json:"reader_cost,omitempty"`
-	Error      string      `json:"error,omitempty"`
+	// Graph is what the knowledge graph answers (DMAR's systems, when the
+	// path that put the top document first ends at its entity).
+	Graph *GraphRecord `json:"graph,omitempty"`
+	Error string       `json:"error,omitempty"`
+}
+
+// GraphRecord is a graph answer as a run saw it.
+type GraphRecord struct {
+	Label      string  `json:"label"`
+	Doc        string  `json:"doc"`
+	Path       string  `json:"path"`
+	Relevance  float64 `json:"relevance"`
+	Confidence float64 `json:"confidence"`
+	Agree      float64 `json:"agree"`
+	Trusted    bool    `json:"trusted"`
 }
 
 // Run answers every question with every system, in the same order on the
@@ -98,11 +119,12 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 				return out, err
 			}
 			rec := Record{ID: q.ID, System: s.Name, Question: q.Question, Gold: q.Gold, Answers: q.Answers, Strata: q.Strata, RankedIDs: []string{}, Scores: []float64{}}
-			var docs []verify.Source
+			var docs []answer.Source
+			var graph *answer.GraphAnswer
 			var err error
 			switch s.Kind {
 			case "dmar", "kg-walk", "ppr":
-				docs, err = runDMAR(ctx, cfg, q, s, &rec)
+				docs, graph, err = runDMAR(ctx, cfg, q, s, &rec)
 			default:
 				if qvec == nil && s.Kind != "bm25" {
 					t := time.Now()
@@ -130,10 +152,12 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 				texts[i] = docText(d.Title, d.Text)
 			}
 			rec.Metrics = Score(rec.RankedIDs, texts, q, cfg.KMax)
+			graphMetrics(q, graph, &rec)
 			if cfg.Reader != nil && rec.Error == "" {
 				before, t := cfg.Reader.Stats(), time.Now()
 				readerMetrics(ctx, cfg, q, docs, &rec)
 				rec.ReaderCost = costSince(before, cfg.Reader.Stats(), t)
+				addGraphAnswers(&rec)
 			}
 			out = append(out, rec)
 		}
@@ -145,7 +169,7 @@ func Run(ctx context.Context, cfg Config, ds *Dataset, systems []System) ([]Reco
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }
 
-func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []float32, rec *Record) ([]verify.Source, error) {
+func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []float32, rec *Record) ([]answer.Source, error) {
 	sq := retrieval.Query{Mode: retrieval.BM25, Text: q.Question, Limit: cfg.KMax, Filter: retrieval.Filter{IDs: q.Pool}}
 	switch s.Kind {
 	case "dense":
@@ -159,11 +183,11 @@ func runSearch(ctx context.Context, cfg Config, q Question, s System, qvec []flo
 	if err != nil {
 		return nil, fmt.Errorf("%s search: %w", s.Kind, err)
 	}
-	docs := make([]verify.Source, len(hits))
+	docs := make([]answer.Source, len(hits))
 	for i, h := range hits {
 		rec.RankedIDs = append(rec.RankedIDs, h.Doc.ID)
 		rec.Scores = append(rec.Scores, h.Score)
-		docs[i] = verify.Source{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text}
+		docs[i] = answer.Source{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text}
 	}
 	return docs, nil
 }
@@ -186,7 +210,7 @@ func docText(title, text string) string {
 	return title + "\n" + text
 }
 
-func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]verify.Source, error) {
+func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]answer.Source, *answer.GraphAnswer, error) {
 	o := pooled(*s.Options, q.Pool)
 	t := time.Now()
 	var res *pipeline.Result
@@ -195,13 +219,13 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	case "kg-walk":
 		w, ok := cfg.Pipeline.(GraphWalker)
 		if !ok {
-			return nil, fmt.Errorf("kg-walk: the retriever has no graph channel")
+			return nil, nil, fmt.Errorf("kg-walk: the retriever has no graph channel")
 		}
 		res, err = w.GraphWalk(ctx, q.Question, o)
 	case "ppr":
 		w, ok := cfg.Pipeline.(TextWalker)
 		if !ok {
-			return nil, fmt.Errorf("ppr: the retriever has no text graph")
+			return nil, nil, fmt.Errorf("ppr: the retriever has no text graph")
 		}
 		res, err = w.TextWalk(ctx, q.Question, o)
 	default:
@@ -209,13 +233,12 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	}
 	rec.LatencyMS = msSince(t)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.Kind, err)
+		return nil, nil, fmt.Errorf("%s: %w", s.Kind, err)
 	}
-	docs := make([]verify.Source, len(res.Results))
-	for i, d := range res.Results {
+	docs := answer.SourcesOf(res)
+	for _, d := range res.Results {
 		rec.RankedIDs = append(rec.RankedIDs, d.ID)
 		rec.Scores = append(rec.Scores, d.Score)
-		docs[i] = verify.Source{ID: d.ID, Title: d.Title, Text: d.Text}
 		st := d.Breakdown.Stage
 		if d.Breakdown.Anchor {
 			st += "+anchor"
@@ -240,7 +263,7 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	rec.ReformulatedQuery, rec.Reformulator = res.ReformulatedQuery, res.Reformulator
 	rec.TimingsMS = res.TimingsMS
 	rec.EntStd = res.EntStd
-	return docs, nil
+	return docs, answer.GraphOf(res, cfg.GraphTrust), nil
 }
 
 // Score computes the retrieval metrics of one ranking. Answer recall is

@@ -3,6 +3,7 @@ package eval
 import (
 	"crypto/sha256"
 	"fmt"
+	"sort"
 )
 
 // The halves of a benchmark's questions (--half): a fixed rule on the
@@ -52,4 +53,34 @@ func (ds *Dataset) Limit(n int) {
 	if n > 0 && len(ds.Questions) > n {
 		ds.Questions = ds.Questions[:n]
 	}
+}
+
+// Sample keeps n questions chosen by a fixed rule (the n smallest
+// sha256(seed, id)), in file order; n <= 0 or n >= the count keeps all.
+// The same seed picks the same questions on every machine.
+func (ds *Dataset) Sample(n int, seed uint64) {
+	if n <= 0 || len(ds.Questions) <= n {
+		return
+	}
+	type keyed struct {
+		i   int
+		key string
+	}
+	ks := make([]keyed, len(ds.Questions))
+	for i, q := range ds.Questions {
+		h := sha256.Sum256([]byte(fmt.Sprintf("%d\x00%s", seed, q.ID)))
+		ks[i] = keyed{i, string(h[:])}
+	}
+	sort.Slice(ks, func(a, b int) bool { return ks[a].key < ks[b].key })
+	keep := make([]bool, len(ds.Questions))
+	for _, k := range ks[:n] {
+		keep[k.i] = true
+	}
+	var out []Question
+	for i, q := range ds.Questions {
+		if keep[i] {
+			out = append(out, q)
+		}
+	}
+	ds.Questions = out
 }
