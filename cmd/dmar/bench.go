@@ -4,9 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/chat"
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/bench"
@@ -21,6 +23,7 @@ func init() {
 	register("bench scale", "ingest rate, memory, hybrid search and default request latency at growing corpus sizes (real, then synthetic documents), embedded and with --index in Weaviate; ends with scale_ratio=R", benchWith("bench scale", backends.RunScale))
 	register("bench docs", "live documents: upsert docs/s beside the load path, search p50 alone and under writes, restart after changed documents beside a cold build, bytes per document", benchWith("bench docs", backends.RunDocBench))
 	register("bench load", "closed-loop load test of a running dmar serve: throughput, p50/p95/p99, errors and RSS by concurrency (CSV and a plot with --out)", runBenchLoad)
+	register("bench answer", "POST /v1/answer's latency, reader tokens and EM/F1 from the documents' heads (before) beside the default path (selected evidence, graph answers) on the same questions; ends with answer_p50_s=P answer_speedup=X f1_delta=D [lo, hi]", runBenchAnswer)
 	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
 }
 
@@ -50,6 +53,27 @@ func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Write
 	}
 	defer stop()
 	return f.Latency(qs, bs).Run(ctx, stdout, stderr)
+}
+
+func runBenchAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var a appFlags
+	var f bench.AnswerFlags
+	if _, err := a.parseArgs("bench answer", args, stderr, f.Register); err != nil {
+		return err
+	}
+	ds, corpus, err := f.Open(a.cfg.State, a.cfg.Corpus)
+	if err != nil {
+		return cliErr(err)
+	}
+	a.cfg.Corpus = corpus
+	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
+	if err != nil {
+		return err
+	}
+	defer set.Close()
+	c := a.cfg.Chat
+	reader := chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: 2 * time.Minute}
+	return cliErr(f.Answer(ctx, p, reader, ds, stdout, stderr))
 }
 
 func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
