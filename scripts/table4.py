@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The paper's Table 4 here: end-to-end results on five benchmarks against the baselines.
 
-    python3 scripts/table4.py [--out eval-out/table4] [--run] [--readme README.md] [--doc docs/eval/end-to-end.md]
+    python3 scripts/table4.py [--out docs/eval/table4] [--run] [--check] [--readme README.md] [--doc docs/eval/end-to-end.md]
                               [--reader-url URL --reader-model NAME --reader-k 3] [--limit N]
 
 Reads OUT/{nq,triviaqa,kgqa,hotpotqa,fever}/results.json (dmar eval's), prints the table
@@ -10,8 +10,13 @@ label accuracy), the paired intervals of dmar against the best baseline, the rea
 and the dmar eval command behind each column. With --readme it rewrites the README's section
 between <!-- table4 --> and <!-- /table4 --> with a summary (the table and a link), and the same
 section of --doc (the evaluation's page, docs/eval/end-to-end.md) with all of it. With --run it first runs the dmar eval
-commands whose results.json is missing (bin/dmar; a rerun reads the reader's replies from the
-cache in the state folder). Standard library only.
+commands whose results.json is missing (bin/dmar). Every reply of the reader is kept in
+OUT/replies.jsonl, keyed by the model file's sha256 (models/llm/MODELS) and the request's, synced
+as it comes: an interrupted run resumes where it stopped, systems that show the reader the same
+prompt pay once, and a rerun costs no reader call; the file is committed with the results. With
+--check it reruns each committed column with the reader unreachable (every reply must come from
+the committed cache) and fails unless the per-question answers and metrics, and the rendered
+section, equal the committed ones. Standard library only.
 """
 import argparse
 import json
@@ -26,27 +31,44 @@ SYSTEMS = ["bm25", "dense", "hybrid", "dmar-paper", "dmar"]
 BASELINES = "dense,hybrid"
 DATA = "../shared/data"
 
-# name, column title, dataset flag, extra flags, end metric, the paper's figure and its metric
+# name, column title, dataset flag, extra flags, end metric, the paper's figure and its metric.
+# NQ's and TriviaQA's report halves (454 and 315 questions) are sampled to 200 by a fixed rule
+# (dmar eval --sample: the 200 smallest sha256 of seed 1 and the id); the others are whole.
 BENCHMARKS = [
-    ("nq", "NQ-open (report half)", f"nq-open:{DATA}/nq-open/dev.jsonl", ["--half", "report"], "f1", ".583 F1"),
-    ("triviaqa", "TriviaQA (report half)", f"triviaqa:{DATA}/triviaqa/dev.jsonl", ["--half", "report"], "f1", ".790 F1"),
+    ("nq", "NQ-open (report half, 200 sampled)", f"nq-open:{DATA}/nq-open/dev.jsonl", ["--half", "report", "--sample", "200"], "f1", ".583 F1"),
+    ("triviaqa", "TriviaQA (report half, 200 sampled)", f"triviaqa:{DATA}/triviaqa/dev.jsonl", ["--half", "report", "--sample", "200"], "f1", ".790 F1"),
     ("kgqa", "KGQA dev (WebQSP's place)", f"kgqa:{DATA}/kgqa/dev.jsonl", [], "f1", ".576 F1 (WebQSP)"),
     ("hotpotqa", "HotpotQA-100 pooled", f"hotpotqa:{DATA}/hotpotqa-100", [], "f1", ".625 F1"),
     ("fever", "FEVER (report half)", f"fever:{DATA}/fever/dev.jsonl", ["--half", "report"], "label_acc", ".813 acc."),
 ]
+# The order --run runs them in: the cheap and telling columns first.
+RUN_ORDER = ["kgqa", "hotpotqa", "fever", "nq", "triviaqa"]
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "llm", "MODELS")
 METRIC_NAMES = {"f1": "F1", "label_acc": "label accuracy"}
 BEGIN, END = "<!-- table4 -->", "<!-- /table4 -->"
 DOC = "docs/eval/end-to-end.md"
 RUN_ALL = f"python3 scripts/table4.py --run --readme README.md --doc {DOC}"
 
 
-def command(args, name, dataset, extra):
+def model_sha(alias):
+    """The sha256 of the local model file named alias, from models/llm/MODELS."""
+    with open(MODELS) as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 7 and not line.startswith("#") and parts[1] == alias:
+                return parts[6]
+    sys.exit(f"table4: {alias} is not in {MODELS}: give its file's sha256 with --reader-model-sha256")
+
+
+def command(args, name, dataset, extra, out=None, reader_url=None):
     cmd = ["bin/dmar", "eval", "--data", f"{DATA}/codexm", "--dataset", dataset, *extra,
            "--systems", ",".join(SYSTEMS), "--baselines", BASELINES,
-           "--reader-url", args.reader_url, "--reader-model", args.reader_model, "--reader-k", str(args.reader_k)]
+           "--reader-url", reader_url or args.reader_url, "--reader-model", args.reader_model, "--reader-k", str(args.reader_k),
+           "--reader-cache", os.path.join(args.out, "replies.jsonl"),
+           "--reader-model-sha256", args.reader_model_sha256 or model_sha(args.reader_model)]
     if args.limit:
         cmd += ["--limit", str(args.limit)]
-    return cmd + ["--out", os.path.join(args.out, name)]
+    return cmd + ["--out", out or os.path.join(args.out, name)]
 
 
 def load(args):
@@ -80,11 +102,20 @@ def table(runs, cols, w):
     w("|---|" + "---|" * len(cols))
     for s in SYSTEMS:
         w(f"| {'**dmar**' if s == 'dmar' else s} | " + " | ".join(cell(runs[b[0]], s, b[4]) for b in cols) + " |")
+    w("| dmar with graph answers | " + " | ".join(graph_cell(runs[b[0]], b[4]) for b in cols) + " |")
     w("| the paper (7B-class reader, its own corpora) | " + " | ".join(f"– / {b[5]}" for b in cols) + " |")
     w("")
     w("Cells: Recall@5 / F1 (FEVER: Recall@5 over the verifiable claims / label accuracy over all). "
       f"Reader: {gen}. `\\*`: the paired-bootstrap 95% interval of the difference from the best "
       f"baseline ({BASELINES.replace(',', ', ')}, per metric) excludes 0.")
+
+
+def graph_cell(run, metric):
+    """dmar's F1 where a trusted graph path answers without the reader, and the share it answers."""
+    m = run.get("means", {}).get("dmar", {})
+    if metric != "f1" or "f1_graph" not in m:
+        return "–"
+    return f"– / {fmt(m['f1_graph'])} ({100 * m.get('graph_answered', 0):.0f}% by the graph)"
 
 
 def summary(args, runs):
@@ -167,7 +198,10 @@ def commands(args, runs, w):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", default="eval-out/table4")
+    ap.add_argument("--out", default="docs/eval/table4")
+    ap.add_argument("--check", action="store_true", help="rerun the committed columns with the reader unreachable and "
+                    "fail unless answers, metrics and the rendered section equal the committed ones")
+    ap.add_argument("--reader-model-sha256", help="the reader's model file's sha256 (default: from models/llm/MODELS)")
     ap.add_argument("--run", action="store_true", help="run the dmar eval commands whose results.json is missing")
     ap.add_argument("--readme", help="rewrite this file's section between the table4 markers with the summary")
     ap.add_argument("--doc", default=DOC, help="with --readme, rewrite this file's table4 section with the whole of it "
@@ -177,8 +211,10 @@ def main():
     ap.add_argument("--reader-k", type=int, default=3)
     ap.add_argument("--limit", type=int, default=0, help="only the first N questions of each (a smoke run)")
     args = ap.parse_args()
+    if args.check:
+        sys.exit(check(args))
     if args.run:
-        for name, _, dataset, extra, *_ in BENCHMARKS:
+        for name, _, dataset, extra, *_ in sorted(BENCHMARKS, key=lambda b: RUN_ORDER.index(b[0])):
             if os.path.exists(os.path.join(args.out, name, "results.json")):
                 continue
             cmd = command(args, name, dataset, extra)
@@ -202,6 +238,49 @@ def main():
             _, tail = rest.split(END, 1)
             with open(path, "w") as f:
                 f.write(head + BEGIN + "\n" + body + END + tail)
+
+
+def records(path):
+    """(id, system) -> (prediction, metrics) of a run's per_question.jsonl."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            out[(r["id"], r["system"])] = (r.get("prediction"), r.get("metrics"), r.get("error"))
+    return out
+
+
+def check(args):
+    """Reruns each committed column against the committed cache alone; 0 when all agree."""
+    import tempfile
+    runs = load(args)
+    if not runs:
+        print(f"table4: no committed column under {args.out}: nothing to check")
+        return 0
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, _, dataset, extra, *_ in BENCHMARKS:
+            if name not in runs:
+                continue
+            out = os.path.join(tmp, name)
+            # Port 9 (discard) on loopback: nothing answers, so every reply must come from the cache.
+            cmd = command(args, name, dataset, extra, out=out, reader_url="http://127.0.0.1:9/v1") + ["--quiet"]
+            print("table4: check " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
+            subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+            want, got = records(os.path.join(args.out, name, "per_question.jsonl")), records(os.path.join(out, "per_question.jsonl"))
+            diff = [k for k in want if want[k] != got.get(k)]
+            if diff or len(got) != len(want):
+                bad += 1
+                print(f"table4: {name}: {len(diff)} of {len(want)} answers differ from the committed ones (first: {diff[:3]})", file=sys.stderr)
+            else:
+                print(f"table4: {name}: all {len(want)} answers reproduced from the committed cache", file=sys.stderr)
+    if args.doc and os.path.exists(args.doc):
+        with open(args.doc) as f:
+            doc = f.read()
+        if BEGIN in doc and render(args, runs) not in doc:
+            bad += 1
+            print(f"table4: {args.doc}'s section is not what the committed results render: run {RUN_ALL}", file=sys.stderr)
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":
