@@ -88,13 +88,16 @@ func (f AnswerFlags) Open(state, corpus string) (*eval.Dataset, string, error) {
 
 // AnswerRecord is one question answered both ways.
 type AnswerRecord struct {
-	ID         string            `json:"id"`
-	Question   string            `json:"question"`
-	Answers    []string          `json:"answers"`
-	RetrieveMS float64           `json:"retrieve_ms"`
-	Heads      AnswerRun         `json:"heads"`   // before: the top 3 documents' first 500 characters
-	Default    AnswerRun         `json:"default"` // evidence and graph answers
-	Graph      *eval.GraphRecord `json:"graph,omitempty"`
+	ID         string    `json:"id"`
+	Question   string    `json:"question"`
+	Answers    []string  `json:"answers"`
+	RetrieveMS float64   `json:"retrieve_ms"`
+	Heads      AnswerRun `json:"heads"`    // before: the top 3 documents' first 500 characters
+	Evidence   AnswerRun `json:"evidence"` // a trusted graph answer, else the selected evidence
+	// Default is the server's default: a trusted graph answer (Evidence's
+	// run), else the reader over the heads (Heads' run, not asked twice).
+	Default AnswerRun         `json:"default"`
+	Graph   *eval.GraphRecord `json:"graph,omitempty"`
 }
 
 // AnswerRun is one way's answer, its cost and its score.
@@ -167,7 +170,7 @@ func (f AnswerFlags) Answer(ctx context.Context, p *pipeline.Pipeline, reader ch
 		}
 		heads := func() { rec.Heads = runAnswer(ctx, a, gen, q, docs, answer.Options{}) }
 		def := func() {
-			rec.Default = runAnswer(ctx, a, gen, q, docs, answer.Options{EvidenceTokens: f.EvidenceTokens, Graph: g})
+			rec.Evidence = runAnswer(ctx, a, gen, q, docs, answer.Options{EvidenceTokens: f.EvidenceTokens, Graph: g})
 		}
 		if i%2 == 0 {
 			heads()
@@ -178,6 +181,10 @@ func (f AnswerFlags) Answer(ctx context.Context, p *pipeline.Pipeline, reader ch
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		rec.Default = rec.Heads
+		if rec.Evidence.Source == answer.SourceGraph {
+			rec.Default = rec.Evidence
 		}
 		recs = append(recs, rec)
 		m.Add(1)
@@ -262,7 +269,9 @@ func (f AnswerFlags) report(w io.Writer, reader chat.Client, ds *eval.Dataset, r
 		name string
 		run  func(AnswerRecord) AnswerRun
 	}
-	cols := []col{{"heads (before)", func(r AnswerRecord) AnswerRun { return r.Heads }}, {fmt.Sprintf("default (evidence %d, graph answers)", f.EvidenceTokens), func(r AnswerRecord) AnswerRun { return r.Default }}}
+	cols := []col{{"heads (before)", func(r AnswerRecord) AnswerRun { return r.Heads }},
+		{fmt.Sprintf("graph answers, evidence %d", f.EvidenceTokens), func(r AnswerRecord) AnswerRun { return r.Evidence }},
+		{"default: graph answers, heads", func(r AnswerRecord) AnswerRun { return r.Default }}}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "path\tp50 s\tp95 s\tprompt tok\tread tok\treply tok\tread s\twrite s\tEM\tF1\terrors\t")
 	p50 := map[string]float64{}
@@ -298,18 +307,20 @@ func (f AnswerFlags) report(w io.Writer, reader chat.Client, ds *eval.Dataset, r
 	var gn int
 	var gHeads, gDef, gLat, rLat []float64
 	for _, r := range recs {
-		if r.Default.Source == answer.SourceGraph && r.Default.Error == "" {
+		if r.Evidence.Source == answer.SourceGraph && r.Evidence.Error == "" {
 			gn++
-			gDef = append(gDef, r.Default.F1)
+			gDef = append(gDef, r.Evidence.F1)
 			gHeads = append(gHeads, r.Heads.F1)
-			gLat = append(gLat, r.RetrieveMS+r.Default.AnswerMS)
-		} else if r.Default.Error == "" {
-			rLat = append(rLat, (r.RetrieveMS+r.Default.AnswerMS)/1000)
+			gLat = append(gLat, r.RetrieveMS+r.Evidence.AnswerMS)
+		} else if r.Evidence.Error == "" {
+			rLat = append(rLat, (r.RetrieveMS+r.Evidence.AnswerMS)/1000)
 		}
 	}
-	fmt.Fprintf(w, "graph answers: %d of %d (%.0f%%), F1 %.3f against the heads reader's %.3f on the same questions, p50 %.0f ms (retrieval included); reader answers p50 %.2f s\n",
+	fmt.Fprintf(w, "graph answers: %d of %d (%.0f%%), F1 %.3f against the heads reader's %.3f on the same questions, p50 %.0f ms (retrieval included); the evidence reader's answers p50 %.2f s\n",
 		gn, len(recs), 100*float64(gn)/float64(max(1, len(recs))), nanMean(gDef), nanMean(gHeads), stats.Percentile(gLat, 50), stats.Percentile(rLat, 50))
-	before, after := cols[0].name, cols[1].name
+	before, ev, after := cols[0].name, cols[1].name, cols[2].name
+	eci := eval.PairedBootstrap(f1[ev], f1[before], f.Boot, 1)
+	fmt.Fprintf(w, "F1 %s - heads: %+.3f [%+.3f, %+.3f], p50 %.2fx faster\n", ev, eci.Diff, eci.Lo, eci.Hi, p50[before]/p50[ev])
 	ci := eval.PairedBootstrap(f1[after], f1[before], f.Boot, 1)
 	speed := p50[before] / p50[after]
 	fmt.Fprintf(w, "F1 default - heads: %+.3f [%+.3f, %+.3f] (paired bootstrap, 95%%, %d questions)\n", ci.Diff, ci.Lo, ci.Hi, ci.N)

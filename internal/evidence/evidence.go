@@ -68,7 +68,7 @@ type Config struct {
 // Default is the selection's shape POST /v1/answer and /v1/verify use
 // (Tokens is each request's budget), chosen on the tune halves
 // (docs/eval/end-to-end.md).
-var Default = Config{Docs: 5}
+var Default = Config{Docs: 5, Lead: 0.1, RankDecay: 0.05}
 
 // DefaultTokens is the default budget: about 160 reader tokens of evidence.
 const DefaultTokens = 160

@@ -69,10 +69,10 @@ type Config struct {
 	// MaxEvidence bounds the sentences a verdict may cite (default 5, as
 	// FEVER scores).
 	MaxEvidence int
-	// Encoder, when set, selects the sentences shown as POST /v1/answer
-	// does (internal/evidence): the claim's best sentences of the first
-	// Sources documents within EvidenceTokens reader tokens (default
-	// evidence.DefaultTokens); SourceChars is then unused.
+	// Encoder and EvidenceTokens > 0 select the sentences shown as POST
+	// /v1/answer's evidence_tokens does (internal/evidence): the claim's
+	// best sentences of the first Sources documents within EvidenceTokens
+	// reader tokens; SourceChars is then unused. Otherwise Select picks them.
 	Encoder        evidence.Encoder
 	EvidenceTokens int
 }
@@ -94,9 +94,6 @@ func New(cfg Config) *Verifier {
 	}
 	if cfg.MaxEvidence <= 0 {
 		cfg.MaxEvidence = 5
-	}
-	if cfg.EvidenceTokens <= 0 {
-		cfg.EvidenceTokens = evidence.DefaultTokens
 	}
 	return &Verifier{cfg: cfg}
 }
@@ -175,7 +172,7 @@ func (v *Verifier) Verify(ctx context.Context, claim string, docs []Source) (Res
 // selectShown picks the sentences shown: by the encoder within the token
 // budget when one is configured, else by Select's word overlap.
 func (v *Verifier) selectShown(ctx context.Context, claim string, docs []Source) ([]Sentence, error) {
-	if v.cfg.Encoder == nil {
+	if v.cfg.Encoder == nil || v.cfg.EvidenceTokens <= 0 {
 		return Select(claim, docs, v.cfg.SourceChars), nil
 	}
 	in := make([]evidence.Doc, len(docs))
