@@ -9,7 +9,19 @@ cd "$(dirname "$0")/.."
 addr=${1:-127.0.0.1:8080}
 bin/dmar serve --addr "$addr" &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
+# The server stops with the demo. || true: under set -e, a kill of a server
+# already gone (as after Ctrl-C) would make the demo's exit status 1.
+trap 'kill $pid 2>/dev/null || true; wait $pid 2>/dev/null || true' EXIT
+# Ctrl-C (or a TERM) is how the demo ends: dmar serve drains and stops, and
+# the demo ends without an error (make would print one for a non-zero exit).
+stop() {
+	trap - INT TERM
+	kill -TERM $pid 2>/dev/null || true
+	wait $pid 2>/dev/null || true
+	echo "demo: stopped" >&2
+	exit 0
+}
+trap stop INT TERM
 echo "demo: waiting for dmar to load the demo data and become ready on $addr ..." >&2
 for _ in $(seq 1 900); do
 	if curl -fsS "http://$addr/readyz" >/dev/null 2>&1; then break; fi
@@ -24,4 +36,4 @@ echo "demo: the same question from a shell:  curl -s http://$addr/v1/retrieve -H
 echo "demo: and in a browser, the explorer:   $page" >&2
 if [ "${DMAR_DEMO_EXIT:-}" = 1 ]; then exit 0; fi
 echo "demo: dmar is serving on http://$addr (the explorer at /, POST /v1/retrieve, GET /openapi.json); Ctrl-C stops it" >&2
-wait $pid
+wait $pid || { status=$?; echo "demo: dmar serve exited with status $status" >&2; exit $status; }

@@ -122,6 +122,10 @@ type Server struct {
 	AllowedHosts     []string `yaml:"allowed_hosts"`
 	MaxResponseBytes int      `yaml:"max_response_bytes"` // a larger answer gets 422
 	MaxRequestCost   int      `yaml:"max_request_cost"`   // Shapley game evaluations per request
+	// MCPMaxBodyBytes and MCPMaxBatch bound a POST /mcp: its body, and the
+	// messages of one JSON-RPC batch (they run at once).
+	MCPMaxBodyBytes int `yaml:"mcp_max_body_bytes"`
+	MCPMaxBatch     int `yaml:"mcp_max_batch"`
 	// EncoderBatchWindow is how long a query waits to share a sentence
 	// encoder call with concurrent requests' queries (0: no batching).
 	EncoderBatchWindow time.Duration `yaml:"encoder_batch_window"`
@@ -209,7 +213,7 @@ func Default(cache, data string) Config {
 		TextGraph: TextGraph{Python: DefaultTextGraphPython(cache)},
 		Server: Server{Addr: "127.0.0.1:8080", RequestTimeout: 30 * time.Second, BackendTimeout: 10 * time.Second,
 			ShutdownTimeout: 15 * time.Second, PprofAddr: "127.0.0.1:6060", LogLevel: "info",
-			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, EncoderBatchWindow: 2 * time.Millisecond, EncoderCalls: 1},
+			MaxResponseBytes: 4 << 20, MaxRequestCost: 20_000_000, MCPMaxBodyBytes: 1 << 20, MCPMaxBatch: 16, EncoderBatchWindow: 2 * time.Millisecond, EncoderCalls: 1},
 		Weaviate: Weaviate{ReadConsistency: "ONE", WriteConsistency: "QUORUM"},
 	}
 }

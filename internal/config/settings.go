@@ -70,6 +70,8 @@ func Settings(c *Config) []Setting {
 		{"server.allowed_hosts", "DMAR_ALLOWED_HOSTS", "allowed-hosts", true, "comma-separated Host names answered (* for any); empty: loopback only when no API key is configured", list(&c.Server.AllowedHosts)},
 		{"server.max_response_bytes", "DMAR_MAX_RESPONSE_BYTES", "max-response-bytes", true, "largest response body; a larger answer is refused with 422 naming the options that grew it", integer(&c.Server.MaxResponseBytes)},
 		{"server.max_request_cost", "DMAR_MAX_REQUEST_COST", "max-request-cost", true, "Shapley game evaluations one request may need (query entities x samples x documents); more is refused with 422 before the work", integer(&c.Server.MaxRequestCost)},
+		{"server.mcp_max_body_bytes", "DMAR_MCP_MAX_BODY_BYTES", "mcp-max-body-bytes", true, "largest POST /mcp body; a larger one is refused with 413", integer(&c.Server.MCPMaxBodyBytes)},
+		{"server.mcp_max_batch", "DMAR_MCP_MAX_BATCH", "mcp-max-batch", true, "most JSON-RPC messages in one POST /mcp batch (they run at once, each charged to the key's rate limit); more is refused with 413", integer(&c.Server.MCPMaxBatch)},
 		{"server.encoder_calls", "DMAR_ENCODER_CALLS", "encoder-calls", true, "batched sentence encoder calls running at once (with ort.threads 1, one per core uses every core)", integer(&c.Server.EncoderCalls)},
 		{"server.encoder_batch_window", "DMAR_ENCODER_BATCH_WINDOW", "encoder-batch-window", true, "how long a query waits to share a sentence encoder call with concurrent requests (0: no batching)", dur(&c.Server.EncoderBatchWindow)},
 	}

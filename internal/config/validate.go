@@ -133,6 +133,12 @@ func (s *Server) validateLimits(ps *Problems) {
 	if s.MaxResponseBytes < 64<<10 {
 		ps.add("server.max_response_bytes", "must be at least 65536, got %d", s.MaxResponseBytes)
 	}
+	if s.MCPMaxBodyBytes < 64<<10 || s.MCPMaxBodyBytes > 64<<20 {
+		ps.add("server.mcp_max_body_bytes", "must be between 65536 and 67108864, got %d", s.MCPMaxBodyBytes)
+	}
+	if s.MCPMaxBatch < 1 || s.MCPMaxBatch > 1000 {
+		ps.add("server.mcp_max_batch", "must be between 1 and 1000, got %d", s.MCPMaxBatch)
+	}
 	if s.EncoderCalls < 1 || s.EncoderCalls > 64 {
 		ps.add("server.encoder_calls", "must be between 1 and 64, got %d", s.EncoderCalls)
 	}

@@ -25,6 +25,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 )
@@ -325,9 +326,13 @@ func (c *checker) value(t reflect.Type, pattern string) error {
 		if err != nil {
 			return err
 		}
+		if c.r.Exact[pattern] && !utf8.Valid(raw) {
+			c.i = start
+			return c.fail(errs.Invalid, "must be valid UTF-8 (it holds a byte that is not): it would not be kept exactly")
+		}
 		if c.r.Exact[pattern] && !exact(raw) {
 			c.i = start
-			return c.fail(errs.Invalid, "must be valid UTF-8 without lone surrogate escapes (\\ud800): it would not be kept exactly")
+			return c.fail(errs.Invalid, "must not hold a lone surrogate escape (such as \\ud800): it would not be kept exactly")
 		}
 		return nil
 	case ch == 't' || ch == 'f':

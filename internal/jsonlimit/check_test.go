@@ -67,7 +67,7 @@ func TestCheck(t *testing.T) {
 		{"bool given a string", `{"documents": [{"on": "yes"}]}`, errs.Invalid, "documents[0].on", "got JSON string"},
 		{"too many documents", `{"documents": [{}, {}, {}` + strings.Repeat(`, {}`, 1000) + `]}`, errs.TooLarge, "documents", "over 2 elements"},
 		{"too many nested ids", `{"inner": {"ids": ["a", "b", "c", "d"]}}`, errs.TooLarge, "inner.ids", "over 3"},
-		{"invalid UTF-8 id", "{\"documents\": [{\"id\": \"bad\xff\"}]}", errs.Invalid, "documents[0].id", "valid UTF-8"},
+		{"invalid UTF-8 id", "{\"documents\": [{\"id\": \"bad\xff\"}]}", errs.Invalid, "documents[0].id", "valid UTF-8 (it holds a byte that is not)"},
 		{"lone surrogate id", `{"documents": [{"id": "col\ud800"}]}`, errs.Invalid, "documents[0].id", "lone surrogate"},
 		{"lone low surrogate id", `{"documents": [{"id": "a"}, {"id": "\udc00x"}]}`, errs.Invalid, "documents[1].id", "lone surrogate"},
 		{"high surrogate then a non-surrogate", `{"inner": {"ids": ["\ud800\u0041"]}}`, errs.Invalid, "inner.ids[0]", "lone surrogate"},

@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -34,9 +36,20 @@ type Config struct {
 	CanWrite func(http.Header) bool
 	// Key is the API key the stdio transport presents (HTTP callers
 	// present their own).
-	Key     string
-	Version string
-	Logger  *slog.Logger
+	Key string
+	// Timeout bounds one POST /mcp, all its messages together (the
+	// server's request_timeout; 0: only the request context's deadline).
+	// A call still running then is stopped and answered with a JSON-RPC
+	// error, as is a call whose client has gone.
+	Timeout time.Duration
+	// MaxBodyBytes bounds a POST /mcp body (0: the SDK's default, 4 MiB).
+	MaxBodyBytes int64
+	// MaxReplyBytes bounds a POST /mcp's answers together, as the REST
+	// API's max_response_bytes bounds one answer (0: no bound); past it
+	// each call is answered with a JSON-RPC error.
+	MaxReplyBytes int
+	Version       string
+	Logger        *slog.Logger
 }
 
 // Service holds the two tool sets: with and without the write tools.
@@ -75,6 +88,9 @@ func New(cfg Config) (*Service, error) {
 			return next(ctx, method, req)
 		}
 	})
+	// Added last, so outermost: a refused write call is bounded too.
+	s.read.AddReceivingMiddleware(bounded)
+	s.write.AddReceivingMiddleware(bounded)
 	return s, nil
 }
 
@@ -83,9 +99,11 @@ Start with retrieve: it returns the best documents, each with its score, the ent
 Use link to find the entities a text mentions, subgraph to look at an entity's neighbourhood, get_document to read a whole document.`
 
 // Handler serves the streamable HTTP transport, stateless: every POST is
-// answered on its own, with the tool set its credentials allow.
+// answered on its own, with the tool set its credentials allow, within
+// Config's bounds (time, body and reply size; the REST server bounds the
+// batch and charges its messages before they get here).
 func (s *Service) Handler() http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+	sdk := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s.canWrite(r.Header) {
 			return s.write
 		}
@@ -94,16 +112,19 @@ func (s *Service) Handler() http.Handler {
 		// The REST server's Host check (loopback only without keys, else the
 		// configured names) has already run: the SDK's own, stricter for a
 		// proxied loopback listener, would refuse what dmar allows.
-		DisableLocalhostProtection: true})
+		DisableLocalhostProtection: true,
+		// The SDK's default is 4 MiB; dmar's is the server's setting.
+		MaxRequestBodyBytes: s.maxBody(),
+		// Off by default, and only for the 2026-07-28 protocol: a request
+		// of any version is cancelled by bounded, through its context.
+		PropagateRequestCancellation: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { s.serveHTTP(w, r, sdk) })
 }
 
-// RunStdio serves one client over stdin and stdout until it leaves or ctx ends.
+// RunStdio serves one client over stdin and stdout until it leaves or ctx
+// ends (ServeIO).
 func (s *Service) RunStdio(ctx context.Context) error {
-	srv := s.read
-	if s.canWrite(s.stdioHeader()) {
-		srv = s.write
-	}
-	return srv.Run(ctx, &mcp.StdioTransport{})
+	return s.ServeIO(ctx, os.Stdin, os.Stdout)
 }
 
 // Connect serves one client over t (tests use in-memory transports).

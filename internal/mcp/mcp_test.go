@@ -70,6 +70,21 @@ func api(t *testing.T, extra ...server.APIKey) *server.Server {
 // newAPI is api, with /mcp served or not.
 func newAPI(t testing.TB, withMCP bool, extra ...server.APIKey) *server.Server {
 	t.Helper()
+	return newAPIWith(t, setup{noMCP: !withMCP, keys: extra})
+}
+
+// setup changes api's server: its configuration, the MCP tools'
+// configuration, and the REST handler the tools call (wrap).
+type setup struct {
+	noMCP  bool
+	keys   []server.APIKey
+	server func(*server.Config)
+	mcp    func(*dmcp.Config)
+	wrap   func(http.Handler) http.Handler
+}
+
+func newAPIWith(t testing.TB, o setup) *server.Server {
+	t.Helper()
 	ctx := context.Background()
 	once.Do(func() {
 		dir, err := datapath.Dataset("codexm-film")
@@ -109,19 +124,30 @@ func newAPI(t testing.TB, withMCP bool, extra ...server.APIKey) *server.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return server.New(server.Config{Pipeline: p, Documents: st, Logger: slog.New(slog.DiscardHandler),
-		APIKeys: append([]server.APIKey{{Name: "reader", SHA256: hash(readKey)}, {Name: "writer", SHA256: hash(writeKey), Write: true}}, extra...),
+	cfg := server.Config{Pipeline: p, Documents: st, Logger: slog.New(slog.DiscardHandler),
+		APIKeys: append([]server.APIKey{{Name: "reader", SHA256: hash(readKey)}, {Name: "writer", SHA256: hash(writeKey), Write: true}}, o.keys...),
 		MCP: func(h http.Handler) http.Handler {
-			if !withMCP {
+			if o.noMCP {
 				return nil
 			}
-			s, err := dmcp.New(dmcp.Config{API: h, Spec: server.OpenAPI(), Documents: true, CanWrite: h.(*server.Server).CanWrite})
+			c := dmcp.Config{API: h, Spec: server.OpenAPI(), Documents: true, CanWrite: h.(*server.Server).CanWrite}
+			if o.wrap != nil {
+				c.API = o.wrap(h)
+			}
+			if o.mcp != nil {
+				o.mcp(&c)
+			}
+			s, err := dmcp.New(c)
 			if err != nil {
 				t.Error(err)
 				return nil
 			}
 			return s.Handler()
-		}})
+		}}
+	if o.server != nil {
+		o.server(&cfg)
+	}
+	return server.New(cfg)
 }
 
 // stdio connects a client as dmar mcp serves one, presenting key.
@@ -312,21 +338,24 @@ func TestSchemasFromOpenAPI(t *testing.T) {
 	}
 }
 
-// MCP messages are not charged to a key's rate limit; each tool call is,
-// as the REST request it makes.
+// Every MCP message is charged to the key's rate limit, once: a tool call
+// is not charged again for the REST request it makes.
 func TestRateLimitCountsToolCalls(t *testing.T) {
-	srv := httptest.NewServer(api(t, server.APIKey{Name: "slow", SHA256: hash("slow-key"), Rate: 0.001, Burst: 2}))
+	srv := httptest.NewServer(api(t, server.APIKey{Name: "slow", SHA256: hash("slow-key"), Rate: 0.001, Burst: 5}))
 	defer srv.Close()
-	cs, err := overHTTP(t, srv.URL, "slow-key") // initialize and initialized: two messages
+	cs, err := overHTTP(t, srv.URL, "slow-key") // server/discover: one message
 	if err != nil {
 		t.Fatal(err)
 	}
-	toolNames(t, cs) // a third
-	for i, want := range []bool{false, false, true} {
-		res, text := call(t, cs, "link", map[string]any{"text": "Inception"})
-		if res.IsError != want || (want && !strings.Contains(text, "429 rate_limited")) {
-			t.Errorf("tool call %d: error %v %q, want error %v (a burst of 2)", i+1, res.IsError, text, want)
+	toolNames(t, cs) // a second
+	for i := range 3 {
+		if res, text := call(t, cs, "link", map[string]any{"text": "Inception"}); res.IsError {
+			t.Errorf("tool call %d, message %d of a burst of 5: %q", i+1, i+3, text)
 		}
+	}
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "link", Arguments: map[string]any{"text": "Inception"}})
+	if err == nil || !strings.Contains(err.Error(), "Too Many Requests") {
+		t.Errorf("a sixth message: %v, want 429", err)
 	}
 }
 

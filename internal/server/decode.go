@@ -143,7 +143,23 @@ func decodeWithMethod(r io.Reader, v any, opts *pipeline.Options) error {
 		}
 		*opts = o
 	}
-	return decodeChecked(body, v)
+	if err := decodeChecked(body, v); err != nil {
+		return err
+	}
+	return checkFilter(*opts)
+}
+
+// checkFilter refuses an empty filter list: it would restrict the search to
+// no document, and a caller whose list came out empty must not get every
+// document instead, nor none without being told.
+func checkFilter(o pipeline.Options) error {
+	if o.Filter.IDs != nil && len(o.Filter.IDs) == 0 {
+		return errs.Field("filter.ids", "is empty, which would match no document; leave filter.ids out to search every document")
+	}
+	if o.Filter.AnyEntities != nil && len(o.Filter.AnyEntities) == 0 {
+		return errs.Field("filter.any_entities", "is empty, which would match no document; leave filter.any_entities out to search every document")
+	}
+	return nil
 }
 
 // readBody reads a request body of at most limit bytes that is not empty.
@@ -153,7 +169,12 @@ func readBody(r io.Reader, limit int) ([]byte, error) {
 		return nil, errs.Wrap(errs.Invalid, err, "could not read the request body")
 	}
 	if len(body) > limit {
-		return nil, &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes", limit)}
+		e := &errs.Error{Code: errs.TooLarge, Message: fmt.Sprintf("request body over %d bytes, this route's limit", limit)}
+		if f := cutField(body[:limit]); f != "" {
+			e.Field = clip(f, maxEcho)
+			e.Message += "; it was cut off inside " + e.Field
+		}
+		return nil, e
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return nil, errs.E(errs.Invalid, "request body is empty; send a JSON object")
@@ -191,4 +212,75 @@ func jsonError(err error) error {
 		return errs.E(errs.Invalid, "malformed JSON: unexpected end of input")
 	}
 	return errs.E(errs.Invalid, "malformed JSON: %v", err)
+}
+
+// cutField is the path of the JSON value a body cut short ends inside (e.g.
+// query, or documents[3].text), or "" when that is not known: the field that
+// made the body too large, or the one the limit fell in.
+func cutField(prefix []byte) string {
+	type frame struct {
+		object bool
+		key    string
+		index  int
+		inKey  bool // an object's next string is a key
+	}
+	var stack []frame
+	path := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			switch {
+			case f.object && f.key != "":
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			case !f.object:
+				fmt.Fprintf(&b, "[%d]", f.index)
+			}
+		}
+		return b.String()
+	}
+	// value notes that a value ended in the innermost container.
+	value := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].object {
+				stack[n-1].inKey = true
+			} else {
+				stack[n-1].index++
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			// A string cut short leaves its key (or index) open; in an
+			// object waiting for a key, the value is not known.
+			if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].inKey {
+				stack[n-1].key = ""
+			}
+			return path()
+		}
+		n := len(stack)
+		switch t := t.(type) {
+		case json.Delim:
+			switch t {
+			case '{':
+				stack = append(stack, frame{object: true, inKey: true})
+			case '[':
+				stack = append(stack, frame{})
+			default:
+				stack = stack[:n-1]
+				value()
+			}
+		case string:
+			if n > 0 && stack[n-1].object && stack[n-1].inKey {
+				stack[n-1].key, stack[n-1].inKey = t, false
+				continue
+			}
+			value()
+		default:
+			value()
+		}
+	}
 }

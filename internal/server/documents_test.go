@@ -149,7 +149,7 @@ func TestDocumentsBadInput(t *testing.T) {
 		{"wrong type", `{"documents": [{"id": "a", "text": "t"}, {"id": 7, "text": "t"}]}`, 400, "documents[1].id"},
 		{"metadata not an object", `{"documents": [{"id": "a", "text": "t", "metadata": [1]}]}`, 400, "documents[0].metadata"},
 		{"batch too big", `{"documents": [` + strings.TrimSuffix(many, ",") + `]}`, 413, "documents"},
-		{"body too big", `{"documents": [{"id": "a", "text": "` + strings.Repeat("y", api.MaxDocumentsBodyBytes) + `"}]}`, 413, ""},
+		{"body too big", `{"documents": [{"id": "a", "text": "` + strings.Repeat("y", api.MaxDocumentsBodyBytes) + `"}]}`, 413, "documents[0].text"},
 	} {
 		w := do(t, h, "PUT", "/v1/documents", c.body)
 		e := errorOf(t, w)

@@ -129,9 +129,10 @@ func (s *Server) authenticate(c *gin.Context) {
 	s.backoff.ok(ip)
 	c.Set("api_key", found.name)
 	c.Set(writeKey, found.write)
-	// An MCP message is not charged: each tool call is, as the REST request
-	// it makes.
-	if found.limiter != nil && c.Request.URL.Path != mcpPath {
+	c.Set(keyStateKey, found)
+	// POST /mcp charges its messages itself (a batch costs its length), and
+	// the REST requests its tool calls make are not charged again.
+	if found.limiter != nil && c.Request.URL.Path != mcpPath && c.Request.Context().Value(mcpCharged{}) == nil {
 		r := found.limiter.Reserve()
 		if d := r.Delay(); d > 0 {
 			r.Cancel()

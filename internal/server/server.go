@@ -68,6 +68,12 @@ type Config struct {
 	// MCP builds the Model Context Protocol handler served at POST /mcp
 	// from the REST handler its tools call (nil: /mcp answers 404).
 	MCP func(api http.Handler) http.Handler
+	// MCPMaxBodyBytes bounds a POST /mcp body (0: DefaultMCPMaxBodyBytes);
+	// MCPMaxBatch bounds the messages of one JSON-RPC batch (0:
+	// DefaultMCPMaxBatch). Each message of a batch runs at once, so the
+	// batch is what one request can buy.
+	MCPMaxBodyBytes int
+	MCPMaxBatch     int
 	// Verifier gives POST /v1/verify's verdicts with the same generator
 	// (nil: that route answers 503).
 	Verifier *verify.Verifier
@@ -101,6 +107,12 @@ func New(cfg Config) *Server {
 	}
 	if cfg.RequestTimeout <= 0 {
 		cfg.RequestTimeout = 30 * time.Second
+	}
+	if cfg.MCPMaxBodyBytes <= 0 {
+		cfg.MCPMaxBodyBytes = DefaultMCPMaxBodyBytes
+	}
+	if cfg.MCPMaxBatch <= 0 {
+		cfg.MCPMaxBatch = DefaultMCPMaxBatch
 	}
 	if !ui.HasGraphLibrary() {
 		cfg.Logger.Warn("the explorer page's graph library is not in this build: the page lists subgraphs instead of drawing them (make setup, then rebuild)", "file", "internal/ui/static/"+ui.GraphLibrary)

@@ -182,7 +182,7 @@ func TestErrors(t *testing.T) {
 		{"k over p", "POST", "/v1/retrieve", `{"query": "x", "k": 30, "p": 20}`, 422, "k", "k"},
 		{"out of range", "POST", "/v1/retrieve", `{"query": "x", "lambda": 2}`, 400, "lambda", "between 0 and 1"},
 		{"bad enum", "POST", "/v1/retrieve", `{"query": "x", "stage2": "bm25"}`, 400, "stage2", "one of"},
-		{"body too large", "POST", "/v1/retrieve", `{"query": "` + strings.Repeat("y", 70000) + `"}`, 413, "", "body"},
+		{"body too large", "POST", "/v1/retrieve", `{"query": "` + strings.Repeat("y", 70000) + `"}`, 413, "query", "body over 65536 bytes"},
 		{"empty link", "POST", "/v1/link", `{"text": "  "}`, 400, "text", "empty"},
 		{"bad qid", "GET", "/v1/entities/Nolan/subgraph", ``, 400, "qid", "item id"},
 		{"unknown qid", "GET", "/v1/entities/Q999999999/subgraph", ``, 404, "", "not in the knowledge graph"},

@@ -55,7 +55,7 @@ func (s Service) HTTP(ctx context.Context, stdout io.Writer) error {
 	h := server.New(server.Config{Pipeline: p, Metrics: metrics, Logger: log, Ready: ready, RequestTimeout: sc.RequestTimeout,
 		APIKeys: keys, CORSOrigins: sc.CORSOrigins, AllowedHosts: sc.AllowedHosts, MaxResponseBytes: sc.MaxResponseBytes,
 		Answerer: backends.Answerer(cfg.Chat, p.Encoder()), AnswerModel: cfg.Chat.Model, Documents: docs, MCP: s.mcpHandler(cfg.Chat.BaseURL != "", docs != nil),
-		Verifier: backends.Verifier(cfg.Chat, p.Encoder())})
+		MCPMaxBodyBytes: sc.MCPMaxBodyBytes, MCPMaxBatch: sc.MCPMaxBatch, Verifier: backends.Verifier(cfg.Chat, p.Encoder())})
 	// The models are freed by the server once every handler has returned
 	// (never under a running request), not by a defer here.
 	c := httpserve.Config{Addr: sc.Addr, Handler: h, RequestTimeout: sc.RequestTimeout, ShutdownTimeout: sc.ShutdownTimeout, Log: log, Release: set.Close}
@@ -103,7 +103,9 @@ func (s Service) Stdio(ctx context.Context, key string) error {
 
 // mcpConfig is the MCP tools' configuration over the REST handler h.
 func (s Service) mcpConfig(h http.Handler, answer, documents bool, key string) mcp.Config {
-	c := mcp.Config{API: h, Spec: server.OpenAPI(), Answer: answer, Documents: documents, Key: key, Version: s.Version, Logger: s.Log}
+	sc := s.Config.Server
+	c := mcp.Config{API: h, Spec: server.OpenAPI(), Answer: answer, Documents: documents, Key: key, Version: s.Version, Logger: s.Log,
+		Timeout: sc.RequestTimeout, MaxBodyBytes: int64(sc.MCPMaxBodyBytes), MaxReplyBytes: sc.MaxResponseBytes}
 	if srv, ok := h.(*server.Server); ok {
 		c.CanWrite = srv.CanWrite
 	}

@@ -2,10 +2,13 @@
 # The tests of what users reach dmar through besides Go (issue 37), against a
 # dmar serve this script starts on codexm-film and stops:
 #   1. MCP: the official Python mcp client over stdio (dmar mcp) and over
-#      streamable HTTP (POST /mcp): tools by key, retrieve, refusals.
+#      streamable HTTP (POST /mcp): tools by key, retrieve, refusals; a
+#      malformed stdio line, a batch over the limit.
 #   2. The Python package: built as a wheel, installed in a fresh venv,
-#      its pytest (clients, LangChain and LlamaIndex retrievers, models
-#      against /openapi.json).
+#      its pytest (clients and their errors, LangChain and LlamaIndex
+#      retrievers with LangChain's standard retriever tests from
+#      langchain-tests and LlamaIndex's engines, models against
+#      /openapi.json).
 #   3. The contract: Schemathesis generates requests from /openapi.json for
 #      DMAR_CONTRACT_TIME seconds (150) with every check on; any failure
 #      fails the run. /v1/answer and /v1/verify are left out (their requests

@@ -153,3 +153,59 @@ def test_answer_with_a_generator():
     assert not res.is_error, res.content
     out = res.structured_content
     assert out["answer"] and out["results"] and set(out["citations"]) <= set(out["sources"])
+
+
+def test_stdio_answers_malformed_lines_and_goes_on():
+    """dmar mcp, as a host runs it: a line that is not JSON gets -32700, one
+    that is not a JSON-RPC message -32600, and the session goes on."""
+    import json
+    import subprocess
+
+    proc = subprocess.Popen([env("DMAR_BIN"), "mcp", *shlex.split(env("DMAR_MCP_ARGS"))],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            env={"DMAR_API_KEY": env("DMAR_READ_KEY"), "DMAR_CONFIG": env("DMAR_CONFIG"),
+                                 "HOME": os.environ.get("HOME", "/"), **{k: v for k, v in os.environ.items() if k == "DMAR_CACHE"}},
+                            cwd=os.environ.get("DMAR_REPO", os.getcwd()))
+    try:
+        def send(line):
+            proc.stdin.write(line + "\n")
+            proc.stdin.flush()
+
+        def read():
+            line = proc.stdout.readline()
+            assert line, f"dmar mcp ended (exit {proc.poll()})"
+            return json.loads(line)
+
+        send(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "pytest", "version": "1"}}}))
+        assert "result" in read()
+        send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        for line, code in (("garbage", -32700), ("{}", -32600)):
+            send(line)
+            got = read()
+            assert got["id"] is None and got["error"]["code"] == code, (line, got)
+        send(json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "link", "arguments": {"text": "Inception"}}}))
+        got = read()
+        assert got["id"] == 2 and "Q25188" in json.dumps(got["result"]), got
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+    assert proc.returncode == 0
+
+
+def test_http_batch_over_the_limit_is_refused():
+    """A JSON-RPC batch over server.mcp_max_batch is refused before any of it runs."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    batch = [{"jsonrpc": "2.0", "id": i, "method": "tools/list"} for i in range(1, 2001)]
+    req = urllib.request.Request(env("DMAR_URL") + "/mcp", data=json.dumps(batch).encode(), method="POST", headers={
+        "Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+        "Authorization": "Bearer " + env("DMAR_READ_KEY")})
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(req, timeout=60)
+    body = json.loads(e.value.read())
+    assert e.value.code == 413 and body["error"]["field"] == "batch", body
+    assert "2000 messages" in body["error"]["message"] and "server.mcp_max_batch" in body["error"]["message"]
