@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +42,25 @@ func needBackends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no process kills")
 	}
+}
+
+// freePorts returns n distinct loopback ports nothing listens on, for a
+// private instance: fixed ports fail wherever another program holds one.
+// The listeners are held together so that the kernel hands out n different
+// ports, and closed before the service binds them (a port taken in between
+// fails the start with the script's message).
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	ports := make([]string, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatalf("a free port: %v", err)
+		}
+		defer l.Close()
+		_, ports[i], _ = net.SplitHostPort(l.Addr().String())
+	}
+	return ports
 }
 
 // service is a private instance run by scripts/services.sh.
@@ -208,8 +228,9 @@ func TestNeo4jKilledAndRestarted(t *testing.T) {
 	}
 	// A home kept in the cache: the graph is loaded on the first run only.
 	home := filepath.Join(onnxtest.CacheDir(), "neo4j", "e2e-home")
+	ports := freePorts(t, 2)
 	neo := service{name: "neo4j", pidfile: filepath.Join(home, "run", "neo4j.pid"), env: []string{
-		"DMAR_NEO4J_HOME=" + home, "DMAR_NEO4J_BOLT_PORT=17687", "DMAR_NEO4J_HTTP_PORT=17474",
+		"DMAR_NEO4J_HOME=" + home, "DMAR_NEO4J_BOLT_PORT=" + ports[0], "DMAR_NEO4J_HTTP_PORT=" + ports[1],
 		"DMAR_NEO4J_HEAP=512m", "DMAR_NEO4J_PAGECACHE=64m", "DMAR_NEO4J_PASSWORD="}}
 	uri := neo.script(t, "start")
 	t.Cleanup(func() { neo.script(t, "stop") })
@@ -280,10 +301,11 @@ func TestWeaviateKilledAndRestarted(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	const port, grpc = "18080", "18081"
+	ports := freePorts(t, 6)
+	port, grpc := ports[0], ports[1]
 	wv := service{name: "weaviate", pidfile: filepath.Join(onnxtest.CacheDir(), "weaviate", "run", "weaviate-"+port+".pid"), env: []string{
 		"DMAR_WEAVIATE_DATA=" + filepath.Join(t.TempDir(), "weaviate"), "DMAR_WEAVIATE_PORT=" + port, "DMAR_WEAVIATE_GRPC_PORT=" + grpc,
-		"DMAR_WEAVIATE_GOSSIP_PORT=17946", "DMAR_WEAVIATE_DATA_PORT=17947", "DMAR_WEAVIATE_RAFT_PORT=18300", "DMAR_WEAVIATE_RAFT_RPC_PORT=18301"}}
+		"DMAR_WEAVIATE_GOSSIP_PORT=" + ports[2], "DMAR_WEAVIATE_DATA_PORT=" + ports[3], "DMAR_WEAVIATE_RAFT_PORT=" + ports[4], "DMAR_WEAVIATE_RAFT_RPC_PORT=" + ports[5]}}
 	wv.script(t, "start")
 	t.Cleanup(func() { wv.script(t, "stop") })
 	index := "weaviate://127.0.0.1:" + port + "/DmarE2E?grpc=" + grpc
