@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -44,23 +45,47 @@ func needBackends(t *testing.T) {
 	}
 }
 
-// freePorts returns n distinct loopback ports nothing listens on, for a
-// private instance: fixed ports fail wherever another program holds one.
-// The listeners are held together so that the kernel hands out n different
-// ports, and closed before the service binds them (a port taken in between
-// fails the start with the script's message).
+// freePorts returns n consecutive ports, free on every interface for TCP
+// and UDP, for a private instance: fixed ports fail wherever another
+// program holds one. Consecutive, because Weaviate finds a node's data port
+// at its gossip port + 1 and its raft RPC port at its raft port + 1 (the
+// kernel's port 0 hands out scattered ones, and Weaviate then never becomes
+// ready). The block is drawn from 20000-32000, below Linux's ephemeral
+// range; nothing is reserved, so a port taken between this check and the
+// bind fails the start with the script's message.
 func freePorts(t *testing.T, n int) []string {
 	t.Helper()
-	ports := make([]string, n)
-	for i := range ports {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatalf("a free port: %v", err)
+	for range 200 {
+		base := 20000 + rand.IntN(12000-n)
+		ports := make([]string, 0, n)
+		for p := base; p < base+n; p++ {
+			if !portFree(p) {
+				break
+			}
+			ports = append(ports, strconv.Itoa(p))
 		}
-		defer l.Close()
-		_, ports[i], _ = net.SplitHostPort(l.Addr().String())
+		if len(ports) == n {
+			return ports
+		}
 	}
-	return ports
+	t.Fatalf("no %d free ports in a row in 20000-32000", n)
+	return nil
+}
+
+// portFree reports whether TCP and UDP port p can be bound on every interface.
+func portFree(p int) bool {
+	addr := ":" + strconv.Itoa(p)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	c, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // service is a private instance run by scripts/services.sh.
