@@ -31,7 +31,11 @@ import (
 
 // Index is the search backend the store writes through. Put replaces
 // documents with existing IDs; Delete ignores unknown IDs and says how many
-// it removed; Documents skips unknown IDs. memindex and weaviate implement it.
+// it removed; Documents skips unknown IDs. The store gives every document
+// it writes its Metadata (JSON null for none); an index that keeps it and
+// returns it from Documents (weaviate, memindex) is where every store over
+// it reads it, and where Documents returns nil the store falls back to its
+// own log. memindex and weaviate implement it.
 type Index interface {
 	Put(ctx context.Context, docs []retrieval.Document) error
 	Delete(ctx context.Context, ids []string) (int, error)
