@@ -3,13 +3,13 @@
 # DATA (default ../shared/data/codexm-film; codexm once its index is built),
 # runs the concurrency levels with `dmar bench load` and stops the server.
 #   scripts/loadtest.sh [OUT_DIR]   (env: DATA, LEVELS=1,2,4,8,16,32, DURATION=15s,
-#                                    QUESTIONS=JSONL with a question field, PORT=18090,
+#                                    QUESTIONS=JSONL with a question field, PORT=a free one,
 #                                    OPTIONS=extra JSON members of each request, e.g. '"k":5,"method":"paper"')
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-/tmp/dmar-loadtest}
 data=${DATA:-../shared/data/codexm-film}
-port=${PORT:-18090}
+port=${PORT:-$(bash -c ". scripts/services/lib.sh && free_port_block 1")}
 mkdir -p bin "$out"
 go build -o bin/dmar ./cmd/dmar
 bin/dmar serve --data "$data" --addr "127.0.0.1:$port" --log-level warn >"$out/serve.log" 2>&1 &

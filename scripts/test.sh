@@ -4,9 +4,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DMAR_CACHE=${DMAR_CACHE:-$HOME/.cache/dmar}
-started=()
+started=() cleanup=()
 stop_all() {
 	for s in "${started[@]}"; do scripts/services.sh stop "$s" >/dev/null 2>&1 || true; done
+	for d in "${cleanup[@]}"; do rm -rf "$d"; done
 }
 trap stop_all EXIT
 start() { # start SERVICE ENVVAR: export ENVVAR=<the URL the service prints>
@@ -51,6 +52,17 @@ scripts/clients/run.sh 2>&1 | tee -a /tmp/dmar-test.log
 # The block takes about 2 minutes (102-118 s on the shared 2-core machine).
 cluster_block() {
 	local cluster log=/tmp/dmar-failover.log
+	# Ports found free now (46 from the base: three nodes' HTTP, gRPC, gossip,
+	# data and raft ports) and data of its own, removed at the end, unless set.
+	if [ -z "${DMAR_WEAVIATE_CLUSTER_PORT:-}" ]; then
+		DMAR_WEAVIATE_CLUSTER_PORT=$(bash -c '. scripts/services/lib.sh && free_port_block 46')
+		export DMAR_WEAVIATE_CLUSTER_PORT
+	fi
+	if [ -z "${DMAR_WEAVIATE_CLUSTER_DATA:-}" ]; then
+		DMAR_WEAVIATE_CLUSTER_DATA=$(mktemp -d /tmp/dmar-cluster.XXXXXX)
+		export DMAR_WEAVIATE_CLUSTER_DATA
+		cleanup+=("$DMAR_WEAVIATE_CLUSTER_DATA")
+	fi
 	cluster=$(scripts/services.sh start weaviate-cluster | tail -n 1)
 	started+=(weaviate-cluster)
 	echo "test: weaviate-cluster at $cluster" >&2

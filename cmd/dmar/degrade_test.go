@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,6 +43,49 @@ func needBackends(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: no process kills")
 	}
+}
+
+// freePorts returns n consecutive ports, free on every interface for TCP
+// and UDP, for a private instance: fixed ports fail wherever another
+// program holds one. Consecutive, because Weaviate finds a node's data port
+// at its gossip port + 1 and its raft RPC port at its raft port + 1 (the
+// kernel's port 0 hands out scattered ones, and Weaviate then never becomes
+// ready). The block is drawn from 20000-32000, below Linux's ephemeral
+// range; nothing is reserved, so a port taken between this check and the
+// bind fails the start with the script's message.
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	for range 200 {
+		base := 20000 + rand.IntN(12000-n)
+		ports := make([]string, 0, n)
+		for p := base; p < base+n; p++ {
+			if !portFree(p) {
+				break
+			}
+			ports = append(ports, strconv.Itoa(p))
+		}
+		if len(ports) == n {
+			return ports
+		}
+	}
+	t.Fatalf("no %d free ports in a row in 20000-32000", n)
+	return nil
+}
+
+// portFree reports whether TCP and UDP port p can be bound on every interface.
+func portFree(p int) bool {
+	addr := ":" + strconv.Itoa(p)
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	l.Close()
+	c, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
 }
 
 // service is a private instance run by scripts/services.sh.
@@ -208,8 +253,9 @@ func TestNeo4jKilledAndRestarted(t *testing.T) {
 	}
 	// A home kept in the cache: the graph is loaded on the first run only.
 	home := filepath.Join(onnxtest.CacheDir(), "neo4j", "e2e-home")
+	ports := freePorts(t, 2)
 	neo := service{name: "neo4j", pidfile: filepath.Join(home, "run", "neo4j.pid"), env: []string{
-		"DMAR_NEO4J_HOME=" + home, "DMAR_NEO4J_BOLT_PORT=17687", "DMAR_NEO4J_HTTP_PORT=17474",
+		"DMAR_NEO4J_HOME=" + home, "DMAR_NEO4J_BOLT_PORT=" + ports[0], "DMAR_NEO4J_HTTP_PORT=" + ports[1],
 		"DMAR_NEO4J_HEAP=512m", "DMAR_NEO4J_PAGECACHE=64m", "DMAR_NEO4J_PASSWORD="}}
 	uri := neo.script(t, "start")
 	t.Cleanup(func() { neo.script(t, "stop") })
@@ -280,10 +326,11 @@ func TestWeaviateKilledAndRestarted(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	const port, grpc = "18080", "18081"
+	ports := freePorts(t, 6)
+	port, grpc := ports[0], ports[1]
 	wv := service{name: "weaviate", pidfile: filepath.Join(onnxtest.CacheDir(), "weaviate", "run", "weaviate-"+port+".pid"), env: []string{
 		"DMAR_WEAVIATE_DATA=" + filepath.Join(t.TempDir(), "weaviate"), "DMAR_WEAVIATE_PORT=" + port, "DMAR_WEAVIATE_GRPC_PORT=" + grpc,
-		"DMAR_WEAVIATE_GOSSIP_PORT=17946", "DMAR_WEAVIATE_DATA_PORT=17947", "DMAR_WEAVIATE_RAFT_PORT=18300", "DMAR_WEAVIATE_RAFT_RPC_PORT=18301"}}
+		"DMAR_WEAVIATE_GOSSIP_PORT=" + ports[2], "DMAR_WEAVIATE_DATA_PORT=" + ports[3], "DMAR_WEAVIATE_RAFT_PORT=" + ports[4], "DMAR_WEAVIATE_RAFT_RPC_PORT=" + ports[5]}}
 	wv.script(t, "start")
 	t.Cleanup(func() { wv.script(t, "stop") })
 	index := "weaviate://127.0.0.1:" + port + "/DmarE2E?grpc=" + grpc

@@ -17,9 +17,12 @@ import (
 // state folder of its own, over one Neo4j and one Weaviate cluster
 // (DMAR_WEAVIATE_CLUSTER, scripts/services.sh start weaviate-cluster): a
 // document written through one is fetched through the other with its
-// entity links, found by its retrieval, and has its MENTIONS edges in
-// Neo4j; an update through the second is seen by the first; a delete
-// through the first is gone from the second. Writes are at ALL here, so
+// entity links and metadata, found by its retrieval, and has its MENTIONS
+// edges in Neo4j; the same document put again through the second is
+// unchanged; an update of its text through the second is seen by the first
+// with the title and metadata the first wrote; new metadata through the
+// second is seen by the first; a delete through the first is gone from the
+// second. Writes are at ALL here, so
 // that every replica of the collection holds a write when it is
 // acknowledged: a search reads one replica per shard, and with the default
 // QUORUM a read through another node can precede the write's arrival there
@@ -79,17 +82,25 @@ func TestReplicasShareDocuments(t *testing.T) {
 		return strings.Join(q, ",")
 	}
 
-	put := func(p *dmarProc, text string) {
+	// put answers the counts of PUT /v1/documents.
+	put := func(p *dmarProc, text, metadata string) api.PutDocumentsResponse {
 		t.Helper()
-		r := p.send("PUT", "/v1/documents", `{"documents": [{"id": "replica-1", "title": "Plonkster", "text": "`+text+`"}]}`)
-		if r.code != 200 {
+		r := p.send("PUT", "/v1/documents", `{"documents": [{"id": "replica-1", "title": "Plonkster", "text": "`+text+`", "metadata": `+metadata+`}]}`)
+		var res api.PutDocumentsResponse
+		if r.code != 200 || json.Unmarshal([]byte(r.body), &res) != nil {
 			t.Fatalf("put: %d %s", r.code, r.body)
 		}
+		return res
 	}
-	put(a, "Plonkster is a film directed by Christopher Nolan.")
+	const nolan, london = "Plonkster is a film directed by Christopher Nolan.", "Plonkster is a film shot in London."
+	const meta = `{"source":"replica-a","year":2024}`
+	put(a, nolan, meta)
 	d, code := get(b, "replica-1")
-	if code != 200 || d.Text != "Plonkster is a film directed by Christopher Nolan." || entities(d) != "Q25191" {
-		t.Fatalf("through the other replica: %d %+v (entities %q, want Q25191)", code, d, entities(d))
+	if code != 200 || d.Title != "Plonkster" || d.Text != nolan || string(d.Metadata) != meta || entities(d) != "Q25191" {
+		t.Fatalf("through the other replica: %d %+v (metadata %s, want %s; entities %q, want Q25191)", code, d, d.Metadata, meta, entities(d))
+	}
+	if res := put(b, nolan, meta); res.Unchanged != 1 {
+		t.Errorf("the same document put again through the other replica = %+v, want unchanged", res)
 	}
 	if got := mentions("replica-1"); got != "Q25191" {
 		t.Errorf("MENTIONS after a write through the first replica = %q, want Q25191", got)
@@ -97,12 +108,20 @@ func TestReplicasShareDocuments(t *testing.T) {
 	if ids := retrievedIDs(t, b, "Plonkster"); !contains(ids, "replica-1") {
 		t.Errorf("retrieval through the other replica does not find the document: %v", ids)
 	}
-	put(b, "Plonkster is a film shot in London.")
-	if d, code := get(a, "replica-1"); code != 200 || entities(d) != "Q84" {
-		t.Errorf("the first replica after an update through the second: %d %+v", code, d)
+	// The second replica changes the text: the title and metadata the
+	// first wrote stay.
+	if res := put(b, london, meta); res.Updated != 1 {
+		t.Errorf("a new text through the second replica = %+v, want updated", res)
+	}
+	if d, code := get(a, "replica-1"); code != 200 || d.Title != "Plonkster" || d.Text != london || string(d.Metadata) != meta || entities(d) != "Q84" {
+		t.Errorf("the first replica after an update through the second: %d %+v (metadata %s, want %s; entities %q, want Q84)", code, d, d.Metadata, meta, entities(d))
 	}
 	if got := mentions("replica-1"); got != "Q84" {
 		t.Errorf("MENTIONS after the update = %q, want Q84", got)
+	}
+	put(b, london, `{"source":"replica-b"}`)
+	if d, _ := get(a, "replica-1"); string(d.Metadata) != `{"source":"replica-b"}` {
+		t.Errorf("the first replica after new metadata through the second: metadata %s", d.Metadata)
 	}
 	if r := a.send("DELETE", "/v1/documents/replica-1", ""); r.code != 200 {
 		t.Fatalf("delete: %d %s", r.code, r.body)

@@ -31,7 +31,11 @@ import (
 
 // Index is the search backend the store writes through. Put replaces
 // documents with existing IDs; Delete ignores unknown IDs and says how many
-// it removed; Documents skips unknown IDs. memindex and weaviate implement it.
+// it removed; Documents skips unknown IDs. The store gives every document
+// it writes its Metadata (JSON null for none); an index that keeps it and
+// returns it from Documents (weaviate, memindex) is where every store over
+// it reads it, and where Documents returns nil the store falls back to its
+// own log. memindex and weaviate implement it.
 type Index interface {
 	Put(ctx context.Context, docs []retrieval.Document) error
 	Delete(ctx context.Context, ids []string) (int, error)
@@ -92,11 +96,14 @@ type TextGraph interface {
 // the log is the order of the index); searches go to the index, which
 // applies each batch atomically.
 type Store struct {
-	cfg  Config
-	wmu  sync.Mutex // one writer at a time
-	log  *log
-	mu   sync.RWMutex
-	meta map[string]json.RawMessage // metadata of documents written here
+	cfg Config
+	wmu sync.Mutex // one writer at a time
+	log *log
+	mu  sync.RWMutex
+	// meta is the metadata of documents written here, from the log: what
+	// Get returns for a document whose index does not know its metadata
+	// (storedMeta).
+	meta map[string]json.RawMessage
 }
 
 // Input is one document of a write.
@@ -238,7 +245,7 @@ func (s *Store) replayPuts(ctx context.Context, put []storedDoc) error {
 	var stale []int
 	enc := EncoderKey(s.cfg.Encoder)
 	for i, d := range put {
-		docs[i] = retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text, Entities: d.Entities, Vector: decodeVector(d.Vector)}
+		docs[i] = retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: indexMeta(d.Metadata), Entities: d.Entities, Vector: decodeVector(d.Vector)}
 		if d.Encoder != enc || d.KG != s.cfg.KGKey {
 			stale = append(stale, i)
 		}
@@ -246,7 +253,7 @@ func (s *Store) replayPuts(ctx context.Context, put []storedDoc) error {
 	if len(stale) > 0 {
 		part := make([]retrieval.Document, len(stale))
 		for j, i := range stale {
-			part[j] = retrieval.Document{ID: docs[i].ID, Title: docs[i].Title, Text: docs[i].Text}
+			part[j] = retrieval.Document{ID: docs[i].ID, Title: docs[i].Title, Text: docs[i].Text, Metadata: docs[i].Metadata}
 		}
 		if err := s.prepare(ctx, part); err != nil {
 			return err
@@ -347,13 +354,13 @@ func (s *Store) changes(ctx context.Context, valid []Input, res *PutResult) ([]r
 		switch {
 		case !exists:
 			res.Created++
-		case o.Title == d.Title && o.Text == d.Text && bytes.Equal(s.meta[d.ID], d.Metadata):
+		case o.Title == d.Title && o.Text == d.Text && bytes.Equal(s.storedMeta(o), d.Metadata):
 			res.Unchanged++
 			continue
 		default:
 			res.Updated++
 		}
-		changed = append(changed, retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text})
+		changed = append(changed, retrieval.Document{ID: d.ID, Title: d.Title, Text: d.Text, Metadata: indexMeta(d.Metadata)})
 		meta = append(meta, d.Metadata)
 	}
 	return changed, meta, nil
@@ -502,9 +509,37 @@ func (s *Store) Get(ctx context.Context, id string) (Document, error) {
 		return Document{}, &errs.Error{Code: errs.NotFound, Field: "id", Message: fmt.Sprintf("no document with id %q", clip(id, 80))}
 	}
 	s.mu.RLock()
-	m := s.meta[id]
+	m := s.storedMeta(ds[0])
 	s.mu.RUnlock()
-	return Document{Document: ds[0], Metadata: m}, nil
+	d := ds[0]
+	d.Metadata = nil
+	return Document{Document: d, Metadata: m}, nil
+}
+
+// noMeta is the metadata the index is given for a document without any:
+// JSON null, so that an index that keeps metadata knows there is none
+// (rather than not knowing, as for documents it held before keeping it).
+var noMeta = json.RawMessage("null")
+
+func indexMeta(m json.RawMessage) json.RawMessage {
+	if len(m) == 0 {
+		return noMeta
+	}
+	return m
+}
+
+// storedMeta is a stored document's metadata (nil: none): the index's,
+// where it keeps metadata (Weaviate: written by whichever replica wrote
+// the document), else what this store's log recorded. The caller holds mu.
+func (s *Store) storedMeta(d retrieval.Document) json.RawMessage {
+	switch {
+	case d.Metadata == nil:
+		return s.meta[d.ID]
+	case bytes.Equal(d.Metadata, noMeta):
+		return nil
+	default:
+		return d.Metadata
+	}
 }
 
 // Entities names a document's linked entities (those the graph knows).

@@ -5,6 +5,7 @@ package retrieval
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -17,6 +18,13 @@ type Document struct {
 	Text     string    `json:"text"`
 	Entities []string  `json:"entities,omitempty"` // linked QIDs, sorted, unique
 	Vector   []float32 `json:"-"`
+	// Metadata is the JSON object a live write gave the document, stored
+	// by an index that keeps it (Weaviate, as a property, so that every
+	// dmar replica over it reads the same). Read back, nil says the index
+	// does not know it (the embedded index after a restart, an object
+	// written before its collection had the property) and JSON null that
+	// the document has none.
+	Metadata json.RawMessage `json:"-"`
 }
 
 // Mode is the kind of search.

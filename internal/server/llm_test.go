@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -139,7 +140,14 @@ func TestLLMFallbackAfterKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "DMAR_LLM_MODEL=0.5b", "DMAR_LLM_PORT=8093", "DMAR_LLM_THREADS=1")
+	// A port of its own, chosen now: a fixed one fails wherever it is taken.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	l.Close()
+	env := append(os.Environ(), "DMAR_LLM_MODEL=0.5b", "DMAR_LLM_PORT="+port, "DMAR_LLM_THREADS=1")
 	run := func(action string) string {
 		cmd := exec.Command("bash", script, action, "llm")
 		cmd.Env = env
@@ -157,7 +165,7 @@ func TestLLMFallbackAfterKill(t *testing.T) {
 			run("stop")
 		}
 	})
-	if base != "http://127.0.0.1:8093/v1" {
+	if base != "http://127.0.0.1:"+port+"/v1" {
 		t.Fatalf("start printed %q last, want the base URL", base)
 	}
 	h := llmRouter(t, base)

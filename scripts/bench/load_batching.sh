@@ -11,12 +11,12 @@
 # also profiled under CONCURRENCY clients (CPU, mutex and block profiles:
 # OUT/pprof-*.pb.gz; read them with go tool pprof -top bin/dmar FILE).
 #   scripts/bench/load_batching.sh [OUT]  (env: DATA=../shared/data/codexm,
-#     RUNS="base:0 new:0 new:2ms", LEVELS=1,2,4,8,16,32, DURATION=10s, PORT=18091)
+#     RUNS="base:0 new:0 new:2ms", LEVELS=1,2,4,8,16,32, DURATION=10s, PORT=a free one; pprof on PORT+1)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:-/tmp/dmar-load-batching}
 data=${DATA:-../shared/data/codexm}
-port=${PORT:-18091}
+port=${PORT:-$(bash -c ". scripts/services/lib.sh && free_port_block 2")}
 pport=$((port + 1))
 mkdir -p bin "$out"
 go build -o bin/dmar ./cmd/dmar

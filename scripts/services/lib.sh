@@ -72,3 +72,23 @@ service_main() {
 		;;
 	esac
 }
+
+# free_port_block N: prints a port B such that nothing listens on loopback
+# ports B..B+N-1, for services and servers that a test run starts for itself
+# (fixed ports fail wherever another program holds one). The block is drawn
+# from 20000-32000, below Linux's ephemeral range, where outgoing
+# connections take their local ports. Nothing is reserved: a port taken
+# between this check and the bind fails that service's start.
+free_port_block() {
+	local n=$1 base i try
+	for ((try = 0; try < 200; try++)); do
+		base=$((20000 + RANDOM % (12000 - n)))
+		for ((i = 0; i < n; i++)); do
+			(exec 3<>"/dev/tcp/127.0.0.1/$((base + i))") 2>/dev/null && continue 2
+		done
+		echo "$base"
+		return 0
+	done
+	echo "no $n free loopback ports in a row in 20000-32000" >&2
+	return 1
+}

@@ -34,5 +34,22 @@ if wait_ready 30 2>/dev/null; then echo "FAIL an exited server was taken for rea
 elif ((SECONDS - start > 5)); then echo "FAIL an exit took $((SECONDS - start)) s to notice"; fail=$((fail + 1))
 else echo "ok   an exit is noticed"; pass=$((pass + 1)); fi
 
+# 3. free_port_block passes over a block where something listens. RANDOM
+# seeded the same draws the same first block, which a stand-in occupies
+# (called in this shell: a subshell reseeds RANDOM).
+RANDOM=7
+free_port_block 6 >"$dir/block"
+first=$(cat "$dir/block")
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(30)' "$((first + 3))" &
+holder=$!
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$((first + 3))") 2>/dev/null && break; sleep 0.1; done
+RANDOM=7
+free_port_block 6 >"$dir/block"
+again=$(cat "$dir/block")
+kill "$holder" 2>/dev/null || true
+if ((again + 5 >= first + 3 && again <= first + 3)); then echo "FAIL free_port_block gave $again-$((again + 5)), which holds the taken port $((first + 3))"; fail=$((fail + 1))
+else echo "ok   a taken port is passed over"; pass=$((pass + 1)); fi
+
 echo "lib_test: $pass passed, $fail failed"
 ((fail == 0))

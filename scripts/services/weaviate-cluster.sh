@@ -176,10 +176,13 @@ start() {
 		if node_running "$i" >/dev/null; then
 			continue
 		fi
-		if port_open "$(http_port "$i")"; then
-			log "port $(http_port "$i") of node $i is taken by something this script did not start; set DMAR_WEAVIATE_CLUSTER_PORT"
-			exit 1
-		fi
+		local p
+		for p in "$(http_port "$i")" "$(grpc_port "$i")" "$(gossip_port "$i")" "$(data_port "$i")" "$(raft_port "$i")" "$(raft_rpc_port "$i")"; do
+			if port_open "$p"; then
+				log "port $p of node $i is taken by something this script did not start; set DMAR_WEAVIATE_CLUSTER_PORT"
+				exit 1
+			fi
+		done
 		rm -f "$(pidfile "$i")"
 		start_node "$i"
 		started=1

@@ -6,6 +6,7 @@ package docstoretest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"hash/fnv"
 	"io"
@@ -153,5 +154,65 @@ func Run(t *testing.T, newBackend func(t *testing.T) Backend) {
 	}
 	if _, err := st.Delete(ctx, []string{"doc-a"}); errs.CodeOf(err) != errs.NotFound || !strings.Contains(err.Error(), "doc-a") {
 		t.Errorf("delete of a deleted id = %v, want not found naming it", err)
+	}
+	runReplicas(t, b, st)
+}
+
+// runReplicas checks two stores over one backend, as two dmar replicas
+// with logs of their own: the second returns the metadata the first wrote,
+// counts a put equal to the stored document unchanged, and what it changes
+// (and only that) is what the first then reads.
+func runReplicas(t *testing.T, b Backend, first *docstore.Store) {
+	ctx := context.Background()
+	second, err := docstore.Open(ctx, docstore.Config{Index: b, Graph: Graph(), KGKey: "test", Encoder: &Encoder{}, Logger: Quiet()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(st *docstore.Store, text, meta string) docstore.PutResult {
+		t.Helper()
+		in := docstore.Input{ID: "doc-m", Title: "Memento", Text: text}
+		if meta != "" {
+			in.Metadata = json.RawMessage(meta)
+		}
+		res, err := st.Put(ctx, []docstore.Input{in})
+		if err != nil || len(res.Rejected) > 0 {
+			t.Fatalf("put %q %s = %+v, %v", text, meta, res, err)
+		}
+		return res
+	}
+	get := func(st *docstore.Store) (docstore.Document, string) {
+		t.Helper()
+		d, err := st.Get(ctx, "doc-m")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d, strings.Join(d.Entities, ",")
+	}
+	const nolan, london = "Memento is a film by Christopher Nolan.", "Memento was shot in London."
+	const meta = `{"source":"first","year":2000}`
+	put(first, nolan, meta)
+	if d, ents := get(second); d.Title != "Memento" || d.Text != nolan || string(d.Metadata) != meta || ents != "Q25191" {
+		t.Errorf("through the second store: %q %q metadata %s entities %s; want the first's, metadata %s, Q25191", d.Title, d.Text, d.Metadata, ents, meta)
+	}
+	if res := put(second, nolan, meta); res.Unchanged != 1 {
+		t.Errorf("the first's document put again through the second = %+v, want unchanged", res)
+	}
+	// The second changes the text only: the title and metadata the first wrote stay.
+	if res := put(second, london, meta); res.Updated != 1 {
+		t.Errorf("a new text through the second = %+v, want updated", res)
+	}
+	if d, ents := get(first); d.Title != "Memento" || d.Text != london || string(d.Metadata) != meta || ents != "Q84" {
+		t.Errorf("through the first after the second's update: %q %q metadata %s entities %s; want the new text, metadata %s, Q84", d.Title, d.Text, d.Metadata, ents, meta)
+	}
+	put(second, london, `{"source":"second"}`)
+	if d, _ := get(first); string(d.Metadata) != `{"source":"second"}` {
+		t.Errorf("metadata through the first after the second changed it = %s", d.Metadata)
+	}
+	// A put without metadata removes it, whichever store wrote it.
+	if res := put(second, london, ""); res.Updated != 1 {
+		t.Errorf("a put without the stored metadata through the second = %+v, want updated", res)
+	}
+	if d, _ := get(first); d.Metadata != nil {
+		t.Errorf("metadata through the first after the second removed it = %s, want none", d.Metadata)
 	}
 }

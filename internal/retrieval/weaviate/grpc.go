@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -136,7 +137,7 @@ func (s *Store) rpcDocuments(ctx context.Context, ids []string) ([]retrieval.Doc
 	res, err := s.call(ctx, "get documents", &pb.SearchRequest{
 		Limit:      uint32(len(ids)),
 		Filters:    rpcFilter(retrieval.Filter{IDs: ids}),
-		Properties: &pb.PropertiesRequest{NonRefProperties: docProps},
+		Properties: &pb.PropertiesRequest{NonRefProperties: storedProps},
 		Metadata:   &pb.MetadataRequest{Vector: true},
 	})
 	if err != nil {
@@ -180,6 +181,9 @@ func (s *Store) rpcDistances(ctx context.Context, v []float32, ids []string, f r
 
 // docProps are the properties a document is read from.
 var docProps = []string{propDocID, propTitle, propText, propEntities}
+
+// storedProps are those of a document read by id: its metadata too.
+var storedProps = append(docProps[:len(docProps):len(docProps)], propMetadata)
 
 // rpcFilter is where's filter on the gRPC API; nil restricts nothing.
 func rpcFilter(f retrieval.Filter) *pb.Filters {
@@ -255,6 +259,9 @@ func rpcDoc(r *pb.SearchResult) (retrieval.Document, error) {
 		for _, v := range l.GetValues() {
 			d.Entities = append(d.Entities, text(v))
 		}
+	}
+	if m := text(props[propMetadata]); m != "" {
+		d.Metadata = json.RawMessage(m)
 	}
 	if b := r.GetMetadata().GetVectorBytes(); len(b) > 0 {
 		if len(b)%4 != 0 {

@@ -17,6 +17,7 @@ const (
 	propTitle    = "title"
 	propText     = "text"
 	propEntities = "entities"
+	propMetadata = "metadata"
 )
 
 // searchProps are the properties BM25 (and hybrid's keyword half) scores.
@@ -35,6 +36,9 @@ var searchProps = []string{propTitle, propText}
 //     function words from queries only (documents keep them, and they count
 //     in document lengths).
 //   - entities: text[] of linked QIDs, tokenization field, filterable only.
+//   - metadata: the JSON text of the document's Metadata, as given (absent
+//     when nil), neither searchable nor filterable: it is kept here so
+//     that every dmar replica over the collection returns the same.
 //   - vectors: dmar's own (vectorizer none), HNSW with cosine distance.
 //
 // BM25 k1 and b come from cfg; Weaviate scores title and text each with BM25
@@ -65,6 +69,7 @@ func classDef(cfg Config) *models.Class {
 			{Name: propTitle, DataType: []string{"text"}, Tokenization: "word", IndexFilterable: &t, IndexSearchable: &t},
 			{Name: propText, DataType: []string{"text"}, Tokenization: "word", IndexFilterable: &f, IndexSearchable: &t},
 			{Name: propEntities, DataType: []string{"text[]"}, Tokenization: "field", IndexFilterable: &t, IndexSearchable: &f},
+			metadataProp(),
 		},
 	}
 	replicationDef(cfg, cls)
@@ -95,6 +100,9 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 	if err := checkClass(cls, s.cfg); err != nil {
 		return err
 	}
+	if err := s.ensureMetadata(ctx, cls); err != nil {
+		return err
+	}
 	s.replicated = isReplicated(cls)
 	if s.cfg.Tenant == "" {
 		if len(s.cfg.hosts()) > 1 {
@@ -103,6 +111,40 @@ func (s *Store) ensureSchema(ctx context.Context) error {
 		return nil
 	}
 	return s.ensureTenant(ctx)
+}
+
+// metadataProp is the metadata property: stored and returned only, with no
+// inverted index.
+func metadataProp() *models.Property {
+	f := false
+	return &models.Property{Name: propMetadata, DataType: []string{"text"}, IndexFilterable: &f, IndexSearchable: &f}
+}
+
+// ensureMetadata adds the metadata property to a collection created before
+// collections had it. Its objects keep working: they have no value for it,
+// and the document store then returns the metadata its own log recorded.
+func (s *Store) ensureMetadata(ctx context.Context, cls *models.Class) error {
+	if hasProperty(cls, propMetadata) {
+		return nil
+	}
+	err := s.client.Schema().PropertyCreator().WithClassName(s.cfg.Class).WithProperty(metadataProp()).Do(ctx)
+	if err == nil {
+		return nil
+	}
+	// Another dmar may have added it meanwhile.
+	if cls2, err2 := s.client.Schema().ClassGetter().WithClassName(s.cfg.Class).Do(ctx); err2 == nil && hasProperty(cls2, propMetadata) {
+		return nil
+	}
+	return unavailable(ctx, "add property "+propMetadata+" to collection "+s.cfg.Class, err)
+}
+
+func hasProperty(cls *models.Class, name string) bool {
+	for _, p := range cls.Properties {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // encoderMark ends the description of a collection created with

@@ -2,6 +2,7 @@ package weaviate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -242,6 +243,9 @@ func toDoc(o map[string]any) (retrieval.Document, map[string]any, error) {
 			}
 		}
 	}
+	if m, ok := o[propMetadata].(string); ok && m != "" {
+		d.Metadata = json.RawMessage(m)
+	}
 	add, _ := o["_additional"].(map[string]any)
 	if vs, ok := add["vector"].([]any); ok && len(vs) > 0 {
 		d.Vector = make([]float32, len(vs))
@@ -286,7 +290,7 @@ func (s *Store) documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	}
 	get := s.get().WithLimit(len(ids)).
 		WithWhere(where(retrieval.Filter{IDs: ids})).
-		WithFields(docFields([]graphql.Field{{Name: "id"}, {Name: "vector"}})...)
+		WithFields(append(docFields([]graphql.Field{{Name: "id"}, {Name: "vector"}}), graphql.Field{Name: propMetadata})...)
 	if s.cfg.Tenant != "" {
 		get = get.WithTenant(s.cfg.Tenant)
 	}

@@ -2,6 +2,7 @@ package weaviate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -141,6 +142,9 @@ func checkDoc(d retrieval.Document, dim int) error {
 			return fmt.Errorf("entity %q is empty or unprintable", e)
 		}
 	}
+	if len(d.Metadata) > 0 && !json.Valid(d.Metadata) {
+		return fmt.Errorf("metadata %.80q is not JSON", d.Metadata)
+	}
 	if err := finite(d.Vector); err != nil {
 		return fmt.Errorf("vector %v", err)
 	}
@@ -159,6 +163,9 @@ func (s *Store) importBatch(ctx context.Context, docs []retrieval.Document) ([]s
 		id := ObjectID(d.ID)
 		ids[id] = d.ID
 		props := map[string]any{propDocID: d.ID, propTitle: d.Title, propText: d.Text}
+		if len(d.Metadata) > 0 {
+			props[propMetadata] = string(d.Metadata)
+		}
 		if len(d.Entities) > 0 {
 			props[propEntities] = d.Entities
 		}
