@@ -29,7 +29,7 @@ import eval_table  # scripts/eval_table.py: the evaluation's retrieval tables, t
 
 SYSTEMS = ["bm25", "dense", "hybrid", "dmar-paper", "dmar"]
 BASELINES = "dense,hybrid"
-DATA = "../shared/data"
+DATA = os.environ.get("DMAR_SHARED_DATA", "../shared/data")
 
 # name, column title, dataset flag, extra flags, end metric, the paper's figure and its metric.
 # NQ's and TriviaQA's report halves (454 and 315 questions) are sampled to 200 by a fixed rule

@@ -85,6 +85,13 @@ cluster_block() {
 }
 cluster_block
 # ----
+# The paper's Table 4: every committed column rerun with the reader
+# unreachable, so each answer must come from the committed reply cache
+# (docs/eval/table4/replies.jsonl) and equal the committed one, and the
+# committed section must be what the results render.
+go build -o bin/dmar ./cmd/dmar
+DMAR_SHARED_DATA=${DMAR_SHARED_DATA:-../shared/data} python3 scripts/table4.py --check 2>&1 | tee -a /tmp/dmar-test.log
+# ----
 # Fuzz every decoder (the request bodies, the bounded JSON check, the
 # Wikidata line parser, bundle lines) and the document log's reader and
 # repair under random damage, each for a bounded time (DMAR_FUZZTIME,
