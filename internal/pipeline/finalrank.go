@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // The learned final ranking (option final_rank learned, beyond the paper):
@@ -168,14 +169,14 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		return pool, nil
 	}
 	keep := filterOf(r.opts.Filter)
-	qc := newCosiner(sc.qvec)
+	qc := vec.NewCosiner(sc.qvec)
 	for _, d := range own {
 		if !keep(d) {
 			continue
 		}
 		doc := Doc{ID: d.ID, Title: d.Title, Text: d.Text, Entities: d.Entities, Breakdown: Breakdown{Stage: "own"}}
 		if len(d.Vector) > 0 {
-			doc.Breakdown.Semantic = qc.cosine(d.Vector)
+			doc.Breakdown.Semantic = qc.Cosine(d.Vector)
 		}
 		add(doc)
 	}
@@ -257,10 +258,10 @@ func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 		q.ChannelBestRel = max(q.ChannelBestRel, gp.Relevance)
 	}
 	q.Agreement = agreement(ch.hits, sc.hits[:sc.search])
-	qc := newCosiner(sc.qvec)
+	qc := vec.NewCosiner(sc.qvec)
 	for _, h := range sc.hits[:sc.search] {
 		if len(h.Doc.Vector) > 0 {
-			q.TextBestSemantic = max(q.TextBestSemantic, qc.cosine(h.Doc.Vector))
+			q.TextBestSemantic = max(q.TextBestSemantic, qc.Cosine(h.Doc.Vector))
 		}
 	}
 	for _, p := range pool {

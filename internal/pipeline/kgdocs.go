@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // kgDocuments is the documents stage's output: the documents of the reached
@@ -30,7 +31,7 @@ type reachedDoc struct {
 	id    string
 	cosQD float64
 	doc   *retrieval.Document // nil when the index computed the cosine
-	qc    *cosiner
+	qc    *vec.Cosiner
 	// bridged: the document is reached through a mention, not as the
 	// entity's own page
 	bridged bool
@@ -74,7 +75,7 @@ func (d reachedDoc) cos() float64 {
 	if len(d.doc.Vector) == 0 {
 		return 0
 	}
-	return d.qc.cosine(d.doc.Vector)
+	return d.qc.Cosine(d.doc.Vector)
 }
 
 // entityDocuments are the documents of the graphMaxEntities best reached
@@ -211,7 +212,7 @@ func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []str
 		return nil, err
 	}
 	keep := filterOf(r.opts.Filter)
-	qc := newCosiner(qvec)
+	qc := vec.NewCosiner(qvec)
 	out := make([]reachedDoc, 0, len(docs))
 	for i := range docs {
 		if keep(docs[i]) {

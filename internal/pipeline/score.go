@@ -9,6 +9,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // structure is the structural path of one request: whether it is on, G_Q,
@@ -200,7 +201,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 			missingVec = true
 			continue
 		}
-		sem[i] = cosine(qvec, h.Doc.Vector)
+		sem[i] = vec.Cosine(qvec, h.Doc.Vector)
 	}
 	if missingVec {
 		r.trace.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")
@@ -230,7 +231,7 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 			if err != nil {
 				return nil, nil, err
 			}
-			ent[i] = mean(phi)
+			ent[i] = vec.Mean(phi)
 		} else {
 			ent[i] = g.Ent()
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // similarity picks the pairwise subgraph similarity of the utility's sim
@@ -26,7 +27,7 @@ func (r request) similarity(structOn bool) func(q, d *entry) float64 {
 		}
 	}
 	if useGNN {
-		return func(a, b *entry) float64 { return float64(dot(a.emb, b.emb)) }
+		return func(a, b *entry) float64 { return float64(vec.Dot(a.emb, b.emb)) }
 	}
 	return func(a, b *entry) float64 { return scoring.GEDSimilarity(a.sg, b.sg) }
 }
@@ -137,19 +138,6 @@ func (r request) pathRelevance(ctx context.Context, relvec []float32, qsubs []*e
 	return out, nil
 }
 
-// std is the population standard deviation of xs.
-func std(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	m := mean(xs)
-	v := 0.0
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	return math.Sqrt(v / float64(len(xs)))
-}
-
 // phi is the explanation of an anchor's game: exact by enumeration for small
 // G_Q, Monte Carlo otherwise.
 func (r request) phi(ctx context.Context, g *scoring.Game, docID string) ([]float64, bool, error) {
@@ -193,66 +181,6 @@ func rankDocSubgraphs(doc Doc, st structure, max int) []kg.Subgraph {
 		out = append(out, list[i].sg)
 	}
 	return out
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// cosiner is cosine with a fixed first vector, whose norm it computes once.
-// Its values are cosine's, bit for bit: the same sums in the same order.
-type cosiner struct {
-	a  []float32
-	na float64
-}
-
-func newCosiner(a []float32) cosiner {
-	return cosiner{a: a, na: math.Sqrt(float64(dot(a, a)))}
-}
-
-func (c cosiner) cosine(b []float32) float64 {
-	a := c.a
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	// b's norm and the dot product in one pass, each its own sum.
-	var bb, ab float32
-	b = b[:len(a)]
-	for i, x := range b {
-		bb += x * x
-		ab += a[i] * x
-	}
-	nb := math.Sqrt(float64(bb))
-	if c.na == 0 || nb == 0 {
-		return 0
-	}
-	return float64(ab) / (c.na * nb)
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	na, nb := math.Sqrt(float64(dot(a, a))), math.Sqrt(float64(dot(b, b)))
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return float64(dot(a, b)) / (na * nb)
 }
 
 // withinBudget refuses, before any scoring, a request whose structural work

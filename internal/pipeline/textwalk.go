@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // TextWalk is the peers' recipe on dmar's text graph (the ppr system of dmar
@@ -47,7 +48,7 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 	}
 	r.trace.timed("text_graph", t)
 	res := r.walkResult()
-	qc := newCosiner(qvec)
+	qc := vec.NewCosiner(qvec)
 	for i, h := range ch.hits {
 		if i == opts.K {
 			break
@@ -56,7 +57,7 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 		d := Doc{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities, Rank: i + 1, Score: h.Score,
 			Breakdown: Breakdown{Stage: "text", SearchScore: h.Score, Explain: h.Explain, Source: "text", Text: &th, Paths: []NamedPath{}}}
 		if len(h.Doc.Vector) > 0 {
-			d.Breakdown.Semantic = qc.cosine(h.Doc.Vector)
+			d.Breakdown.Semantic = qc.Cosine(h.Doc.Vector)
 		}
 		res.Results = append(res.Results, d)
 	}

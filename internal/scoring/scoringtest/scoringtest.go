@@ -11,6 +11,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // Encoder checks a sentence encoder.
@@ -43,8 +44,8 @@ func Encoder(t *testing.T, e scoring.Encoder) {
 		}
 	}
 	// Related texts are closer than unrelated ones.
-	if dot(batch[0], batch[1]) <= dot(batch[0], batch[2]) {
-		t.Errorf("cos(Nolan question, Inception) = %.3f <= cos(Nolan question, Paris) = %.3f", dot(batch[0], batch[1]), dot(batch[0], batch[2]))
+	if vec.Dot64(batch[0], batch[1]) <= vec.Dot64(batch[0], batch[2]) {
+		t.Errorf("cos(Nolan question, Inception) = %.3f <= cos(Nolan question, Paris) = %.3f", vec.Dot64(batch[0], batch[1]), vec.Dot64(batch[0], batch[2]))
 	}
 	if e.Version() == "" {
 		t.Error("Version() is empty")
@@ -128,15 +129,7 @@ func distributions(t *testing.T, w [][2]float64, n int, version string) {
 	}
 }
 
-func dot(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-func norm(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+func norm(v []float32) float64 { return math.Sqrt(vec.Dot64(v, v)) }
 
 func maxDiff(a, b []float32) float64 {
 	m := 0.0
