@@ -32,29 +32,6 @@ const (
 	FinalRankLearned = "learned"
 )
 
-// RankBreakdown says how the learned ranker saw a result.
-type RankBreakdown struct {
-	// Score orders the results: the ranker's score, or, where the text
-	// graph channel reached documents, the fusion of the ranker's order
-	// with the channel's (fuseText).
-	Score float64 `json:"score"`
-	// Ranker is the learned ranker's own score.
-	Ranker float64 `json:"ranker_score"`
-	// Stage1Rank and Stage2Rank are the document's ranks in the stage-1
-	// (Q) and stage-2 (Q') searches; 0: not a hit of that search.
-	Stage1Rank int `json:"stage1_rank,omitempty"`
-	Stage2Rank int `json:"stage2_rank,omitempty"`
-	// GraphRank is its rank in the graph channel; 0: not reached.
-	GraphRank int `json:"graph_rank,omitempty"`
-	// TextRank is its rank in the text graph channel; 0: not reached.
-	TextRank int `json:"text_rank,omitempty"`
-	// Own: the document is the page of an entity the query names.
-	Own bool `json:"own_page,omitempty"`
-	// NamedBy is the ID of the better-ranked document whose text names
-	// this one's title, which lifted it (title_links; titlelinks.go).
-	NamedBy string `json:"named_by,omitempty"`
-}
-
 // poolDoc is one candidate of the final pool and where it was found.
 type poolDoc struct {
 	doc            Doc
@@ -118,7 +95,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 		d := p.doc
 		d.Rank, d.Score = n+1, scores[i]
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
-		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], Ranker: own[i], TextRank: sc.channels.text.docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
+		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
 		docs = append(docs, d)
 	}
 	r.trace.timed("final_rank", t)
@@ -183,28 +160,26 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 	return pool, nil
 }
 
-// rrfK is reciprocal-rank fusion's constant (Cormack et al., 2009): a
-// document's share of a fused score is 1/(rrfK + its rank).
-const rrfK = 60
-
 // fuseText is the final score where the text graph channel reached
 // documents: the reciprocal-rank fusion of the ranker's order and the
-// channel's, 1/(rrfK + rank by the ranker) + text_graph/(rrfK + rank in the
-// channel). The ranker's inputs say nothing of the channel, and its scores
-// and the channel's PageRank mass have no common scale, so the two orders
-// are fused by rank. (A linear head on the ranker's score that read the
-// channel's rank and score, fitted on the same tune halves, did worse:
-// docs/textgraph.md.) Without the channel's documents, or at text_graph 0,
-// the ranker's scores stand.
+// channel's, 1/(k + rank by the ranker) + text_graph/(k + rank in the
+// channel), k the fusion's constant (FusionOptions.RRFK). The ranker's
+// inputs say nothing of the channel, and its scores and the channel's
+// PageRank mass have no common scale, so the two orders are fused by rank.
+// (A linear head on the ranker's score that read the channel's rank and
+// score, fitted on the same tune halves, did worse: docs/textgraph.md.)
+// Without the channel's documents, or at text_graph 0, the ranker's scores
+// stand.
 func (r request) fuseText(ch textChannel, pool []poolDoc, learned []float64) []float64 {
 	if len(ch.docs) == 0 || r.opts.TextGraph == 0 {
 		return learned
 	}
+	k := r.opts.RRFK
 	out := make([]float64, len(pool))
 	for n, i := range poolOrder(pool, learned) {
-		out[i] = 1 / float64(rrfK+n+1)
+		out[i] = 1 / float64(k+n+1)
 		if th, ok := ch.docs[pool[i].doc.ID]; ok {
-			out[i] += r.opts.TextGraph / float64(rrfK+th.Rank)
+			out[i] += r.opts.TextGraph / float64(k+th.Rank)
 		}
 	}
 	return out

@@ -63,7 +63,7 @@ func TestFuseText(t *testing.T) {
 	pool := []poolDoc{{doc: Doc{ID: "a"}}, {doc: Doc{ID: "b"}}, {doc: Doc{ID: "c"}}, {doc: Doc{ID: "d"}}}
 	learned := []float64{3, 2, 1, 0} // the ranker's order: a b c d
 	ch := textChannel{docs: map[string]TextHit{"c": {Rank: 1}, "a": {Rank: 2}}}
-	r := request{opts: Options{TextOptions: TextOptions{TextGraph: 0.75}}}
+	r := request{opts: Options{TextOptions: TextOptions{TextGraph: 0.75}, FusionOptions: fusionDefaults()}}
 	got := r.fuseText(ch, pool, learned)
 	want := []float64{1.0/61 + 0.75/62, 1.0 / 62, 1.0/63 + 0.75/61, 1.0 / 64}
 	for i := range want {

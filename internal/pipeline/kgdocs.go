@@ -37,22 +37,6 @@ type reachedDoc struct {
 	bridged bool
 }
 
-// Bridge is how the graph channel reached a document that mentions a
-// reached entity (graph_mentions): "Q links Nolan; Nolan -[director of]->
-// Inception; this document mentions Inception".
-type Bridge struct {
-	Entity string `json:"entity"` // the reached entity the document mentions
-	Place  string `json:"place"`  // where: title, first sentence or text
-	// IDF is how specific a mention of the entity is: 1 when no other
-	// document mentions it, near 0 when most do (mentions.IDF).
-	IDF float64 `json:"idf"`
-	// Weight is graph_mentions x the place's weight x IDF, the share of
-	// the path's relevance the document's path relevance is.
-	Weight float64 `json:"weight"`
-	// PathRelevance is the relevance of the path to Entity, before Weight.
-	PathRelevance float64 `json:"path_relevance"`
-}
-
 // The bridge's bounds: the best graphBridgeEntities reached entities are
 // looked up, graphBridgeDocs documents each (title mentions first), and the
 // graphBridgeKept best bridged documents are scored.

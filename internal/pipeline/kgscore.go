@@ -42,7 +42,7 @@ func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fano
 		}
 		gp.Score = gp.withCosine(o.GraphWeight, doc.cos(), fan != nil)
 		floor.add(gp.Score)
-		sc.paths[doc.id] = gp
+		sc.paths[doc.id] = gp.GraphPath
 		hit := retrieval.Document{ID: doc.id}
 		if doc.doc != nil {
 			hit = *doc.doc
@@ -55,34 +55,44 @@ func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fano
 	return sc
 }
 
+// scoredPath is a reached document's graph path while the channel scores
+// it: the path the response carries, and its fan-out term (an eval
+// variant's; kgfanout.go), which is not on the wire.
+type scoredPath struct {
+	GraphPath
+	fanout float64 // -GraphFanout x the mean ln(n) of the path's steps
+}
+
 // pathScore is a reached document's graph path scored without its cosine:
 // Score the path's relevance (0 in the ablation without relations), its
 // entity's popularity and its fan-out.
-func (r request) pathScore(p pathrel.Path, pop float64, fan *fanoutScorer) GraphPath {
-	gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+func (r request) pathScore(p pathrel.Path, pop float64, fan *fanoutScorer) scoredPath {
+	sp := scoredPath{GraphPath: GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}}
 	if r.opts.GraphRelations == "none" {
-		gp.Score = 0 // the ablation: the document's cosine alone ranks
+		sp.Score = 0 // the ablation: the document's cosine alone ranks
 	}
-	gp.Popularity = pop
+	sp.Popularity = pop
 	if fan != nil {
-		gp.Fanout = fan.of(p)
+		sp.fanout = fan.of(p)
 	}
-	return gp
+	return sp
 }
 
 // cosineReach is the most the cosine term adds to a graph score.
 func cosineReach(graphWeight float64) float64 { return math.Abs(graphWeight)*(1+1e-9) + 1e-12 }
 
-// bound is the most gp's graph score can be with its cosine term.
-func (gp GraphPath) bound(reach float64) float64 { return gp.Score + gp.Popularity + gp.Fanout + reach }
+// bound is the most sp's graph score can be with its cosine term.
+func (sp scoredPath) bound(reach float64) float64 {
+	return sp.Score + sp.Popularity + sp.fanout + reach
+}
 
-// withCosine is gp's graph score with its cosine term, popularity and
+// withCosine is sp's graph score with its cosine term, popularity and
 // fan-out (withFanout: the normaliser is on).
-func (gp GraphPath) withCosine(graphWeight, cos float64, withFanout bool) float64 {
-	s := gp.Score + graphWeight*cos
-	s += gp.Popularity
+func (sp scoredPath) withCosine(graphWeight, cos float64, withFanout bool) float64 {
+	s := sp.Score + graphWeight*cos
+	s += sp.Popularity
 	if withFanout {
-		s += gp.Fanout
+		s += sp.fanout
 	}
 	return s
 }

@@ -91,6 +91,10 @@ type Options struct {
 	// TextOptions are the text graph channel's (textoptions.go).
 	TextOptions
 
+	// FusionOptions are the final order's fusion (fusion.go); no request
+	// sets them.
+	FusionOptions `json:"-"`
+
 	// Experiments are ideas tried and left out of the method: dmar eval's
 	// variant systems set them, no request can (RemovedOptions).
 	Experiments Experiments `json:"-"`
@@ -114,7 +118,7 @@ func Defaults() Options {
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
-		TextOptions: textDefaults(),
+		TextOptions: textDefaults(), FusionOptions: fusionDefaults(),
 	}
 }
 
@@ -278,6 +282,7 @@ func (o Options) Validate() error {
 		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
 		o.TextOptions.validate(),
+		o.FusionOptions.validate(),
 	} {
 		if err != nil {
 			return err

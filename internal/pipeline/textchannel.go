@@ -43,18 +43,6 @@ func TextDefaults() TextParams {
 	return TextParams{Hops: 3, HubDegree: 50, Passages: 30, PassageW: 0.05, Phrases: 5, PhraseMin: 0.6, Damping: 0.5}
 }
 
-// TextHit is what the text channel says of one document it reached.
-type TextHit struct {
-	Score float64 `json:"score"` // its personalized PageRank score
-	// Norm is Score over the channel's best score (0-1): what fuse weighs
-	// with text_graph.
-	Norm float64 `json:"norm"`
-	Rank int     `json:"rank"` // 1-based, in the channel
-	Seed string  `json:"seed"` // the seed of its best path and why it is one
-	Path string  `json:"path"` // the best path, as text
-	Hops int     `json:"hops"` // the best path's length in edges
-}
-
 // textChannel is the channel's output for one request: its documents,
 // best first, and what it says of each.
 type textChannel struct {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/vec"
@@ -36,16 +37,10 @@ const (
 )
 
 // Step is one edge of a path, walked From -> To; Backward says the KG edge
-// points the other way (To -[PID]-> From).
-type Step struct {
-	From     string `json:"from"`
-	PID      string `json:"pid"`
-	Label    string `json:"label"`
-	To       string `json:"to"`
-	Backward bool   `json:"backward,omitempty"`
-	// Relevance is cos(question, the relation's text in this direction).
-	Relevance float64 `json:"relevance"`
-}
+// points the other way (To -[PID]-> From), and Relevance is cos(question,
+// the relation's text in this direction). It is the API's GraphStep, so
+// that the paths a response explains are the ones scored, without a copy.
+type Step = api.GraphStep
 
 // Path is the best path from a query entity to Entity.
 type Path struct {
