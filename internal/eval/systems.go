@@ -74,37 +74,9 @@ var SystemNames = []string{"bm25", "dense", "hybrid", "kg-walk", "dmar-paper", "
 // of kg-walk (graphVariant).
 var GraphSystemNames = []string{"dmar-graph"}
 
-// PathSystemNames are the question-conditioned utility's systems (beyond the
-// paper), run only when named: dmar and dmar-graph with utility path, and
-// their variants with -cX (path_weight), e.g. dmar-path-c0.3.
-var PathSystemNames = []string{"dmar-path", "dmar-graph-path"}
-
 // GateSystemNames are the evidence-aware gate's systems (beyond the paper),
 // run only when named: dmar with gate=evidence (models/evgate).
 var GateSystemNames = []string{"dmar-evidence-gate"}
-
-// pathVariant parses dmar-path, dmar-graph-path and their -cX variants.
-func pathVariant(name string, o pipeline.Options) (pipeline.Options, bool) {
-	for _, k := range PathSystemNames {
-		rest, found := strings.CutPrefix(name, k)
-		if !found || (rest != "" && !strings.HasPrefix(rest, "-c")) {
-			continue
-		}
-		if k == "dmar-graph-path" {
-			o = withGraph(o)
-		}
-		o.Experiments.Utility = "path"
-		if rest != "" {
-			c, err := strconv.ParseFloat(rest[2:], 64)
-			if err != nil {
-				return o, false
-			}
-			o.Experiments.PathWeight = c
-		}
-		return o, true
-	}
-	return o, false
-}
 
 // The graph channel's setting for kg-walk and dmar-graph, chosen on kgqa dev
 // (docs/method.md, "Beyond the paper: graph recall").
@@ -292,9 +264,6 @@ func named(n string, paper, base, full pipeline.Options, alpha float64) (System,
 // kind, options and what it changes. paper and questionAware are the
 // options dmar-paper's and dmar's variants start from.
 func variant(n string, paper, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, err error) {
-	if ro, what, ok := reformVariant(n, paper, questionAware); ok {
-		return "dmar", ro, what, nil
-	}
 	if so, what, ok := stage2VectorVariant(n, questionAware); ok {
 		return "dmar", so, what, nil
 	}
@@ -313,12 +282,9 @@ func variant(n string, paper, questionAware pipeline.Options) (kind string, o pi
 	if kind, ro, what, ok := rankingVariant(n, questionAware); ok {
 		return kind, ro, what, nil
 	}
-	if po, ok := pathVariant(n, paper); ok {
-		return "dmar", po, fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", po.Experiments.EffectivePathWeight(), po.GraphRecall), nil
-	}
 	kind, vo, ok := graphVariant(n, paper)
 	if !ok {
-		return "", o, "", fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, fanX, dir, util, utilC (dmar-mask-fan0.04), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
+		return "", o, "", fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, dir, wX (dmar-mask-dir), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "))
 	}
 	return kind, vo, fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", vo.GraphRecall, vo.GraphRecallK, vo.GraphWeight, vo.GraphBoost, vo.GraphRelations), nil
 }

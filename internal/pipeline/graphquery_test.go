@@ -260,3 +260,13 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 		t.Fatal("the relation encoder was never called")
 	}
 }
+
+// walk is the graph channel alone on nolan with o.
+func walk(t *testing.T, p *pipeline.Pipeline, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	res, err := p.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}

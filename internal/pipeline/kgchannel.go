@@ -118,12 +118,11 @@ func (r request) kgChannel(ctx context.Context, in channelQuery) (graphChannel, 
 	if err != nil {
 		return graphChannel{}, err
 	}
-	fan := r.fanout(walk.subs)
-	if docs, err = r.indexCosines(ctx, in.qvec, docs, pop, fan); err != nil {
+	if docs, err = r.indexCosines(ctx, in.qvec, docs, pop); err != nil {
 		return r.channelFailed(ctx, "graph_recall_unavailable", "reading the entities' documents' cosines", err)
 	}
 	r.trace.add("graph_documents", time.Since(t))
-	sc := r.scoreDocuments(docs, pop, fan)
+	sc := r.scoreDocuments(docs, pop)
 	t = time.Now()
 	ch, err := r.keptPaths(ctx, sc)
 	r.trace.add("graph_kept", time.Since(t))

@@ -20,9 +20,6 @@ type structure struct {
 	qsubs []*entry          // G_Q, in query-entity order
 	subs  map[string]*entry // subgraphs by root, the query's and the documents'
 	sim   func(q, d *entry) float64
-	// rel[j]: the best question relevance of a path from G_Q[j]'s root to
-	// each entity of its subgraph (utility path); nil: the paper's utility.
-	rel []map[string]float64
 	// conf is the link confidence of each query entity (linkConfidence),
 	// for the evidence-aware gate.
 	conf map[string]float64
@@ -87,13 +84,6 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 	}
 	if rec.structOn {
 		r.trace.timed("subgraphs", t) // with the path off, only the labels were read
-	}
-	if g.st.on && r.opts.Experiments.Utility == "path" {
-		rel, err := r.pathRelevance(ctx, rec.relvec, g.st.qsubs)
-		if err != nil {
-			return g, err
-		}
-		g.st.rel = rel
 	}
 	return g, nil
 }
@@ -215,7 +205,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda, r.opts.Experiments.EffectivePathWeight())
+	b := newGameBuilder(st, r.opts.Lambda)
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):
