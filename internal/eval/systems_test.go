@@ -43,7 +43,7 @@ func TestGraphSystems(t *testing.T) {
 		"dmar-no-path-relevance": {qa, func(o *pipeline.Options) { o.GraphRelations = "none" }},
 		"dmar-no-link-filter":    {qa, func(o *pipeline.Options) { o.Linking = "exact" }},
 		"dmar-unmasked":          {qa, func(o *pipeline.Options) { o.GraphRelationQuery = "question" }},
-		"dmar-no-own-pages":      {qa, func(o *pipeline.Options) { o.Experiments.NoOwnPages = true }},
+		"dmar-no-own-pages":      {qa, func(o *pipeline.Options) { o.NoOwnPages = true }},
 		"dmar-fixed-gate":        {full, func(o *pipeline.Options) { o.Gate = "fixed" }},
 		"dmar-evidence-gate":     {full, func(o *pipeline.Options) { o.Gate = "evidence" }},
 		"dmar-structure-always":  {full, func(o *pipeline.Options) { o.StructureNeedsChannel = false }},
@@ -74,6 +74,32 @@ func TestGraphSystems(t *testing.T) {
 		t.Errorf("dmar's question-aware options %+v: want structure_needs_channel, hybrid stage 1, two hops", qa)
 	}
 	for _, bad := range []string{"dmar-graph-x", "kg-walk-h", "dmar-graph-h3"} {
+		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}
+
+// The -pX graph variants run the pipeline composed with the relation prior
+// at weight X (not an option: the options are the variant's without it);
+// a weight out of range is refused, naming the system.
+func TestPathPriorSystems(t *testing.T) {
+	ss, err := Systems([]string{"kg-walk-p2", "dmar-graph-h2-p0.5", "kg-walk-h2"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{2, 0.5, 0} {
+		if ss[i].PathPrior != want {
+			t.Errorf("%s: path prior %v, want %v", ss[i].Name, ss[i].PathPrior, want)
+		}
+	}
+	if !reflect.DeepEqual(*ss[0].Options, func() pipeline.Options {
+		ss2, _ := Systems([]string{"kg-walk-h1"}, pipeline.Defaults(), 20, 0.5)
+		return *ss2[0].Options
+	}()) {
+		t.Errorf("kg-walk-p2's options differ from its variant's without the prior: %+v", ss[0].Options)
+	}
+	for _, bad := range []string{"kg-walk-p9", "kg-walk-p-1", "kg-walk-px"} {
 		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: %v", bad, err)
 		}

@@ -126,7 +126,7 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		add(d)
 	}
 	var missing []string
-	if r.opts.Experiments.NoOwnPages {
+	if r.opts.NoOwnPages {
 		return pool, nil
 	}
 	for _, q := range kg.QIDs(sc.mentions) {

@@ -7,6 +7,10 @@ type FusionOptions struct {
 	// a document's share of a fused score is its weight/(k + its rank).
 	// 60, the paper's; dmar eval's variants may sweep it.
 	RRFK int `json:"-"`
+	// NoOwnPages leaves the query entities' pages that neither search nor
+	// a channel found out of the learned ranker's pool (dmar eval's
+	// dmar-no-own-pages ablation).
+	NoOwnPages bool `json:"-"`
 }
 
 // DefaultRRFK is reciprocal-rank fusion's constant in the literature.

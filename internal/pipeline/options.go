@@ -95,10 +95,6 @@ type Options struct {
 	// sets them.
 	FusionOptions `json:"-"`
 
-	// Experiments are ideas tried and left out of the method: dmar eval's
-	// variant systems set them, no request can (RemovedOptions).
-	Experiments Experiments `json:"-"`
-
 	// FinalRank is how the results are ordered: boost ("" means boost:
 	// phase 4's fused score plus graph_boost x the graph score) or learned
 	// (the learned ranker over every candidate the request found;
@@ -135,8 +131,8 @@ func Defaults() Options {
 // masked relation query (graph_relation_query);
 // graph_weight was chosen
 // on dev; the figures are in docs/method.md. The learned relation prior is
-// left out (an experiment, Experiments.PathPrior): it helped on train but not
-// on dev.
+// left out (dmar eval composes it: Pipeline.WithPathPrior): it helped on
+// train but not on dev.
 func (o Options) QuestionAware() Options {
 	o.Method = MethodDMAR
 	o.Linking = "context"
@@ -279,7 +275,6 @@ func (o Options) Validate() error {
 		unit("graph_mentions", o.GraphMentions),
 		intIn("title_links", o.TitleLinks, 0, 10),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
-		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
 		o.TextOptions.validate(),
 		o.FusionOptions.validate(),

@@ -2,23 +2,11 @@ package pipeline
 
 import "github.com/dmar-kg/dmar/internal/errs"
 
-// Experiments are the knobs of ideas tried on kgqa and left out of the
-// method (docs/method.md). They were request options; now only dmar eval's
-// variant systems reach them (internal/eval), so that every option a
-// request names is part of the product. Zero values: off.
-type Experiments struct {
-	// PathPrior is the weight of the learned question -> relation prior
-	// (Config.RelPrior) added to each step's cosine in path relevance.
-	PathPrior float64 `json:"path_prior,omitempty"`
-	// NoOwnPages leaves the query entities' pages that nothing else found
-	// out of the learned ranker's pool (an ablation; finalrank.go).
-	NoOwnPages bool `json:"no_own_pages,omitempty"`
-}
-
 // RemovedOptions are the request options that were removed, each with
 // why: a request that names one is refused with that reason
-// (RemovedOption). Their figures stay in docs/method.md; path_prior is
-// still an experiment of dmar eval's, the others are gone from the code.
+// (RemovedOption). Their figures stay in docs/method.md; the learned
+// relation prior (path_prior) is a composition of dmar eval's
+// (Pipeline.WithPathPrior), the others are gone from the code.
 var RemovedOptions = map[string]string{
 	"graph_fanout":     "the fan-out normaliser did not help dmar significantly on kgqa train",
 	"utility":          "the question-conditioned utility changed no ranking for the better on top of dmar",
@@ -42,16 +30,4 @@ func RemovedOption(err error) error {
 		return err
 	}
 	return errs.Field(e.Field, "was removed: %s (docs/method.md has its figures)", why)
-}
-
-// validate checks each experiment's range, named as the option it was.
-func (e Experiments) validate() error {
-	for _, err := range []error{
-		within("path_prior", e.PathPrior, 0, 5),
-	} {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
 }
