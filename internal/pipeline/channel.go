@@ -41,10 +41,10 @@ type channels struct {
 
 // hits are the channels' documents, channel by channel, best first.
 func (c channels) hits() []retrieval.Hit {
-	if len(c.text.hits) == 0 {
+	if len(c.text.Hits) == 0 {
 		return c.kg.hits
 	}
-	return mergeHits(c.kg.hits, c.text.hits)
+	return mergeHits(c.kg.hits, c.text.Hits)
 }
 
 // runChannels runs the request's channels for in. Only the context's errors
@@ -67,7 +67,7 @@ func (r request) runChannels(ctx context.Context, in channelQuery) (channels, er
 // and path in the breakdown; text_graph x the text channel's normalised
 // score, its path in the breakdown.
 func (r request) fuse(docs []Doc, ch channels) {
-	if len(ch.kg.paths) == 0 && len(ch.text.docs) == 0 {
+	if len(ch.kg.paths) == 0 && len(ch.text.Docs) == 0 {
 		return
 	}
 	for i := range docs {
@@ -76,7 +76,7 @@ func (r request) fuse(docs []Doc, ch channels) {
 			docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
 			docs[i].Score += r.kgOffset(gp)
 		}
-		if th, ok := ch.text.docs[docs[i].ID]; ok {
+		if th, ok := ch.text.Docs[docs[i].ID]; ok {
 			t := th
 			docs[i].Breakdown.Text = &t
 			if docs[i].Breakdown.Source == "" {
@@ -105,7 +105,7 @@ func (r request) offset(ch channels, id string) float64 {
 	if gp, ok := ch.kg.paths[id]; ok {
 		o += r.kgOffset(gp)
 	}
-	if th, ok := ch.text.docs[id]; ok {
+	if th, ok := ch.text.Docs[id]; ok {
 		o += r.opts.TextGraph * th.Norm
 	}
 	return o

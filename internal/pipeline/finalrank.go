@@ -95,7 +95,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 		d := p.doc
 		d.Rank, d.Score = n+1, scores[i]
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
-		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
+		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.Docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
 		docs = append(docs, d)
 	}
 	r.trace.timed("final_rank", t)
@@ -145,7 +145,7 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		r.trace.fallback("own_pages_unavailable", "fetching the pages of the query's entities failed, the final pool goes without them: "+err.Error())
 		return pool, nil
 	}
-	keep := filterOf(r.opts.Filter)
+	keep := r.opts.Filter.Matcher()
 	qc := vec.NewCosiner(sc.qvec)
 	for _, d := range own {
 		if !keep(d) {
@@ -171,14 +171,14 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 // Without the channel's documents, or at text_graph 0, the ranker's scores
 // stand.
 func (r request) fuseText(ch textChannel, pool []poolDoc, learned []float64) []float64 {
-	if len(ch.docs) == 0 || r.opts.TextGraph == 0 {
+	if len(ch.Docs) == 0 || r.opts.TextGraph == 0 {
 		return learned
 	}
 	k := r.opts.RRFK
 	out := make([]float64, len(pool))
 	for n, i := range poolOrder(pool, learned) {
 		out[i] = 1 / float64(k+n+1)
-		if th, ok := ch.docs[pool[i].doc.ID]; ok {
+		if th, ok := ch.Docs[pool[i].doc.ID]; ok {
 			out[i] += r.opts.TextGraph / float64(k+th.Rank)
 		}
 	}

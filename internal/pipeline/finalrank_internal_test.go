@@ -62,7 +62,7 @@ func TestAgreement(t *testing.T) {
 func TestFuseText(t *testing.T) {
 	pool := []poolDoc{{doc: Doc{ID: "a"}}, {doc: Doc{ID: "b"}}, {doc: Doc{ID: "c"}}, {doc: Doc{ID: "d"}}}
 	learned := []float64{3, 2, 1, 0} // the ranker's order: a b c d
-	ch := textChannel{docs: map[string]TextHit{"c": {Rank: 1}, "a": {Rank: 2}}}
+	ch := textChannel{Docs: map[string]TextHit{"c": {Rank: 1}, "a": {Rank: 2}}}
 	r := request{opts: Options{TextOptions: TextOptions{TextGraph: 0.75}, FusionOptions: fusionDefaults()}}
 	got := r.fuseText(ch, pool, learned)
 	want := []float64{1.0/61 + 0.75/62, 1.0 / 62, 1.0/63 + 0.75/61, 1.0 / 64}
@@ -83,7 +83,7 @@ func TestFuseText(t *testing.T) {
 	}
 	// Ties in the ranker's scores break by ID, as the final order does.
 	r.opts.TextGraph = 1
-	tied := r.fuseText(textChannel{docs: map[string]TextHit{"z": {Rank: 1}}}, []poolDoc{{doc: Doc{ID: "y"}}, {doc: Doc{ID: "x"}}}, []float64{1, 1})
+	tied := r.fuseText(textChannel{Docs: map[string]TextHit{"z": {Rank: 1}}}, []poolDoc{{doc: Doc{ID: "y"}}, {doc: Doc{ID: "x"}}}, []float64{1, 1})
 	if !(tied[1] > tied[0]) {
 		t.Fatalf("tie not broken by ID: %v", tied)
 	}

@@ -195,7 +195,7 @@ func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []str
 	if err != nil {
 		return nil, err
 	}
-	keep := filterOf(r.opts.Filter)
+	keep := r.opts.Filter.Matcher()
 	qc := vec.NewCosiner(qvec)
 	out := make([]reachedDoc, 0, len(docs))
 	for i := range docs {
@@ -204,25 +204,6 @@ func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []str
 		}
 	}
 	return out, nil
-}
-
-// filterOf is the request's filter as a predicate on documents.
-func filterOf(f retrieval.Filter) func(retrieval.Document) bool {
-	ids, ents := set(f.IDs), set(f.AnyEntities)
-	return func(d retrieval.Document) bool {
-		if len(ids) > 0 && !ids[d.ID] {
-			return false
-		}
-		if len(ents) == 0 {
-			return true
-		}
-		for _, e := range d.Entities {
-			if ents[e] {
-				return true
-			}
-		}
-		return false
-	}
 }
 
 func set(xs []string) map[string]bool {

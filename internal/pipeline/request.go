@@ -53,6 +53,9 @@ func (t *trace) entSpread(stage string, ent []float64) {
 	}
 }
 
+// Fallback records a fallback (the channels' Trace).
+func (t *trace) Fallback(name, reason string) { t.fallback(name, reason) }
+
 func (t *trace) fallback(name, reason string) {
 	t.fallbacks = append(t.fallbacks, Fallback{Name: name, Reason: reason})
 	if t.metrics != nil {

@@ -42,18 +42,18 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 	}
 	r.trace.timed("recall", t)
 	t = time.Now()
-	ch, err := r.textWalk(ctx, qvec, nil, hits, false)
+	ch, err := r.textWalk(ctx, qvec, nil, hits)
 	if err != nil {
 		return nil, err
 	}
 	r.trace.timed("text_graph", t)
 	res := r.walkResult()
 	qc := vec.NewCosiner(qvec)
-	for i, h := range ch.hits {
+	for i, h := range ch.Hits {
 		if i == opts.K {
 			break
 		}
-		th := ch.docs[h.Doc.ID]
+		th := ch.Docs[h.Doc.ID]
 		d := Doc{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities, Rank: i + 1, Score: h.Score,
 			Breakdown: Breakdown{Stage: "text", SearchScore: h.Score, Explain: h.Explain, Source: "text", Text: &th, Paths: []NamedPath{}}}
 		if len(h.Doc.Vector) > 0 {
