@@ -76,7 +76,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 	if err != nil {
 		return reranked{}, fmt.Errorf("ranker: %w", err)
 	}
-	scores := r.fuseText(sc.channels.text, pool, own)
+	scores := r.fusion().fuseText(sc.channels.text, pool, own)
 	order := poolOrder(pool, scores)
 	namedBy := titleLinks(pool, order, scores, r.opts.TitleLinks)
 	isAnchor, inFirst := map[string]bool{}, map[string]bool{}
@@ -158,31 +158,6 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		add(doc)
 	}
 	return pool, nil
-}
-
-// fuseText is the final score where the text graph channel reached
-// documents: the reciprocal-rank fusion of the ranker's order and the
-// channel's, 1/(k + rank by the ranker) + text_graph/(k + rank in the
-// channel), k the fusion's constant (FusionOptions.RRFK). The ranker's
-// inputs say nothing of the channel, and its scores and the channel's
-// PageRank mass have no common scale, so the two orders are fused by rank.
-// (A linear head on the ranker's score that read the channel's rank and
-// score, fitted on the same tune halves, did worse: docs/textgraph.md.)
-// Without the channel's documents, or at text_graph 0, the ranker's scores
-// stand.
-func (r request) fuseText(ch textChannel, pool []poolDoc, learned []float64) []float64 {
-	if len(ch.Docs) == 0 || r.opts.TextGraph == 0 {
-		return learned
-	}
-	k := r.opts.RRFK
-	out := make([]float64, len(pool))
-	for n, i := range poolOrder(pool, learned) {
-		out[i] = 1 / float64(k+n+1)
-		if th, ok := ch.Docs[pool[i].doc.ID]; ok {
-			out[i] += r.opts.TextGraph / float64(k+th.Rank)
-		}
-	}
-	return out
 }
 
 // poolOrder is the pool's indexes by score, best first (ties: document ID).

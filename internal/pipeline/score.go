@@ -175,7 +175,7 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 			},
 		}
 	}
-	r.fuse(out, ch)
+	r.fusion().fuse(out, ch)
 	r.record(stage, out, ch, ev)
 	return out, games, nil
 }
