@@ -223,8 +223,6 @@ func latencySystems(opts, def pipeline.Options) []*latencySeries {
 	mc := opts
 	mc.Shapley, mc.Samples = "montecarlo", 50
 	qa := QuestionAware(opts)
-	qaShapley := qa
-	qaShapley.Experiments.ReformRank = "shapley" // what the question-ranked reformulation saves
 	qaQ2 := qa
 	qaQ2.Stage2Vector = "reformulated" // what searching stage 2 with enc(Q) saves
 	qaPlainRel := qa
@@ -234,7 +232,6 @@ func latencySystems(opts, def pipeline.Options) []*latencySeries {
 		{name: "DMAR Monte Carlo T=50", o: mc},
 		{name: "DMAR question-aware (the same, every new part on)", o: qa},
 		defaultRow: {name: "default request (method " + def.Method + ")", o: def, stages: map[string][]float64{}},
-		{name: "DMAR question-aware, Shapley-ranked reformulation", o: qaShapley},
 		{name: "DMAR question-aware, stage 2 searched with enc(Q')", o: qaQ2},
 		{name: "DMAR question-aware, relations matched to enc(Q), not masked", o: qaPlainRel},
 	}
@@ -337,19 +334,13 @@ func (c Latency) reportStages(stdout io.Writer, runs []*backendRun) {
 // QuestionAwareParts names what QuestionAware(o) runs with, for the report.
 func QuestionAwareParts(o pipeline.Options) string {
 	q := QuestionAware(o)
-	return fmt.Sprintf("%s linking, %s stage 1, graph recall %d hop(s), graph_roots %d, graph_boost %g, graph_popularity %g, graph_relation_query %s, structure_needs_channel %t, reform_rank %s, stage2_vector %s",
-		q.Linking, q.Stage1, q.GraphRecall, q.GraphRoots, q.GraphBoost, q.GraphPopularity, cmp.Or(q.GraphRelationQuery, "question"), q.StructureNeedsChannel, q.Experiments.ReformRank, q.Stage2Vector)
+	return fmt.Sprintf("%s linking, %s stage 1, graph recall %d hop(s), graph_roots %d, graph_boost %g, graph_popularity %g, graph_relation_query %s, structure_needs_channel %t, stage2_vector %s",
+		q.Linking, q.Stage1, q.GraphRecall, q.GraphRoots, q.GraphBoost, q.GraphPopularity, cmp.Or(q.GraphRelationQuery, "question"), q.StructureNeedsChannel, q.Stage2Vector)
 }
 
 // QuestionAware is o with every part of the question-aware method on: dmar
-// eval's dmar system (pipeline.Options.QuestionAware) and the question-ranked
-// reformulation, an experiment the method left out, kept here so that the
-// latency series stay comparable with the README's.
-func QuestionAware(o pipeline.Options) pipeline.Options {
-	o = o.QuestionAware()
-	o.Experiments.ReformRank = "question"
-	return o
-}
+// eval's dmar system (pipeline.Options.QuestionAware).
+func QuestionAware(o pipeline.Options) pipeline.Options { return o.QuestionAware() }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 

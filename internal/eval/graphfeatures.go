@@ -17,6 +17,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // GraphSource is what GraphFeatures reads (pipeline.Pipeline satisfies it).
@@ -233,7 +234,7 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 		if c, ok := cands[d.ID]; ok {
 			c.HasDoc = true
 			if len(d.Vector) == len(qv) {
-				c.DocCos = pathrel.Cosine(qv, d.Vector)
+				c.DocCos = vec.Cosine64(qv, d.Vector)
 			}
 		}
 	}

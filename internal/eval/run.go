@@ -210,8 +210,26 @@ func docText(title, text string) string {
 	return title + "\n" + text
 }
 
+// PriorComposer composes the pipeline with the learned relation prior
+// (pipeline.Pipeline satisfies it): the -pX variants run on that
+// composition.
+type PriorComposer interface {
+	WithPathPrior(w float64) (*pipeline.Pipeline, error)
+}
+
 func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record) ([]answer.Source, *answer.GraphAnswer, error) {
 	o := pooled(*s.Options, q.Pool)
+	if s.PathPrior != 0 {
+		c, ok := cfg.Pipeline.(PriorComposer)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: the retriever cannot be composed with a relation prior", s.Name)
+		}
+		p, err := c.WithPathPrior(s.PathPrior)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", s.Name, err)
+		}
+		cfg.Pipeline = p
+	}
 	t := time.Now()
 	var res *pipeline.Result
 	var err error

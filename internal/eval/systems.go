@@ -15,11 +15,13 @@ type System struct {
 	// graph channel alone) or dmar (the pipeline).
 	Kind  string  `json:"kind"`
 	Alpha float64 `json:"alpha,omitempty"` // hybrid: weight of the vector side
-	// Options are the pipeline options (dmar systems), and Experiments those
-	// of them no request can set (pipeline.Experiments), for the record.
-	Options     *pipeline.Options     `json:"options,omitempty"`
-	Experiments *pipeline.Experiments `json:"experiments,omitempty"`
-	Ablates     string                `json:"ablates,omitempty"` // what the ablation changes, for the report
+	// Options are the pipeline options (dmar systems).
+	Options *pipeline.Options `json:"options,omitempty"`
+	// PathPrior composes the pipeline with the learned relation prior at
+	// this weight (pipeline.Pipeline.WithPathPrior; the -pX variants); 0:
+	// the pipeline as it is.
+	PathPrior float64 `json:"path_prior,omitempty"`
+	Ablates   string  `json:"ablates,omitempty"` // what the ablation changes, for the report
 	// From is the system an ablation starts from (dmar or dmar-full); the
 	// run compares the two, paired, when both ran (diffs_vs_from).
 	From string `json:"from,omitempty"`
@@ -74,37 +76,9 @@ var SystemNames = []string{"bm25", "dense", "hybrid", "kg-walk", "dmar-paper", "
 // of kg-walk (graphVariant).
 var GraphSystemNames = []string{"dmar-graph"}
 
-// PathSystemNames are the question-conditioned utility's systems (beyond the
-// paper), run only when named: dmar and dmar-graph with utility path, and
-// their variants with -cX (path_weight), e.g. dmar-path-c0.3.
-var PathSystemNames = []string{"dmar-path", "dmar-graph-path"}
-
 // GateSystemNames are the evidence-aware gate's systems (beyond the paper),
 // run only when named: dmar with gate=evidence (models/evgate).
 var GateSystemNames = []string{"dmar-evidence-gate"}
-
-// pathVariant parses dmar-path, dmar-graph-path and their -cX variants.
-func pathVariant(name string, o pipeline.Options) (pipeline.Options, bool) {
-	for _, k := range PathSystemNames {
-		rest, found := strings.CutPrefix(name, k)
-		if !found || (rest != "" && !strings.HasPrefix(rest, "-c")) {
-			continue
-		}
-		if k == "dmar-graph-path" {
-			o = withGraph(o)
-		}
-		o.Experiments.Utility = "path"
-		if rest != "" {
-			c, err := strconv.ParseFloat(rest[2:], 64)
-			if err != nil {
-				return o, false
-			}
-			o.Experiments.PathWeight = c
-		}
-		return o, true
-	}
-	return o, false
-}
 
 // The graph channel's setting for kg-walk and dmar-graph, chosen on kgqa dev
 // (docs/method.md, "Beyond the paper: graph recall").
@@ -126,7 +100,7 @@ func withGraph(o pipeline.Options) pipeline.Options {
 // relation texts), -hyb (hybrid stage 1, and so hybrid graph_roots), e.g.
 // dmar-graph-h2-b3.
 // The options are validated with the system's.
-func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Options, ok bool) {
+func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Options, prior float64, ok bool) {
 	for _, k := range []string{"kg-walk", "dmar-graph"} {
 		rest, found := strings.CutPrefix(name, k+"-")
 		if !found {
@@ -151,20 +125,20 @@ func graphVariant(name string, o pipeline.Options) (kind string, out pipeline.Op
 			case len(t) > 1 && t[0] == 'r':
 				o.GraphRoots, err = strconv.Atoi(t[1:])
 			case len(t) > 1 && t[0] == 'p':
-				o.Experiments.PathPrior, err = strconv.ParseFloat(t[1:], 64)
+				prior, err = strconv.ParseFloat(t[1:], 64)
 			default:
-				return "", o, false
+				return "", o, 0, false
 			}
 			if err != nil {
-				return "", o, false
+				return "", o, 0, false
 			}
 		}
 		if k == "dmar-graph" {
 			k = "dmar"
 		}
-		return k, o, true
+		return k, o, prior, true
 	}
-	return "", o, false
+	return "", o, 0, false
 }
 
 // Systems builds the named systems. base is the paper's configuration
@@ -199,9 +173,6 @@ func Systems(names []string, base pipeline.Options, kmax int, alpha float64) ([]
 				return nil, fmt.Errorf("system %s: %w", n, err)
 			}
 			s.Options = &o
-			if e := o.Experiments; e != (pipeline.Experiments{}) {
-				s.Experiments = &e
-			}
 		}
 		out = append(out, s)
 	}
@@ -230,7 +201,7 @@ func named(n string, paper, base, full pipeline.Options, alpha float64) (System,
 		o.GraphRelationQuery, s.Ablates = "question", "the graph channel's relation cosines read enc(Q), not Q without its linked mentions"
 	case "dmar-no-own-pages":
 		s.From = "dmar"
-		o.Experiments.NoOwnPages, s.Ablates = true, "the final pool without the query entities' pages that neither search nor the channel found"
+		o.NoOwnPages, s.Ablates = true, "the final pool without the query entities' pages that neither search nor the channel found"
 	case "dmar-no-second-stage":
 		o, s.From = full, "dmar-full"
 		o.M, s.Ablates = 0, "dmar-full without anchors, reformulation and second search (the structural score kept)"
@@ -279,46 +250,44 @@ func named(n string, paper, base, full pipeline.Options, alpha float64) (System,
 		o, s.From = full, "dmar-full"
 		o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 	default:
-		kind, vo, what, err := variant(n, paper, base)
+		kind, vo, what, prior, err := variant(n, paper, base)
 		if err != nil {
 			return s, o, err
 		}
-		s.Kind, o, s.Ablates = kind, vo, what
+		if !(prior >= 0 && prior <= pipeline.MaxPathPrior) {
+			return s, o, fmt.Errorf("system %s: path_prior must be between 0 and %v, got %v", n, pipeline.MaxPathPrior, prior)
+		}
+		s.Kind, o, s.Ablates, s.PathPrior = kind, vo, what, prior
 	}
 	return s, o, nil
 }
 
 // variant is a variant system named n (beyond the default systems): its
-// kind, options and what it changes. paper and questionAware are the
-// options dmar-paper's and dmar's variants start from.
-func variant(n string, paper, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, err error) {
-	if ro, what, ok := reformVariant(n, paper, questionAware); ok {
-		return "dmar", ro, what, nil
-	}
+// kind, options, what it changes and the relation prior's weight it is
+// composed with (0: none). paper and questionAware are the options
+// dmar-paper's and dmar's variants start from.
+func variant(n string, paper, questionAware pipeline.Options) (kind string, o pipeline.Options, what string, prior float64, err error) {
 	if so, what, ok := stage2VectorVariant(n, questionAware); ok {
-		return "dmar", so, what, nil
+		return "dmar", so, what, 0, nil
 	}
 	if kind, po, what, ok := popVariant(n, questionAware); ok {
-		return kind, po, what, nil
+		return kind, po, what, 0, nil
 	}
 	if kind, mo, what, ok := mentionsVariant(n, questionAware); ok {
-		return kind, mo, what, nil
+		return kind, mo, what, 0, nil
 	}
 	if lo, what, ok := linksVariant(n, questionAware); ok {
-		return "dmar", lo, what, nil
+		return "dmar", lo, what, 0, nil
 	}
 	if kind, to, what, ok := textVariant(n, questionAware); ok {
-		return kind, to, what, nil
+		return kind, to, what, 0, nil
 	}
 	if kind, ro, what, ok := rankingVariant(n, questionAware); ok {
-		return kind, ro, what, nil
+		return kind, ro, what, 0, nil
 	}
-	if po, ok := pathVariant(n, paper); ok {
-		return "dmar", po, fmt.Sprintf("question-conditioned utility: F = (1-c)*paper + c*path relevance, c = %.2f; graph_recall %d", po.Experiments.EffectivePathWeight(), po.GraphRecall), nil
-	}
-	kind, vo, ok := graphVariant(n, paper)
+	kind, vo, prior, ok := graphVariant(n, paper)
 	if !ok {
-		return "", o, "", fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, fanX, dir, util, utilC (dmar-mask-fan0.04), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb, %s with -cX, %s with -bN -rN)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "), strings.Join(PathSystemNames, ", "), strings.Join(ReformSystemNames, ", "))
+		return "", o, "", 0, fmt.Errorf("unknown system %q (known: %s, %s, %s, dmar-chat, dmar-structure-always, dmar-popX and kg-walk-popX, the ranking variants dmar-... and kg-walk-... with mask, dir, wX (dmar-mask-dir), the variants kg-walk-... and dmar-graph-... with -hN -kN -wX -bX -rN -pX -dir -hyb)", n, strings.Join(SystemNames, ", "), strings.Join(GraphSystemNames, ", "), strings.Join(GateSystemNames, ", "))
 	}
-	return kind, vo, fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", vo.GraphRecall, vo.GraphRecallK, vo.GraphWeight, vo.GraphBoost, vo.GraphRelations), nil
+	return kind, vo, fmt.Sprintf("graph variant: graph_recall %d, graph_recall_k %d, graph_weight %.2f, graph_boost %.2f, %s relation texts", vo.GraphRecall, vo.GraphRecallK, vo.GraphWeight, vo.GraphBoost, vo.GraphRelations), prior, nil
 }

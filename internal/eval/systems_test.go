@@ -43,7 +43,7 @@ func TestGraphSystems(t *testing.T) {
 		"dmar-no-path-relevance": {qa, func(o *pipeline.Options) { o.GraphRelations = "none" }},
 		"dmar-no-link-filter":    {qa, func(o *pipeline.Options) { o.Linking = "exact" }},
 		"dmar-unmasked":          {qa, func(o *pipeline.Options) { o.GraphRelationQuery = "question" }},
-		"dmar-no-own-pages":      {qa, func(o *pipeline.Options) { o.Experiments.NoOwnPages = true }},
+		"dmar-no-own-pages":      {qa, func(o *pipeline.Options) { o.NoOwnPages = true }},
 		"dmar-fixed-gate":        {full, func(o *pipeline.Options) { o.Gate = "fixed" }},
 		"dmar-evidence-gate":     {full, func(o *pipeline.Options) { o.Gate = "evidence" }},
 		"dmar-structure-always":  {full, func(o *pipeline.Options) { o.StructureNeedsChannel = false }},
@@ -80,60 +80,40 @@ func TestGraphSystems(t *testing.T) {
 	}
 }
 
-func TestPathSystems(t *testing.T) {
-	ss, err := Systems([]string{"dmar", "dmar-path", "dmar-graph-path", "dmar-path-c0.3", "dmar-graph-path-c0.7"}, pipeline.Defaults(), 20, 0.5)
+// The -pX graph variants run the pipeline composed with the relation prior
+// at weight X (not an option: the options are the variant's without it);
+// a weight out of range is refused, naming the system.
+func TestPathPriorSystems(t *testing.T) {
+	ss, err := Systems([]string{"kg-walk-p2", "dmar-graph-h2-p0.5", "kg-walk-h2"}, pipeline.Defaults(), 20, 0.5)
 	if err != nil {
 		t.Fatal(err)
 	}
-	by := map[string]System{}
-	for _, s := range ss {
-		by[s.Name] = s
+	for i, want := range []float64{2, 0.5, 0} {
+		if ss[i].PathPrior != want {
+			t.Errorf("%s: path prior %v, want %v", ss[i].Name, ss[i].PathPrior, want)
+		}
 	}
-	if o := by["dmar"].Options; o.Experiments.Utility != "" {
-		t.Errorf("dmar's utility %q, want the paper's", o.Experiments.Utility)
+	if !reflect.DeepEqual(*ss[0].Options, func() pipeline.Options {
+		ss2, _ := Systems([]string{"kg-walk-h1"}, pipeline.Defaults(), 20, 0.5)
+		return *ss2[0].Options
+	}()) {
+		t.Errorf("kg-walk-p2's options differ from its variant's without the prior: %+v", ss[0].Options)
 	}
-	if o := by["dmar-path"].Options; o.Experiments.Utility != "path" || o.GraphRecall != 0 || o.Experiments.EffectivePathWeight() != pipeline.DefaultPathWeight {
-		t.Errorf("dmar-path: %+v", o)
-	}
-	if o := by["dmar-graph-path"].Options; o.Experiments.Utility != "path" || o.GraphRecall != graphHops || o.GraphBoost != graphBoost {
-		t.Errorf("dmar-graph-path: %+v", o)
-	}
-	if o := by["dmar-path-c0.3"].Options; o.Experiments.PathWeight != 0.3 || o.GraphRecall != 0 {
-		t.Errorf("dmar-path-c0.3: %+v", o)
-	}
-	if o := by["dmar-graph-path-c0.7"].Options; o.Experiments.PathWeight != 0.7 || o.GraphRecall != graphHops {
-		t.Errorf("dmar-graph-path-c0.7: %+v", o)
-	}
-	for _, bad := range []string{"dmar-path-c2", "dmar-path-x", "dmar-path-c"} {
+	for _, bad := range []string{"kg-walk-p9", "kg-walk-p-1", "kg-walk-px"} {
 		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }
 
-func TestReformSystems(t *testing.T) {
-	ss, err := Systems([]string{"dmar-qreform", "dmar-paper-qreform-b1-r2", "dmar-sreform-b3", "dmar-paper-sreform"}, pipeline.Defaults(), 20, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paper := pipeline.Defaults()
-	paper.K, paper.P = 20, 20
-	want := []pipeline.Options{paper.QuestionAware(), paper, paper.QuestionAware(), paper}
-	want[0].Experiments.ReformRank = "question"
-	want[1].Experiments.ReformRank, want[1].Experiments.ReformBridges, want[1].Experiments.ReformRelations = "question", 1, 2
-	want[2].Experiments.ReformRank, want[2].Experiments.ReformBridges = "shapley", 3
-	want[3].Experiments.ReformRank = "shapley"
-	for i, s := range ss {
-		if s.Kind != "dmar" || !reflect.DeepEqual(*s.Options, want[i]) {
-			t.Errorf("%s: %+v, want %+v", s.Name, s.Options, want[i])
-		}
-	}
-	if !strings.Contains(ss[1].Ablates, "at most 1 bridge entities and 2 relations") {
-		t.Errorf("ablation text %q", ss[1].Ablates)
-	}
-	for _, bad := range []string{"dmar-qreform-x3", "dmar-qreform-b", "dmar-qreform-b51", "dmar-xreform"} {
-		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%s: %v", bad, err)
+// The systems of ideas measured without a gain and removed (the
+// question-conditioned utility, question-ranked reformulation and its caps,
+// the anchors' names in Q', the fan-out normaliser) are unknown now: a run
+// that names one is refused, naming it.
+func TestRemovedSystemsAreUnknown(t *testing.T) {
+	for _, name := range []string{"dmar-path", "dmar-graph-path-c0.7", "dmar-qreform", "dmar-paper-sreform-b3", "dmar-full-names2", "dmar-fan0.04", "kg-walk-mask-fan0.02", "dmar-util0.25"} {
+		if _, err := Systems([]string{name}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: %v, want an unknown system named", name, err)
 		}
 	}
 }
@@ -154,27 +134,6 @@ func TestLinksSystems(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"dmar-links", "dmar-links11", "dmar-links-1", "dmar-linksx"} {
-		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%s: %v", bad, err)
-		}
-	}
-}
-
-// dmar-full-namesN is dmar-full whose reformulator adds N names of each
-// anchor (Experiments.ReformPhrases).
-func TestReformNamesSystems(t *testing.T) {
-	ss, err := Systems([]string{"dmar-full-names2"}, pipeline.Defaults(), 20, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := pipeline.Defaults()
-	o.K, o.P = 20, 20
-	want := o.QuestionAware().WithPaperStages()
-	want.Experiments.ReformPhrases = 2
-	if !reflect.DeepEqual(*ss[0].Options, want) {
-		t.Errorf("dmar-full-names2: %+v, want %+v", ss[0].Options, want)
-	}
-	for _, bad := range []string{"dmar-full-names0", "dmar-full-names", "dmar-full-namesx", "dmar-full-names21"} {
 		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: %v", bad, err)
 		}

@@ -41,10 +41,10 @@ type channels struct {
 
 // hits are the channels' documents, channel by channel, best first.
 func (c channels) hits() []retrieval.Hit {
-	if len(c.text.hits) == 0 {
+	if len(c.text.Hits) == 0 {
 		return c.kg.hits
 	}
-	return mergeHits(c.kg.hits, c.text.hits)
+	return mergeHits(c.kg.hits, c.text.Hits)
 }
 
 // runChannels runs the request's channels for in. Only the context's errors
@@ -60,55 +60,6 @@ func (r request) runChannels(ctx context.Context, in channelQuery) (channels, er
 		return channels{}, err
 	}
 	return channels{kg: kg, text: text}, nil
-}
-
-// fuse adds the channels' scores to the fused scores of the documents they
-// reached, and marks those documents: the KG channel's offset (kgOffset)
-// and path in the breakdown; text_graph x the text channel's normalised
-// score, its path in the breakdown.
-func (r request) fuse(docs []Doc, ch channels) {
-	if len(ch.kg.paths) == 0 && len(ch.text.docs) == 0 {
-		return
-	}
-	for i := range docs {
-		if gp, ok := ch.kg.paths[docs[i].ID]; ok {
-			g := gp
-			docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
-			docs[i].Score += r.kgOffset(gp)
-		}
-		if th, ok := ch.text.docs[docs[i].ID]; ok {
-			t := th
-			docs[i].Breakdown.Text = &t
-			if docs[i].Breakdown.Source == "" {
-				docs[i].Breakdown.Source = "text"
-			}
-			docs[i].Score += r.opts.TextGraph * th.Norm
-		}
-	}
-}
-
-// kgOffset is what the KG channel adds to a document's fused score:
-// graph_boost x its graph score, which puts the entities' own pages first;
-// a document reached through what it mentions gets its graph score once,
-// not boosted: on a corpus of passages (MuSiQue) the boost would put every
-// passage that mentions a reached entity above the searches' best.
-func (r request) kgOffset(gp GraphPath) float64 {
-	if gp.Bridge != nil {
-		return gp.Score
-	}
-	return r.opts.GraphBoost * gp.Score
-}
-
-// offset is what fuse adds to document id's fused score.
-func (r request) offset(ch channels, id string) float64 {
-	o := 0.0
-	if gp, ok := ch.kg.paths[id]; ok {
-		o += r.kgOffset(gp)
-	}
-	if th, ok := ch.text.docs[id]; ok {
-		o += r.opts.TextGraph * th.Norm
-	}
-	return o
 }
 
 // mergeHits is the union of a search's hits and a channel's, the search's

@@ -119,7 +119,7 @@ func (r request) record(stage string, docs []Doc, ch channels, ev []scoring.Evid
 		return
 	}
 	for i, d := range docs {
-		r.evlog.rows = append(r.evlog.rows, EvidenceRow{Stage: stage, ID: d.ID, Evidence: ev[i], Offset: r.offset(ch, d.ID)})
+		r.evlog.rows = append(r.evlog.rows, EvidenceRow{Stage: stage, ID: d.ID, Evidence: ev[i], Offset: r.fusion().offset(ch, d.ID)})
 	}
 }
 

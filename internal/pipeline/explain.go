@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/kg"
 )
 
@@ -84,9 +85,11 @@ func (r request) explainAnchor(a Doc, st structure, ap anchorPhi) Anchor {
 		q := st.qsubs[j].sg
 		phis = append(phis, Phi{QID: q.Root, Label: q.Nodes[0].Label, Phi: v})
 	}
-	sgs := []kg.Subgraph{}
+	sgs := []api.Subgraph{}
 	if st.on {
-		sgs = rankDocSubgraphs(a, st, r.opts.MaxAnchorSubgraphs)
+		for _, g := range rankDocSubgraphs(a, st, r.opts.MaxAnchorSubgraphs) {
+			sgs = append(sgs, APISubgraph(g))
+		}
 	}
 	return Anchor{Doc: a, Phi: phis, PhiExact: ap.exact, Subgraphs: sgs}
 }

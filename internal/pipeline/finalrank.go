@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // The learned final ranking (option final_rank learned, beyond the paper):
@@ -30,29 +31,6 @@ const (
 	FinalRankBoost   = "boost"
 	FinalRankLearned = "learned"
 )
-
-// RankBreakdown says how the learned ranker saw a result.
-type RankBreakdown struct {
-	// Score orders the results: the ranker's score, or, where the text
-	// graph channel reached documents, the fusion of the ranker's order
-	// with the channel's (fuseText).
-	Score float64 `json:"score"`
-	// Ranker is the learned ranker's own score.
-	Ranker float64 `json:"ranker_score"`
-	// Stage1Rank and Stage2Rank are the document's ranks in the stage-1
-	// (Q) and stage-2 (Q') searches; 0: not a hit of that search.
-	Stage1Rank int `json:"stage1_rank,omitempty"`
-	Stage2Rank int `json:"stage2_rank,omitempty"`
-	// GraphRank is its rank in the graph channel; 0: not reached.
-	GraphRank int `json:"graph_rank,omitempty"`
-	// TextRank is its rank in the text graph channel; 0: not reached.
-	TextRank int `json:"text_rank,omitempty"`
-	// Own: the document is the page of an entity the query names.
-	Own bool `json:"own_page,omitempty"`
-	// NamedBy is the ID of the better-ranked document whose text names
-	// this one's title, which lifted it (title_links; titlelinks.go).
-	NamedBy string `json:"named_by,omitempty"`
-}
 
 // poolDoc is one candidate of the final pool and where it was found.
 type poolDoc struct {
@@ -98,7 +76,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 	if err != nil {
 		return reranked{}, fmt.Errorf("ranker: %w", err)
 	}
-	scores := r.fuseText(sc.channels.text, pool, own)
+	scores := r.fusion().fuseText(sc.channels.text, pool, own)
 	order := poolOrder(pool, scores)
 	namedBy := titleLinks(pool, order, scores, r.opts.TitleLinks)
 	isAnchor, inFirst := map[string]bool{}, map[string]bool{}
@@ -117,7 +95,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 		d := p.doc
 		d.Rank, d.Score = n+1, scores[i]
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
-		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], Ranker: own[i], TextRank: sc.channels.text.docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
+		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.Docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
 		docs = append(docs, d)
 	}
 	r.trace.timed("final_rank", t)
@@ -148,7 +126,7 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		add(d)
 	}
 	var missing []string
-	if r.opts.Experiments.NoOwnPages {
+	if r.opts.NoOwnPages {
 		return pool, nil
 	}
 	for _, q := range kg.QIDs(sc.mentions) {
@@ -167,46 +145,19 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		r.trace.fallback("own_pages_unavailable", "fetching the pages of the query's entities failed, the final pool goes without them: "+err.Error())
 		return pool, nil
 	}
-	keep := filterOf(r.opts.Filter)
-	qc := newCosiner(sc.qvec)
+	keep := r.opts.Filter.Matcher()
+	qc := vec.NewCosiner(sc.qvec)
 	for _, d := range own {
 		if !keep(d) {
 			continue
 		}
 		doc := Doc{ID: d.ID, Title: d.Title, Text: d.Text, Entities: d.Entities, Breakdown: Breakdown{Stage: "own"}}
 		if len(d.Vector) > 0 {
-			doc.Breakdown.Semantic = qc.cosine(d.Vector)
+			doc.Breakdown.Semantic = qc.Cosine(d.Vector)
 		}
 		add(doc)
 	}
 	return pool, nil
-}
-
-// rrfK is reciprocal-rank fusion's constant (Cormack et al., 2009): a
-// document's share of a fused score is 1/(rrfK + its rank).
-const rrfK = 60
-
-// fuseText is the final score where the text graph channel reached
-// documents: the reciprocal-rank fusion of the ranker's order and the
-// channel's, 1/(rrfK + rank by the ranker) + text_graph/(rrfK + rank in the
-// channel). The ranker's inputs say nothing of the channel, and its scores
-// and the channel's PageRank mass have no common scale, so the two orders
-// are fused by rank. (A linear head on the ranker's score that read the
-// channel's rank and score, fitted on the same tune halves, did worse:
-// docs/textgraph.md.) Without the channel's documents, or at text_graph 0,
-// the ranker's scores stand.
-func (r request) fuseText(ch textChannel, pool []poolDoc, learned []float64) []float64 {
-	if len(ch.docs) == 0 || r.opts.TextGraph == 0 {
-		return learned
-	}
-	out := make([]float64, len(pool))
-	for n, i := range poolOrder(pool, learned) {
-		out[i] = 1 / float64(rrfK+n+1)
-		if th, ok := ch.docs[pool[i].doc.ID]; ok {
-			out[i] += r.opts.TextGraph / float64(rrfK+th.Rank)
-		}
-	}
-	return out
 }
 
 // poolOrder is the pool's indexes by score, best first (ties: document ID).
@@ -257,10 +208,10 @@ func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 		q.ChannelBestRel = max(q.ChannelBestRel, gp.Relevance)
 	}
 	q.Agreement = agreement(ch.hits, sc.hits[:sc.search])
-	qc := newCosiner(sc.qvec)
+	qc := vec.NewCosiner(sc.qvec)
 	for _, h := range sc.hits[:sc.search] {
 		if len(h.Doc.Vector) > 0 {
-			q.TextBestSemantic = max(q.TextBestSemantic, qc.cosine(h.Doc.Vector))
+			q.TextBestSemantic = max(q.TextBestSemantic, qc.Cosine(h.Doc.Vector))
 		}
 	}
 	for _, p := range pool {

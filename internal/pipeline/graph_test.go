@@ -161,7 +161,6 @@ func TestGraphOptionsValidated(t *testing.T) {
 		{func(o *pipeline.Options) { o.GraphBoost = -1 }, "graph_boost"},
 		{func(o *pipeline.Options) { o.GraphRoots = 11 }, "graph_roots"},
 		{func(o *pipeline.Options) { o.GraphRoots = -1 }, "graph_roots"},
-		{func(o *pipeline.Options) { o.Experiments.PathPrior = 5.5 }, "path_prior"},
 		{func(o *pipeline.Options) { o.GraphRelations = "both" }, "graph_relations"},
 	} {
 		o := p.Defaults()
@@ -238,9 +237,12 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 		t.Fatalf("the test needs two relations around the query entities, got %v", pids)
 	}
 	for pid := range pids {
-		p := newPipeline(t, func(c *pipeline.Config) { c.RelPrior = onePrior{pid} })
+		p, err := newPipeline(t, func(c *pipeline.Config) { c.RelPrior = onePrior{pid} }).WithPathPrior(5)
+		if err != nil {
+			t.Fatal(err)
+		}
 		o := p.Defaults()
-		o.GraphRecall, o.GraphRecallK, o.Experiments.PathPrior = 1, 3, 5
+		o.GraphRecall, o.GraphRecallK = 1, 3
 		r, err := p.GraphWalk(context.Background(), nolan, o)
 		if err != nil {
 			t.Fatal(err)
@@ -252,14 +254,28 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 			t.Fatal("path_prior_unavailable with a prior loaded")
 		}
 	}
+	withPrior, err := base.WithPathPrior(1)
+	if err != nil {
+		t.Fatal(err)
+	}
 	o = base.Defaults()
-	o.GraphRecall, o.Experiments.PathPrior = 1, 1
-	r, err := base.GraphWalk(context.Background(), nolan, o)
+	o.GraphRecall = 1
+	r, err := withPrior.GraphWalk(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !hasFallback(r, "path_prior_unavailable") {
 		t.Fatalf("no prior loaded: fallbacks %v, want path_prior_unavailable", fallbackNames(r))
+	}
+	// The composition is checked where it is made; the method's pipeline
+	// is not changed by it.
+	for _, w := range []float64{-0.1, pipeline.MaxPathPrior + 0.5} {
+		if _, err := base.WithPathPrior(w); err == nil {
+			t.Errorf("path prior %v was accepted", w)
+		}
+	}
+	if r, err := base.GraphWalk(context.Background(), nolan, o); err != nil || hasFallback(r, "path_prior_unavailable") {
+		t.Fatalf("the pipeline composed from: %v, fallbacks %v", err, fallbackNames(r))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // graph_relation_query masked: the channel's relation cosines read enc(Q
@@ -38,7 +39,7 @@ func TestGraphRelationQueryMasked(t *testing.T) {
 			if len(st) != 1 {
 				continue
 			}
-			want := pathrel.Cosine(qv, enc(pathrel.Text(st[0].Label, st[0].PID, false)))
+			want := vec.Cosine64(qv, enc(pathrel.Text(st[0].Label, st[0].PID, false)))
 			if math.Abs(st[0].Relevance-want) > 1e-9 {
 				t.Errorf("%q: %s relevance %v, want cos(enc(%q), relation) %v", o2, d.Breakdown.Graph.Path, st[0].Relevance, query, want)
 			}
@@ -109,7 +110,7 @@ func TestGraphRelationQueryMaskedNamesPathsAlike(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if want := pathrel.Cosine(vs[0], tv[0]); math.Abs(st.Relevance-want) > 1e-9 {
+				if want := vec.Cosine64(vs[0], tv[0]); math.Abs(st.Relevance-want) > 1e-9 {
 					t.Errorf("%s: %s step %s relevance %v, want %v (the masked question's)", d.ID, np.Path, st.PID, st.Relevance, want)
 				}
 				checked++
@@ -165,7 +166,7 @@ func TestMaskedQuestionEncodedWithQ(t *testing.T) {
 		}
 		st := d.Breakdown.Graph.Steps[0]
 		rv, _ := hashEncoder{}.Encode(context.Background(), []string{pathrel.Text(st.Label, st.PID, false)})
-		if want := pathrel.Cosine(qv[0], rv[0]); math.Abs(st.Relevance-want) > 1e-9 {
+		if want := vec.Cosine64(qv[0], rv[0]); math.Abs(st.Relevance-want) > 1e-9 {
 			t.Errorf("%s relevance %v, want cos(enc(masked Q), relation) %v", d.Breakdown.Graph.Path, st.Relevance, want)
 		}
 		checked++
@@ -207,7 +208,7 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return pathrel.Cosine(vs[0], vs[1])
+		return vec.Cosine64(vs[0], vs[1])
 	}
 	checked, differs := 0, 0
 	for _, mode := range []string{"masked", "question"} {
@@ -237,7 +238,7 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 						t.Errorf("%s: %s: step %s relevance %v, want the relation encoder's %v", mode, d.ID, st.PID, st.Relevance, want)
 					}
 					mv, _ := hashEncoder{}.Encode(ctx, []string{q, pathrel.Text(st.Label, st.PID, false)})
-					if math.Abs(pathrel.Cosine(mv[0], mv[1])-want) > 1e-6 {
+					if math.Abs(vec.Cosine64(mv[0], mv[1])-want) > 1e-6 {
 						differs++
 					}
 					checked++
@@ -258,4 +259,14 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 	if len(rel.calls) == 0 {
 		t.Fatal("the relation encoder was never called")
 	}
+}
+
+// walk is the graph channel alone on nolan with o.
+func walk(t *testing.T, p *pipeline.Pipeline, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	res, err := p.GraphWalk(context.Background(), nolan, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }

@@ -38,26 +38,6 @@ const graphMaxNodes = 4000
 // best paths first.
 const graphMaxEntities = 2000
 
-// GraphPath is the path that brought a document in through the graph
-// channel, and its scores.
-type GraphPath struct {
-	Path      string         `json:"path"`      // Q1 -[relation]-> Q2
-	Steps     []pathrel.Step `json:"steps"`     // the path's edges
-	Relevance float64        `json:"relevance"` // the path's question relevance
-	Score     float64        `json:"score"`     // relevance + graph_weight x cos(enc(Q), enc(D)) + popularity
-	// Popularity is graph_popularity x ln(1 + the entity's degree), the part
-	// of Score that says how well known the entity is.
-	Popularity float64 `json:"popularity,omitempty"`
-	// Bridge, for a document reached through what it mentions
-	// (graph_mentions), names the reached entity it mentions and how much
-	// the mention weighs; Relevance is then the path's times its weight.
-	Bridge *Bridge `json:"bridge,omitempty"`
-	// Fanout is -Experiments.GraphFanout x the mean ln(n) of the path's
-	// steps, n the entities a step's relation reaches from its node
-	// (kgfanout.go): an eval variant's, not on the wire.
-	Fanout float64 `json:"-"`
-}
-
 // graphChannel is the channel's output for one request: its candidates, best
 // first, the path of each document it reached, and the walk behind them.
 type graphChannel struct {
@@ -138,12 +118,11 @@ func (r request) kgChannel(ctx context.Context, in channelQuery) (graphChannel, 
 	if err != nil {
 		return graphChannel{}, err
 	}
-	fan := r.fanout(walk.subs)
-	if docs, err = r.indexCosines(ctx, in.qvec, docs, pop, fan); err != nil {
+	if docs, err = r.indexCosines(ctx, in.qvec, docs, pop); err != nil {
 		return r.channelFailed(ctx, "graph_recall_unavailable", "reading the entities' documents' cosines", err)
 	}
 	r.trace.add("graph_documents", time.Since(t))
-	sc := r.scoreDocuments(docs, pop, fan)
+	sc := r.scoreDocuments(docs, pop)
 	t = time.Now()
 	ch, err := r.keptPaths(ctx, sc)
 	r.trace.add("graph_kept", time.Since(t))

@@ -24,7 +24,7 @@ const cosineBatch = 64
 // pending: at most two CosineReader calls, and only the documents with a
 // cosine (those the index holds and the filter passes) that the scores stage
 // can read stay. Index errors are returned.
-func (r request) indexCosines(ctx context.Context, qvec []float32, d kgDocuments, pop map[string]float64, fan *fanoutScorer) (kgDocuments, error) {
+func (r request) indexCosines(ctx context.Context, qvec []float32, d kgDocuments, pop map[string]float64) (kgDocuments, error) {
 	if !d.pending {
 		return d, nil
 	}
@@ -37,13 +37,13 @@ func (r request) indexCosines(ctx context.Context, qvec []float32, d kgDocuments
 	floor := newScoreFloor(r.opts.GraphRecallK)
 	for _, doc := range first {
 		if v, ok := cos[doc.id]; ok {
-			floor.add(r.pathScore(d.pathOf[doc.id], pop[doc.id], fan).withCosine(r.opts.GraphWeight, v, fan != nil))
+			floor.add(withCosine(r.pathScore(d.pathOf[doc.id], pop[doc.id]), r.opts.GraphWeight, v))
 		}
 	}
 	reach := cosineReach(r.opts.GraphWeight)
 	var more []string
 	for _, doc := range d.docs[len(first):] {
-		if !floor.below(r.pathScore(d.pathOf[doc.id], pop[doc.id], fan).bound(reach)) {
+		if !floor.below(scoreBound(r.pathScore(d.pathOf[doc.id], pop[doc.id]), reach)) {
 			more = append(more, doc.id)
 		}
 	}

@@ -73,12 +73,12 @@ func TestIndexCosinesAsksForWhatTheRankingNeeds(t *testing.T) {
 				x.cos[id] = rng.Float64()*1.2 - 0.2
 				all.docs = append(all.docs, reachedDoc{id: id, cosQD: x.cos[id]})
 			}
-			got, err := r.indexCosines(context.Background(), nil, d, pop, nil)
+			got, err := r.indexCosines(context.Background(), nil, d, pop)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := r.scoreDocuments(all, pop, nil)
-			have := r.scoreDocuments(got, pop, nil)
+			want := r.scoreDocuments(all, pop)
+			have := r.scoreDocuments(got, pop)
 			if diff := cmp.Diff(want.hits, have.hits); diff != "" {
 				t.Errorf("kept %d; with the cosines asked for (-all known +asked):\n%s", len(have.hits), diff)
 			}

@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/mentions"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // kgDocuments is the documents stage's output: the documents of the reached
@@ -30,26 +31,10 @@ type reachedDoc struct {
 	id    string
 	cosQD float64
 	doc   *retrieval.Document // nil when the index computed the cosine
-	qc    *cosiner
+	qc    *vec.Cosiner
 	// bridged: the document is reached through a mention, not as the
 	// entity's own page
 	bridged bool
-}
-
-// Bridge is how the graph channel reached a document that mentions a
-// reached entity (graph_mentions): "Q links Nolan; Nolan -[director of]->
-// Inception; this document mentions Inception".
-type Bridge struct {
-	Entity string `json:"entity"` // the reached entity the document mentions
-	Place  string `json:"place"`  // where: title, first sentence or text
-	// IDF is how specific a mention of the entity is: 1 when no other
-	// document mentions it, near 0 when most do (mentions.IDF).
-	IDF float64 `json:"idf"`
-	// Weight is graph_mentions x the place's weight x IDF, the share of
-	// the path's relevance the document's path relevance is.
-	Weight float64 `json:"weight"`
-	// PathRelevance is the relevance of the path to Entity, before Weight.
-	PathRelevance float64 `json:"path_relevance"`
 }
 
 // The bridge's bounds: the best graphBridgeEntities reached entities are
@@ -74,7 +59,7 @@ func (d reachedDoc) cos() float64 {
 	if len(d.doc.Vector) == 0 {
 		return 0
 	}
-	return d.qc.cosine(d.doc.Vector)
+	return d.qc.Cosine(d.doc.Vector)
 }
 
 // entityDocuments are the documents of the graphMaxEntities best reached
@@ -210,8 +195,8 @@ func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []str
 	if err != nil {
 		return nil, err
 	}
-	keep := filterOf(r.opts.Filter)
-	qc := newCosiner(qvec)
+	keep := r.opts.Filter.Matcher()
+	qc := vec.NewCosiner(qvec)
 	out := make([]reachedDoc, 0, len(docs))
 	for i := range docs {
 		if keep(docs[i]) {
@@ -219,25 +204,6 @@ func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []str
 		}
 	}
 	return out, nil
-}
-
-// filterOf is the request's filter as a predicate on documents.
-func filterOf(f retrieval.Filter) func(retrieval.Document) bool {
-	ids, ents := set(f.IDs), set(f.AnyEntities)
-	return func(d retrieval.Document) bool {
-		if len(ids) > 0 && !ids[d.ID] {
-			return false
-		}
-		if len(ents) == 0 {
-			return true
-		}
-		for _, e := range d.Entities {
-			if ents[e] {
-				return true
-			}
-		}
-		return false
-	}
 }
 
 func set(xs []string) map[string]bool {

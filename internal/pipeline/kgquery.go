@@ -226,12 +226,14 @@ func (r request) relationQuery(ctx context.Context, relvec []float32, mentions [
 	return vs[0], nil
 }
 
-// stepPrior is the learned relation prior for Q (relvec) weighted by
-// path_prior, or nil when path_prior is 0 or no prior model is loaded (then
-// path relevance is the cosine alone, and the response says so). A model
-// failure fails the request, as any model failure does.
+// stepPrior is the learned relation prior for Q (relvec) weighted as the
+// pipeline was composed with it (WithPathPrior: dmar eval's -pX variants),
+// or nil when it was not, or no prior model is loaded (then path relevance
+// is the cosine alone, and the response says so). A model failure fails
+// the request, as any model failure does.
 func (r request) stepPrior(ctx context.Context, relvec []float32) (map[pathrel.StepKey]float64, error) {
-	if r.opts.Experiments.PathPrior == 0 {
+	w := r.p.pathPrior
+	if w == 0 {
 		return nil, nil
 	}
 	if r.p.cfg.RelPrior == nil {
@@ -248,7 +250,7 @@ func (r request) stepPrior(ctx context.Context, relvec []float32) (map[pathrel.S
 		return nil, fmt.Errorf("relation prior: %w", err)
 	}
 	for k, v := range pr {
-		pr[k] = r.opts.Experiments.PathPrior * v
+		pr[k] = w * v
 	}
 	return pr, nil
 }

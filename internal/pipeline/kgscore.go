@@ -25,8 +25,8 @@ type kgScored struct {
 
 // scoreDocuments gives each document its graph score: the path's
 // relevance, graph_weight x cos(enc(Q), enc(D)), the entity's popularity
-// (pop) and the path's fan-out, and keeps the graph_recall_k best.
-func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fanoutScorer) kgScored {
+// (pop), and keeps the graph_recall_k best.
+func (r request) scoreDocuments(d kgDocuments, pop map[string]float64) kgScored {
 	o := r.opts
 	sc := kgScored{paths: map[string]GraphPath{}, pathOf: d.pathOf, bridges: d.bridges, unfetched: map[string]bool{}}
 	// Only the graph_recall_k best are kept: a document whose score cannot
@@ -36,11 +36,11 @@ func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fano
 	floor := newScoreFloor(o.GraphRecallK)
 	reach := cosineReach(o.GraphWeight)
 	for _, doc := range d.docs {
-		gp := r.pathScore(d.pathOf[doc.id], pop[doc.id], fan)
-		if floor.below(gp.bound(reach)) {
+		gp := r.pathScore(d.pathOf[doc.id], pop[doc.id])
+		if floor.below(scoreBound(gp, reach)) {
 			continue
 		}
-		gp.Score = gp.withCosine(o.GraphWeight, doc.cos(), fan != nil)
+		gp.Score = withCosine(gp, o.GraphWeight, doc.cos())
 		floor.add(gp.Score)
 		sc.paths[doc.id] = gp
 		hit := retrieval.Document{ID: doc.id}
@@ -56,34 +56,27 @@ func (r request) scoreDocuments(d kgDocuments, pop map[string]float64, fan *fano
 }
 
 // pathScore is a reached document's graph path scored without its cosine:
-// Score the path's relevance (0 in the ablation without relations), its
-// entity's popularity and its fan-out.
-func (r request) pathScore(p pathrel.Path, pop float64, fan *fanoutScorer) GraphPath {
+// Score the path's relevance (0 in the ablation without relations), and
+// its entity's popularity.
+func (r request) pathScore(p pathrel.Path, pop float64) GraphPath {
 	gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
 	if r.opts.GraphRelations == "none" {
 		gp.Score = 0 // the ablation: the document's cosine alone ranks
 	}
 	gp.Popularity = pop
-	if fan != nil {
-		gp.Fanout = fan.of(p)
-	}
 	return gp
 }
 
 // cosineReach is the most the cosine term adds to a graph score.
 func cosineReach(graphWeight float64) float64 { return math.Abs(graphWeight)*(1+1e-9) + 1e-12 }
 
-// bound is the most gp's graph score can be with its cosine term.
-func (gp GraphPath) bound(reach float64) float64 { return gp.Score + gp.Popularity + gp.Fanout + reach }
+// scoreBound is the most gp's graph score can be with its cosine term.
+func scoreBound(gp GraphPath, reach float64) float64 { return gp.Score + gp.Popularity + reach }
 
-// withCosine is gp's graph score with its cosine term, popularity and
-// fan-out (withFanout: the normaliser is on).
-func (gp GraphPath) withCosine(graphWeight, cos float64, withFanout bool) float64 {
+// withCosine is gp's graph score with its cosine term and popularity.
+func withCosine(gp GraphPath, graphWeight, cos float64) float64 {
 	s := gp.Score + graphWeight*cos
 	s += gp.Popularity
-	if withFanout {
-		s += gp.Fanout
-	}
 	return s
 }
 

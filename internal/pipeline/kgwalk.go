@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // GraphWalk is the graph channel alone (the kg-walk system): Q is encoded
@@ -84,7 +85,7 @@ func walkResults(qvec []float32, ch graphChannel, k int) []Doc {
 		d := Doc{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities, Rank: i + 1, Score: h.Score,
 			Breakdown: Breakdown{Stage: "kg", SearchScore: h.Score, Explain: h.Explain}}
 		if len(h.Doc.Vector) > 0 {
-			d.Breakdown.Semantic = cosine(qvec, h.Doc.Vector)
+			d.Breakdown.Semantic = vec.Cosine(qvec, h.Doc.Vector)
 		}
 		gp := ch.paths[h.Doc.ID]
 		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp

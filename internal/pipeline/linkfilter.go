@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // The context linker (option linking=context, opt-in; the method links
@@ -55,7 +56,7 @@ func (r request) entityContext(ctx context.Context, qvec []float32, qids []strin
 	out := make(map[string]float64, len(docs))
 	for _, d := range docs {
 		if len(d.Vector) == len(qvec) {
-			out[d.ID] = cosine(qvec, d.Vector)
+			out[d.ID] = vec.Cosine(qvec, d.Vector)
 		}
 	}
 	return out

@@ -91,9 +91,9 @@ type Options struct {
 	// TextOptions are the text graph channel's (textoptions.go).
 	TextOptions
 
-	// Experiments are ideas tried and left out of the method: dmar eval's
-	// variant systems set them, no request can (RemovedOptions).
-	Experiments Experiments `json:"-"`
+	// FusionOptions are the final order's fusion (fusion.go); no request
+	// sets them.
+	FusionOptions `json:"-"`
 
 	// FinalRank is how the results are ordered: boost ("" means boost:
 	// phase 4's fused score plus graph_boost x the graph score) or learned
@@ -114,7 +114,7 @@ func Defaults() Options {
 		Reformulator: "builtin", Gate: "learned", FixedAlpha: 0.5, Structure: "gnn",
 		SnippetChars: 300, MaxAnchorSubgraphs: 3,
 		GraphRecall: 0, GraphRecallK: 50, GraphWeight: 0.3, GraphBoost: 1, GraphRelations: "plain",
-		TextOptions: textDefaults(),
+		TextOptions: textDefaults(), FusionOptions: fusionDefaults(),
 	}
 }
 
@@ -131,8 +131,8 @@ func Defaults() Options {
 // masked relation query (graph_relation_query);
 // graph_weight was chosen
 // on dev; the figures are in docs/method.md. The learned relation prior is
-// left out (an experiment, Experiments.PathPrior): it helped on train but not
-// on dev.
+// left out (dmar eval composes it: Pipeline.WithPathPrior): it helped on
+// train but not on dev.
 func (o Options) QuestionAware() Options {
 	o.Method = MethodDMAR
 	o.Linking = "context"
@@ -275,9 +275,9 @@ func (o Options) Validate() error {
 		unit("graph_mentions", o.GraphMentions),
 		intIn("title_links", o.TitleLinks, 0, 10),
 		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
-		o.Experiments.validate(),
 		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
 		o.TextOptions.validate(),
+		o.FusionOptions.validate(),
 	} {
 		if err != nil {
 			return err

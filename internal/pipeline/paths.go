@@ -28,21 +28,6 @@ const (
 	FromTopDocument = "top_document" // the entity of a top stage-1 document (graph_roots)
 )
 
-// NamedPath is a KG path from a query entity to one of a document's
-// entities, and its question relevance.
-type NamedPath struct {
-	From      string `json:"from"` // the query entity it starts from: the qid of a phi when a query subgraph is rooted there
-	FromLabel string `json:"from_label"`
-	FromKind  string `json:"from_kind"` // query_entity | top_document
-	To        string `json:"to"`        // the document's entity it ends at
-	ToLabel   string `json:"to_label"`
-	Path      string `json:"path"` // Q1 -[relation]-> Q2, as breakdown.graph writes it
-	Text      string `json:"text"` // the same with labels
-	// Steps are the path's edges, walked From -> To.
-	Steps     []pathrel.Step `json:"steps"`
-	Relevance float64        `json:"relevance"` // pathrel's question relevance
-}
-
 // pathIndex is, for each query entity, its best path to every entity of the
 // documents to explain, with the labels of the paths' nodes.
 type pathIndex struct {

@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 const director = "Who is the director of Inception?"
@@ -87,7 +88,7 @@ func checkNamed(t *testing.T, g kg.Graph, qvec []float32, roots map[string]strin
 				if s.From != at || !edgeSet(t, g, []string{s.From})[stored] {
 					t.Errorf("%s: step %+v of %q is not a KG edge from %s", d.ID, s, p.Path, at)
 				}
-				want := pathrel.Cosine(qvec, encode(t, pathrel.Text(s.Label, s.PID, false)))
+				want := vec.Cosine64(qvec, encode(t, pathrel.Text(s.Label, s.PID, false)))
 				if math.Abs(s.Relevance-want) > 1e-6 {
 					t.Errorf("%s: step %s relevance %v, want cos(Q, %q) = %v", d.ID, s.PID, s.Relevance, s.Label, want)
 				}

@@ -109,6 +109,26 @@ type Pipeline struct {
 	defaults Options
 	// relation-text embeddings of the graph channel, plain and directed
 	relsPlain, relsDirected *pathrel.Relations
+	// pathPrior weighs RelPrior's score added to each step's cosine in path
+	// relevance; 0: off (WithPathPrior)
+	pathPrior float64
+}
+
+// MaxPathPrior bounds the relation prior's weight.
+const MaxPathPrior = 5.0
+
+// WithPathPrior is p composed with the learned question -> relation prior
+// (Config.RelPrior) weighted by w in path relevance: dmar eval's -pX
+// variants. The method leaves it out (it lowered the graph channel's recall
+// on kgqa dev: docs/method.md), so no request can ask for it. The copy
+// shares p's cache and relation embeddings.
+func (p *Pipeline) WithPathPrior(w float64) (*Pipeline, error) {
+	if !(w >= 0 && w <= MaxPathPrior) {
+		return nil, errs.Field("path_prior", "must be between 0 and %v, got %v", MaxPathPrior, w)
+	}
+	q := *p
+	q.pathPrior = w
+	return &q, nil
 }
 
 // New checks cfg and returns a pipeline.

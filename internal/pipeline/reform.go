@@ -10,7 +10,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/scoring"
-	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
 // anchorPhi is an anchor's Shapley explanation: one value per query subgraph.
@@ -65,44 +64,17 @@ func (r request) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[
 }
 
 // reformInput gathers the reformulator's input: snippets of the anchors, and
-// the bridge entities and relations ranked by Shapley contribution, or by
-// question relevance (reform_rank question, reformrank.go).
+// the bridge entities and relations ranked by Shapley contribution.
 func (r request) reformInput(ctx context.Context, g grounded, anchors []Doc, phis map[string]anchorPhi) (reformulate.Input, error) {
 	in := reformulate.Input{Query: r.query}
 	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
-	if r.opts.Experiments.ReformRank == "question" && len(bridge) > 0 {
-		var err error
-		if in.Bridges, in.Relations, err = r.questionTerms(ctx, g.relvec, g.st.qsubs, bridge, bridgeLabel); err != nil {
-			return in, err
-		}
-	} else {
-		in.Bridges = rankTerms(bridge, bridgeLabel)
-		in.Relations = rankTerms(rel, nil)
-	}
+	in.Bridges = rankTerms(bridge, bridgeLabel)
+	in.Relations = rankTerms(rel, nil)
 	names := names(g.ents, g.st.qsubs, bridge)
 	for _, a := range anchors {
 		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, r.opts.SnippetChars)})
-		in.Names = append(in.Names, anchorNames(r.query, a.Text, r.opts.Experiments.ReformPhrases)...)
 	}
 	return in, nil
-}
-
-// anchorNames are the first n names of text that q does not say.
-func anchorNames(q, text string, n int) []string {
-	if n <= 0 {
-		return nil
-	}
-	have := " " + kg.NormalizeForm(q) + " "
-	var out []string
-	for _, p := range textgraph.HeuristicPhrases(text).Phrases {
-		if f := kg.NormalizeForm(p.Text); f != "" && !strings.Contains(have, " "+f+" ") {
-			out = append(out, p.Text)
-			if len(out) == n {
-				break
-			}
-		}
-	}
-	return out
 }
 
 // bridges scores the anchors' entities that are nodes of a query subgraph
@@ -297,7 +269,14 @@ func (r request) runReformulator(ctx context.Context, in reformulate.Input) (str
 		}
 		r.trace.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
 	}
-	maxB, maxR := r.opts.Experiments.ReformCaps()
-	q, _ := reformulate.Builtin{MaxBridges: maxB, MaxRelations: maxR}.Reformulate(ctx, in)
+	q, _ := reformulate.Builtin{MaxBridges: ReformBridges, MaxRelations: ReformRelations}.Reformulate(ctx, in)
 	return q, "builtin"
 }
+
+// The built-in reformulator's caps on the bridge entities and relations it
+// adds to Q, chosen on kgqa train (docs/method.md), so that Q' stays close
+// to Q and the second search is not diluted.
+const (
+	ReformBridges   = 8
+	ReformRelations = 4
+)

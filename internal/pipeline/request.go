@@ -1,6 +1,10 @@
 package pipeline
 
-import "time"
+import (
+	"time"
+
+	"github.com/dmar-kg/dmar/internal/vec"
+)
 
 // request is what every phase of one retrieval reads: the pipeline, the
 // validated options and the query. Its fields are set once; the only things
@@ -34,7 +38,7 @@ type trace struct {
 // (stage_nonzero), and the share of distinct values among those
 // (stage_distinct; 1: no ties).
 func (t *trace) entSpread(stage string, ent []float64) {
-	t.entStd[stage] = std(ent)
+	t.entStd[stage] = vec.Std(ent)
 	var pos []float64
 	distinct := map[float64]bool{}
 	for _, e := range ent {
@@ -43,11 +47,14 @@ func (t *trace) entSpread(stage string, ent []float64) {
 			distinct[e] = true
 		}
 	}
-	t.entStd[stage+"_nonzero"] = std(pos)
+	t.entStd[stage+"_nonzero"] = vec.Std(pos)
 	if len(pos) > 0 {
 		t.entStd[stage+"_distinct"] = float64(len(distinct)) / float64(len(pos))
 	}
 }
+
+// Fallback records a fallback (the channels' Trace).
+func (t *trace) Fallback(name, reason string) { t.fallback(name, reason) }
 
 func (t *trace) fallback(name, reason string) {
 	t.fallbacks = append(t.fallbacks, Fallback{Name: name, Reason: reason})

@@ -9,6 +9,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // structure is the structural path of one request: whether it is on, G_Q,
@@ -19,9 +20,6 @@ type structure struct {
 	qsubs []*entry          // G_Q, in query-entity order
 	subs  map[string]*entry // subgraphs by root, the query's and the documents'
 	sim   func(q, d *entry) float64
-	// rel[j]: the best question relevance of a path from G_Q[j]'s root to
-	// each entity of its subgraph (utility path); nil: the paper's utility.
-	rel []map[string]float64
 	// conf is the link confidence of each query entity (linkConfidence),
 	// for the evidence-aware gate.
 	conf map[string]float64
@@ -86,13 +84,6 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 	}
 	if rec.structOn {
 		r.trace.timed("subgraphs", t) // with the path off, only the labels were read
-	}
-	if g.st.on && r.opts.Experiments.Utility == "path" {
-		rel, err := r.pathRelevance(ctx, rec.relvec, g.st.qsubs)
-		if err != nil {
-			return g, err
-		}
-		g.st.rel = rel
 	}
 	return g, nil
 }
@@ -184,7 +175,7 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 			},
 		}
 	}
-	r.fuse(out, ch)
+	r.fusion().fuse(out, ch)
 	r.record(stage, out, ch, ev)
 	return out, games, nil
 }
@@ -200,7 +191,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 			missingVec = true
 			continue
 		}
-		sem[i] = cosine(qvec, h.Doc.Vector)
+		sem[i] = vec.Cosine(qvec, h.Doc.Vector)
 	}
 	if missingVec {
 		r.trace.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")
@@ -214,7 +205,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda, r.opts.Experiments.EffectivePathWeight())
+	b := newGameBuilder(st, r.opts.Lambda)
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):
@@ -230,7 +221,7 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 			if err != nil {
 				return nil, nil, err
 			}
-			ent[i] = mean(phi)
+			ent[i] = vec.Mean(phi)
 		} else {
 			ent[i] = g.Ent()
 		}

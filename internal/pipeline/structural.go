@@ -5,13 +5,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"time"
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
-	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // similarity picks the pairwise subgraph similarity of the utility's sim
@@ -26,7 +25,7 @@ func (r request) similarity(structOn bool) func(q, d *entry) float64 {
 		}
 	}
 	if useGNN {
-		return func(a, b *entry) float64 { return float64(dot(a.emb, b.emb)) }
+		return func(a, b *entry) float64 { return float64(vec.Dot(a.emb, b.emb)) }
 	}
 	return func(a, b *entry) float64 { return scoring.GEDSimilarity(a.sg, b.sg) }
 }
@@ -35,17 +34,16 @@ func (r request) similarity(structOn bool) func(q, d *entry) float64 {
 // players are G_Q's subgraphs over one universe of nodes; what documents
 // share (node indices of a document subgraph, sim of a pair) is memoised.
 type gameBuilder struct {
-	st         structure
-	lambda     float64
-	pathWeight float64 // c of the path-relevance term (st.rel set)
-	universe   map[string]int
-	players    [][]int
-	rootIdx    map[string][]int      // universe indices of a document subgraph's nodes
-	simMemo    map[[2]string]float64 // (query root, doc root) -> sim
+	st       structure
+	lambda   float64
+	universe map[string]int
+	players  [][]int
+	rootIdx  map[string][]int      // universe indices of a document subgraph's nodes
+	simMemo  map[[2]string]float64 // (query root, doc root) -> sim
 }
 
-func newGameBuilder(st structure, lambda, pathWeight float64) *gameBuilder {
-	b := &gameBuilder{st: st, lambda: lambda, pathWeight: pathWeight, universe: map[string]int{}, rootIdx: map[string][]int{}, simMemo: map[[2]string]float64{}}
+func newGameBuilder(st structure, lambda float64) *gameBuilder {
+	b := &gameBuilder{st: st, lambda: lambda, universe: map[string]int{}, rootIdx: map[string][]int{}, simMemo: map[[2]string]float64{}}
 	for _, q := range st.qsubs {
 		var idx []int
 		for _, n := range q.sg.Nodes {
@@ -64,15 +62,6 @@ func newGameBuilder(st structure, lambda, pathWeight float64) *gameBuilder {
 func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scoring.Game {
 	inDoc := make([]bool, len(b.universe))
 	best := make([]float64, len(b.players))
-	var rel []float64
-	if b.st.rel != nil {
-		rel = make([]float64, len(b.players))
-		for _, e := range doc.Entities {
-			for j, m := range b.st.rel {
-				rel[j] = math.Max(rel[j], m[e]) // rel starts at 0: max(0, best path)
-			}
-		}
-	}
 	for _, e := range doc.Entities {
 		d, ok := subs[e]
 		if !ok {
@@ -100,54 +89,7 @@ func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scor
 			best[j] = math.Max(best[j], s) // best starts at 0: max(0, max_d sim)
 		}
 	}
-	g := scoring.NewGame(b.lambda, len(b.universe), b.players, inDoc, best)
-	if rel != nil {
-		g.WithPathRelevance(b.pathWeight, rel)
-	}
-	return g
-}
-
-// pathRelevance is, for each query subgraph, the best question relevance of
-// a path from its root to each of its entities (1 hop, or 2 when hops >= 2,
-// inside the subgraph; pathrel.Reach with the request's relation texts). An
-// encoder failure fails the request, as any encoder failure does.
-func (r request) pathRelevance(ctx context.Context, relvec []float32, qsubs []*entry) ([]map[string]float64, error) {
-	defer r.trace.timed("path_relevance", time.Now())
-	rels := r.p.relations(r.opts.GraphRelations == "directed")
-	hops := min(r.opts.Hops, 2)
-	out := make([]map[string]float64, len(qsubs))
-	prior, err := r.stepPrior(ctx, relvec)
-	if err != nil {
-		return nil, err
-	}
-	for j, q := range qsubs {
-		paths, err := rels.Reach(ctx, relvec, pathrel.Mentioned(q.sg.Root), map[string]kg.Subgraph{q.sg.Root: q.sg}, hops, prior)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, fmt.Errorf("path relevance: %w", err)
-		}
-		m := make(map[string]float64, len(paths))
-		for _, p := range paths {
-			m[p.Entity] = p.Relevance
-		}
-		out[j] = m
-	}
-	return out, nil
-}
-
-// std is the population standard deviation of xs.
-func std(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	m := mean(xs)
-	v := 0.0
-	for _, x := range xs {
-		v += (x - m) * (x - m)
-	}
-	return math.Sqrt(v / float64(len(xs)))
+	return scoring.NewGame(b.lambda, len(b.universe), b.players, inDoc, best)
 }
 
 // phi is the explanation of an anchor's game: exact by enumeration for small
@@ -193,66 +135,6 @@ func rankDocSubgraphs(doc Doc, st structure, max int) []kg.Subgraph {
 		out = append(out, list[i].sg)
 	}
 	return out
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
-}
-
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// cosiner is cosine with a fixed first vector, whose norm it computes once.
-// Its values are cosine's, bit for bit: the same sums in the same order.
-type cosiner struct {
-	a  []float32
-	na float64
-}
-
-func newCosiner(a []float32) cosiner {
-	return cosiner{a: a, na: math.Sqrt(float64(dot(a, a)))}
-}
-
-func (c cosiner) cosine(b []float32) float64 {
-	a := c.a
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	// b's norm and the dot product in one pass, each its own sum.
-	var bb, ab float32
-	b = b[:len(a)]
-	for i, x := range b {
-		bb += x * x
-		ab += a[i] * x
-	}
-	nb := math.Sqrt(float64(bb))
-	if c.na == 0 || nb == 0 {
-		return 0
-	}
-	return float64(ab) / (c.na * nb)
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	na, nb := math.Sqrt(float64(dot(a, a))), math.Sqrt(float64(dot(b, b)))
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return float64(dot(a, b)) / (na * nb)
 }
 
 // withinBudget refuses, before any scoring, a request whose structural work

@@ -34,8 +34,7 @@ func (o TextOptions) validate() error {
 	if err := intIn("text_graph_k", o.TextGraphK, 1, 500); err != nil {
 		return err
 	}
-	p := o.TextParams
-	if p.Hops < 1 || p.Hops > 4 || p.HubDegree < 1 || p.Passages < 0 || p.Phrases < 0 || !(p.Damping > 0 && p.Damping < 1) || p.PassageW < 0 {
+	if !o.TextParams.Valid() {
 		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
 	}
 	return nil

@@ -39,9 +39,9 @@ func filmTextGraph(t *testing.T) *textgraph.Memory {
 // With text_graph > 0 under the learned ranking (the dmar method's) and a
 // text graph configured, the channel runs and its order is fused with the
 // ranker's: every result the channel reached says its rank there, and its
-// score is 1/(60 + its rank by the ranker) + text_graph/(60 + its rank in
-// the channel), the ranker's own score beside it; the results come in that
-// order. The method leaves the channel off (its fusion did not hold on the
+// score is 1/(k + its rank by the ranker) + text_graph/(k + its rank in
+// the channel), k the fusion's constant (60, or another the options set),
+// the ranker's own score beside it; the results come in that order. The method leaves the channel off (its fusion did not hold on the
 // report halves: docs/textgraph.md). Without a text graph a request that
 // asks for the channel gets nothing from it and is told so
 // (text_graph_unavailable); the ranker's scores stand.
@@ -54,52 +54,55 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 	o.TitleLinks = 0 // the fusion alone (titlelinks_test.go has the lifts)
 	if res, err := p.Retrieve(context.Background(), nolan, o); err != nil {
 		t.Fatal(err)
-	} else if d := res.Results[0]; d.Breakdown.Text != nil || d.Breakdown.Rank.Ranker != d.Score {
-		t.Fatalf("text_graph 0: %s has text %+v, score %v against the ranker's %v", d.ID, d.Breakdown.Text, d.Score, d.Breakdown.Rank.Ranker)
+	} else if d := res.Results[0]; d.Breakdown.Text != nil || d.Breakdown.Rank.RankerScore != d.Score {
+		t.Fatalf("text_graph 0: %s has text %+v, score %v against the ranker's %v", d.ID, d.Breakdown.Text, d.Score, d.Breakdown.Rank.RankerScore)
 	}
 	o.TextGraph = 0.75
-	res, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	reached := 0
-	for i, d := range res.Results {
-		rb := d.Breakdown.Rank
-		if rb == nil || rb.Score != d.Score {
-			t.Fatalf("%s: rank breakdown %+v, score %v", d.ID, rb, d.Score)
+	for _, k := range []int{pipeline.DefaultRRFK, 7} {
+		o.RRFK = k
+		res, err := p.Retrieve(context.Background(), nolan, o)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if i > 0 && d.Score > res.Results[i-1].Score {
-			t.Fatalf("results not in score order: %v after %v", d.Score, res.Results[i-1].Score)
-		}
-		own := d.Score
-		if d.Breakdown.Text != nil {
-			reached++
-			if rb.TextRank != d.Breakdown.Text.Rank || rb.TextRank < 1 {
-				t.Fatalf("%s: text rank %d in the rank breakdown, %d in the channel's", d.ID, rb.TextRank, d.Breakdown.Text.Rank)
+		reached := 0
+		for i, d := range res.Results {
+			rb := d.Breakdown.Rank
+			if rb == nil || rb.Score != d.Score {
+				t.Fatalf("%s: rank breakdown %+v, score %v", d.ID, rb, d.Score)
 			}
-			own -= o.TextGraph / float64(60+rb.TextRank)
-		} else if rb.TextRank != 0 {
-			t.Fatalf("%s: text rank %d without the channel's breakdown", d.ID, rb.TextRank)
+			if i > 0 && d.Score > res.Results[i-1].Score {
+				t.Fatalf("results not in score order: %v after %v", d.Score, res.Results[i-1].Score)
+			}
+			own := d.Score
+			if d.Breakdown.Text != nil {
+				reached++
+				if rb.TextRank != d.Breakdown.Text.Rank || rb.TextRank < 1 {
+					t.Fatalf("%s: text rank %d in the rank breakdown, %d in the channel's", d.ID, rb.TextRank, d.Breakdown.Text.Rank)
+				}
+				own -= o.TextGraph / float64(k+rb.TextRank)
+			} else if rb.TextRank != 0 {
+				t.Fatalf("%s: text rank %d without the channel's breakdown", d.ID, rb.TextRank)
+			}
+			// what is left is 1/(k + the document's rank by the ranker)
+			if r := 1/own - float64(k); r < 0.999 || math.Abs(r-math.Round(r)) > 1e-6 {
+				t.Fatalf("%s: score %v (text rank %d) is no reciprocal-rank fusion: rank by the ranker %v", d.ID, d.Score, rb.TextRank, r)
+			}
+			if rb.RankerScore == d.Score {
+				t.Fatalf("%s: the fused score equals the ranker's (%v)", d.ID, d.Score)
+			}
 		}
-		// what is left is 1/(60 + the document's rank by the ranker)
-		if r := 1/own - 60; r < 0.999 || math.Abs(r-math.Round(r)) > 1e-6 {
-			t.Fatalf("%s: score %v (text rank %d) is no reciprocal-rank fusion: rank by the ranker %v", d.ID, d.Score, rb.TextRank, r)
+		if reached == 0 {
+			t.Fatal("no result was reached by the text channel")
 		}
-		if rb.Ranker == d.Score {
-			t.Fatalf("%s: the fused score equals the ranker's (%v)", d.ID, d.Score)
-		}
-	}
-	if reached == 0 {
-		t.Fatal("no result was reached by the text channel")
 	}
 
 	q := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{} })
-	res, err = q.Retrieve(context.Background(), nolan, o)
+	res, err := q.Retrieve(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range res.Results {
-		if rb := d.Breakdown.Rank; rb == nil || rb.Ranker != d.Score || rb.TextRank != 0 || d.Breakdown.Text != nil {
+		if rb := d.Breakdown.Rank; rb == nil || rb.RankerScore != d.Score || rb.TextRank != 0 || d.Breakdown.Text != nil {
 			t.Fatalf("without a text graph %s: score %v, rank breakdown %+v, text %+v", d.ID, d.Score, rb, d.Breakdown.Text)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // TextWalk is the peers' recipe on dmar's text graph (the ppr system of dmar
@@ -41,22 +42,22 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 	}
 	r.trace.timed("recall", t)
 	t = time.Now()
-	ch, err := r.textWalk(ctx, qvec, nil, hits, false)
+	ch, err := r.textWalk(ctx, qvec, nil, hits)
 	if err != nil {
 		return nil, err
 	}
 	r.trace.timed("text_graph", t)
 	res := r.walkResult()
-	qc := newCosiner(qvec)
-	for i, h := range ch.hits {
+	qc := vec.NewCosiner(qvec)
+	for i, h := range ch.Hits {
 		if i == opts.K {
 			break
 		}
-		th := ch.docs[h.Doc.ID]
+		th := ch.Docs[h.Doc.ID]
 		d := Doc{ID: h.Doc.ID, Title: h.Doc.Title, Text: h.Doc.Text, Entities: h.Doc.Entities, Rank: i + 1, Score: h.Score,
 			Breakdown: Breakdown{Stage: "text", SearchScore: h.Score, Explain: h.Explain, Source: "text", Text: &th, Paths: []NamedPath{}}}
 		if len(h.Doc.Vector) > 0 {
-			d.Breakdown.Semantic = qc.cosine(h.Doc.Vector)
+			d.Breakdown.Semantic = qc.Cosine(h.Doc.Vector)
 		}
 		res.Results = append(res.Results, d)
 	}

@@ -37,8 +37,8 @@ func TestDmarLiftsThePagesItsBestDocumentNames(t *testing.T) {
 			if i > 0 {
 				after = true
 			}
-			if rb.Score != rb.Ranker {
-				t.Fatalf("%s (not lifted): score %v, the ranker's %v", d.ID, rb.Score, rb.Ranker)
+			if rb.Score != rb.RankerScore {
+				t.Fatalf("%s (not lifted): score %v, the ranker's %v", d.ID, rb.Score, rb.RankerScore)
 			}
 			continue
 		}
@@ -61,7 +61,7 @@ func TestDmarLiftsThePagesItsBestDocumentNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, d := range off.Results {
-		if rb := d.Breakdown.Rank; rb.NamedBy != "" || rb.Score != rb.Ranker || (i > 0 && d.Score > off.Results[i-1].Score) {
+		if rb := d.Breakdown.Rank; rb.NamedBy != "" || rb.Score != rb.RankerScore || (i > 0 && d.Score > off.Results[i-1].Score) {
 			t.Fatalf("title_links 0: %s at %d, score %v, rank breakdown %+v", d.ID, d.Rank, d.Score, rb)
 		}
 	}

@@ -68,6 +68,34 @@ type Filter struct {
 // Empty reports whether the filter restricts nothing.
 func (f Filter) Empty() bool { return len(f.IDs) == 0 && len(f.AnyEntities) == 0 }
 
+// Matcher is the filter as a test of one document, for the candidates that
+// come from elsewhere than a search (a channel's).
+func (f Filter) Matcher() func(Document) bool {
+	ids, ents := set(f.IDs), set(f.AnyEntities)
+	return func(d Document) bool {
+		if len(ids) > 0 && !ids[d.ID] {
+			return false
+		}
+		if len(ents) == 0 {
+			return true
+		}
+		for _, e := range d.Entities {
+			if ents[e] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+func set(xs []string) map[string]bool {
+	m := make(map[string]bool, len(xs))
+	for _, x := range xs {
+		m[x] = true
+	}
+	return m
+}
+
 // Hit is one search result, best first.
 type Hit struct {
 	Doc   Document `json:"doc"`

@@ -16,46 +16,12 @@ import (
 //
 // Node sets are bitsets over the union of the query subgraphs' nodes, so a
 // coalition's value costs a few word operations.
-//
-// WithPathRelevance turns it into the question-conditioned utility
-// (docs/method.md, "Beyond the paper: a question-conditioned utility"):
-//
-//	F(S, G_D | Q) = (1-c)*(lambda*cov + (1-lambda)*sim) + c*rel(S, D | Q)
-//	rel(S, D | Q) = max over s in S of rel_s
-//
-// where rel_s >= 0 is the best question relevance of a path from player s's
-// root to one of D's entities. rel is monotone and 0 at the empty coalition,
-// so F(empty) = 0 still holds and ent = F(G_Q)/|G_Q| stays exact.
 type Game struct {
 	Lambda float64
 	nodes  [][]uint64 // per player: its nodes
 	inDoc  []uint64   // query-universe nodes that are also nodes of G_D
 	best   []float64  // per player: max(0, max_d sim)
 	words  int
-	relW   float64   // c, the weight of the path-relevance term
-	rel    []float64 // per player: its best path relevance to D; nil: the paper's utility
-}
-
-// WithPathRelevance adds the path-relevance term with weight c in [0, 1]:
-// rel[j] >= 0 is player j's best path relevance to D (negative values count
-// as 0). It returns g.
-func (g *Game) WithPathRelevance(c float64, rel []float64) *Game {
-	g.relW = c
-	g.rel = make([]float64, len(g.nodes))
-	for j := range g.rel {
-		if j < len(rel) && rel[j] > 0 {
-			g.rel[j] = rel[j]
-		}
-	}
-	return g
-}
-
-// PathRelevance is player j's path relevance (0 for the paper's utility).
-func (g *Game) PathRelevance(j int) float64 {
-	if g.rel == nil {
-		return 0
-	}
-	return g.rel[j]
 }
 
 // NewGame builds a game. playerNodes[j] lists player j's nodes as indices in
@@ -89,20 +55,17 @@ func (g *Game) Value(members []int) float64 {
 		return 0
 	}
 	union := make([]uint64, g.words)
-	sim, rel := 0.0, 0.0
+	sim := 0.0
 	for _, j := range members {
 		for w, x := range g.nodes[j] {
 			union[w] |= x
 		}
 		sim += g.best[j]
-		if g.rel != nil {
-			rel = math.Max(rel, g.rel[j])
-		}
 	}
-	return g.value(union, sim/float64(len(members)), rel)
+	return g.value(union, sim/float64(len(members)))
 }
 
-func (g *Game) value(union []uint64, sim, rel float64) float64 {
+func (g *Game) value(union []uint64, sim float64) float64 {
 	all, hit := 0, 0
 	for w, x := range union {
 		all += bits.OnesCount64(x)
@@ -112,11 +75,7 @@ func (g *Game) value(union []uint64, sim, rel float64) float64 {
 	if all > 0 {
 		cov = float64(hit) / float64(all)
 	}
-	f := g.Lambda*cov + (1-g.Lambda)*sim
-	if g.rel == nil {
-		return f // the paper's utility
-	}
-	return (1-g.relW)*f + g.relW*rel
+	return g.Lambda*cov + (1-g.Lambda)*sim
 }
 
 // valueMask is Value for a coalition given as a bit mask (players < 64).
@@ -127,19 +86,16 @@ func (g *Game) valueMask(mask uint64, union []uint64) float64 {
 	for w := range union {
 		union[w] = 0
 	}
-	sim, rel, n := 0.0, 0.0, 0
+	sim, n := 0.0, 0
 	for m := mask; m != 0; m &= m - 1 {
 		j := bits.TrailingZeros64(m)
 		for w, x := range g.nodes[j] {
 			union[w] |= x
 		}
 		sim += g.best[j]
-		if g.rel != nil {
-			rel = math.Max(rel, g.rel[j])
-		}
 		n++
 	}
-	return g.value(union, sim/float64(n), rel)
+	return g.value(union, sim/float64(n))
 }
 
 // Grand is F(G_Q, G_D).

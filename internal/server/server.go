@@ -222,7 +222,7 @@ func (s *Server) link(c *gin.Context) {
 		s.fail(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, api.LinkResponse{Mentions: convert(ms, toQueryEntity)})
+	c.JSON(http.StatusOK, api.LinkResponse{Mentions: ms})
 }
 
 func (s *Server) subgraph(c *gin.Context) {

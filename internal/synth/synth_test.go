@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
-	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 func realDocs() []retrieval.Document {
@@ -58,7 +58,7 @@ func TestCorpus(t *testing.T) {
 		// The vector stays near its base's (the title's document).
 		for _, r := range real[:3] {
 			if r.Title+" (synthetic)" == d.Title {
-				if cos := pathrel.Cosine(d.Vector, r.Vector); cos < 0.6 {
+				if cos := vec.Cosine64(d.Vector, r.Vector); cos < 0.6 {
 					t.Errorf("document %d: cosine %.2f with its base", i, cos)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 var _ Store = (*Memory)(nil)
@@ -265,7 +266,7 @@ type Candidate struct {
 func BestSynonyms(v []float32, cands []Candidate, min float64, k int) []Candidate {
 	var best []Candidate
 	for _, c := range cands {
-		if cos := dot(v, c.Vector); cos >= min {
+		if cos := vec.DotLanes(v, c.Vector); cos >= min {
 			best = append(best, Candidate{Key: c.Key, Vector: c.Vector, Cos: cos})
 		}
 	}
@@ -320,24 +321,6 @@ func unit(v []float32) []float32 {
 	return out
 }
 
-// dot sums in four lanes: one running sum waits on each addition, and
-// Match runs it over every phrase vector.
-func dot(a, b []float32) float64 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return float64((s0 + s1) + (s2 + s3))
-}
-
 // Match implements Store.
 func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, min float64) ([]Match, error) {
 	if err := ctx.Err(); err != nil {
@@ -361,12 +344,12 @@ func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, m
 	}
 	u := unit(v)
 	var near []Match
-	for r, vec := range m.vecs {
+	for r, pv := range m.vecs {
 		id := m.rows[r]
 		if seen[id] || m.passages[id] == 0 {
 			continue
 		}
-		if c := dot(u, vec); c >= min {
+		if c := vec.DotLanes(u, pv); c >= min {
 			near = append(near, Match{Key: m.keys[id], Label: m.label[id], Score: c, Passages: int(m.passages[id])})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // The approximate vector search of large corpora: a hierarchical navigable
@@ -148,7 +149,7 @@ func (x *gen) vectorANNAt(h *hnsw, v []float32, qn float64, keep, ef int) []scor
 	for _, c := range h.search(v, qn, max(ef, keep)) {
 		n := h.node(c.id)
 		if x.valid(n) {
-			top.push(scoredDoc{doc: n.slot, score: float64(dot(v, x.docs[n.slot].Vector)) / (qn * norms[n.slot])})
+			top.push(scoredDoc{doc: n.slot, score: float64(vec.Dot(v, x.docs[n.slot].Vector)) / (qn * norms[n.slot])})
 		}
 	}
 	return top.sorted()
@@ -605,7 +606,7 @@ func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int, ef
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
-		qn := norm(q)
+		qn := vec.Norm(q)
 		if qn == 0 || len(q) != h.dim {
 			continue
 		}

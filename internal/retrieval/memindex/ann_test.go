@@ -15,6 +15,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/synth"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // snapshotVectors are the documents of the largest index snapshot in the
@@ -228,7 +229,7 @@ func TestANNFollowsWrites(t *testing.T) {
 }
 
 func cosine32(a, b []float32) float64 {
-	return float64(dot(a, b)) / (norm(a) * norm(b))
+	return float64(vec.Dot(a, b)) / (vec.Norm(a) * vec.Norm(b))
 }
 
 func randVec(rng *rand.Rand, dim int, scale float64) []float32 {
@@ -292,13 +293,13 @@ func BenchmarkScale(b *testing.B) {
 	b.Run("vector-hnsw", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			v := vecs[i%len(vecs)]
-			g.vectorANN(h, v, norm(v), 100)
+			g.vectorANN(h, v, vec.Norm(v), 100)
 		}
 	})
 	b.Run("vector-exact", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			v := vecs[i%len(vecs)]
-			g.vectorExact(v, norm(v), nil, 100, false)
+			g.vectorExact(v, vec.Norm(v), nil, 100, false)
 		}
 	})
 }

@@ -4,6 +4,8 @@ import (
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // walkGraph is a graph of n random unit vectors of dim, each linked to deg
@@ -17,7 +19,7 @@ func walkGraph(n, dim, deg int) *hnsw {
 	nodes := make([]*hnode, n)
 	for i := range nodes {
 		v := randVec(rng, dim, 1)
-		nodes[i] = &hnode{id: int32(i), slot: int32(i), vec: v, norm: norm(v), links: make([]atomic.Pointer[[]link], 1)}
+		nodes[i] = &hnode{id: int32(i), slot: int32(i), vec: v, norm: vec.Norm(v), links: make([]atomic.Pointer[[]link], 1)}
 	}
 	for _, nd := range nodes {
 		ls := make([]link, deg)
@@ -66,9 +68,9 @@ func TestANNWalkSameAsOneByOne(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for range 20 {
 		v := randVec(rng, 64, 1)
-		entry := []cand{{0, distance(v, norm(v), nodes[0])}}
-		a := h.layer(nodes, v, norm(v), entry, 200, 0)
-		b := h.layerOneByOne(nodes, v, norm(v), entry, 200, 0)
+		entry := []cand{{0, distance(v, vec.Norm(v), nodes[0])}}
+		a := h.layer(nodes, v, vec.Norm(v), entry, 200, 0)
+		b := h.layerOneByOne(nodes, v, vec.Norm(v), entry, 200, 0)
 		if len(a) != len(b) {
 			t.Fatalf("%d found, %d one by one", len(a), len(b))
 		}
@@ -104,7 +106,7 @@ func BenchmarkANNWalk(b *testing.B) {
 			for i := range b.N {
 				v := qs[i%len(qs)]
 				start := nodes[rng.IntN(len(nodes))]
-				c.walk(nodes, v, norm(v), []cand{{start.id, distance(v, norm(v), start)}}, 400, 0)
+				c.walk(nodes, v, vec.Norm(v), []cand{{start.id, distance(v, vec.Norm(v), start)}}, 400, 0)
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // dotFast (AVX where the CPU has it) agrees with dot up to rounding, for
@@ -18,7 +20,7 @@ func TestDotFast(t *testing.T) {
 		for i := range b {
 			b[i] = float32(rng.NormFloat64())
 		}
-		got, want := float64(dotFast(a, b)), float64(dot(a, b[:n]))
+		got, want := float64(dotFast(a, b)), float64(vec.Dot(a, b[:n]))
 		if math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
 			t.Fatalf("n %d: dotFast %v, dot %v", n, got, want)
 		}

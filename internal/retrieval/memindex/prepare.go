@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // prepared is what searches derive from one generation: the vector norms,
@@ -56,7 +57,7 @@ func (x *gen) norms() []float64 {
 	return x.prep.norms.get(func() []float64 {
 		n := make([]float64, len(x.docs))
 		for i, d := range x.docs {
-			n[i] = norm(d.Vector)
+			n[i] = vec.Norm(d.Vector)
 		}
 		return n
 	})
@@ -122,11 +123,11 @@ func (x *gen) inherit(parent *gen) {
 		done := copy(norms, n)
 		for _, s := range changed {
 			if int(s) < done {
-				norms[s] = norm(x.docs[s].Vector)
+				norms[s] = vec.Norm(x.docs[s].Vector)
 			}
 		}
 		for slot := done; slot < len(norms); slot++ {
-			norms[slot] = norm(x.docs[slot].Vector)
+			norms[slot] = vec.Norm(x.docs[slot].Vector)
 		}
 		x.prep.norms.set(norms)
 	}

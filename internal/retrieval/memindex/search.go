@@ -9,6 +9,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // Search implements retrieval.Index.
@@ -72,7 +73,7 @@ type scoredDoc struct {
 
 // vector returns the keep documents of highest cosine, best first.
 func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
-	qn := norm(v)
+	qn := vec.Norm(v)
 	if qn == 0 {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
 	}
@@ -125,7 +126,7 @@ func (x *gen) vectorExact(v []float32, qn float64, allow []bool, keep int, useBl
 		}
 	}
 	for _, i := range batch[:nb] {
-		top.push(scoredDoc{doc: i, score: float64(dot(v, x.docs[i].Vector)) / (qn * norms[i])})
+		top.push(scoredDoc{doc: i, score: float64(vec.Dot(v, x.docs[i].Vector)) / (qn * norms[i])})
 	}
 	return top.sorted(), nil
 }
@@ -353,17 +354,8 @@ func (b *best[T]) sorted() []T {
 	return b.h
 }
 
-// dot adds the products in order, in float32; every cosine depends on that
-// order, so a faster dot must keep it (dot4).
-func dot(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
-}
-
-// dot4 is dot of q with four vectors at once, each sum in dot's order.
+// dot4 is vec.Dot of q with four vectors at once, each sum in vec.Dot's
+// order (every cosine depends on that order).
 func dot4(q, a, b, c, d []float32) (s0, s1, s2, s3 float32) {
 	a, b, c, d = a[:len(q)], b[:len(q)], c[:len(q)], d[:len(q)]
 	for i, v := range q {
@@ -374,5 +366,3 @@ func dot4(q, a, b, c, d []float32) (s0, s1, s2, s3 float32) {
 	}
 	return s0, s1, s2, s3
 }
-
-func norm(v []float32) float64 { return math.Sqrt(float64(dot(v, v))) }

@@ -18,6 +18,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // realData is codexm's documents and kgqa's dev questions, with real vectors
@@ -410,7 +411,7 @@ func TestDot32MatchesDot(t *testing.T) {
 		dot32(q, blk, &got)
 		dot32Go(q, blk, &twin)
 		for j, d := range vecs {
-			want := dot(q, d)
+			want := vec.Dot(q, d)
 			if math.Float32bits(got[j]) != math.Float32bits(want) || math.Float32bits(twin[j]) != math.Float32bits(want) {
 				t.Fatalf("dim %d doc %d: dot32 %g, Go twin %g, dot %g", dim, j, got[j], twin[j], want)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/vec"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -183,7 +184,7 @@ func TestIntegrationScores(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, h := range hits {
-		if want := cosine(q, h.Doc.Vector); math.Abs(h.Score-want) > 1e-5 {
+		if want := vec.Cosine64(q, h.Doc.Vector); math.Abs(h.Score-want) > 1e-5 {
 			t.Errorf("%s: vector score %v, want cosine similarity %v", h.Doc.ID, h.Score, want)
 		}
 	}
@@ -213,16 +214,6 @@ func TestIntegrationScores(t *testing.T) {
 			t.Errorf("%s explain %q does not say hybrid", fusion, hits[0].Explain)
 		}
 	}
-}
-
-func cosine(a, b []float32) float64 {
-	var dot, na, nb float64
-	for i := range a {
-		dot += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	return dot / math.Sqrt(na*nb)
 }
 
 func TestIntegrationTenants(t *testing.T) {

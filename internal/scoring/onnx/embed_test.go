@@ -11,6 +11,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // With no texts, Embed reads one per line of its input.
@@ -76,7 +77,7 @@ func TestEmbedFlagsEncoderAndPassage(t *testing.T) {
 			t.Fatalf("dim %d: query %v/%v, passage %v/%v", i, q[i], wq[0][i], p[i], wp[0][i])
 		}
 	}
-	if cosine(q, p) > 0.9999 {
+	if vec.Cosine64(q, p) > 0.9999 {
 		t.Error("--passage gave the query-side vector")
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 var extraEncoders = []string{"bge-small-en-v1.5", "bge-small-en-v1.5-int8", "e5-small-v2-int8"}
@@ -38,16 +39,6 @@ func registryEncoder(tb testing.TB, name string, opts ...onnx.EncoderOption) *on
 	}
 	tb.Cleanup(func() { e.Close() })
 	return e
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 func TestRegistry(t *testing.T) {
@@ -178,7 +169,7 @@ func TestRegistryMatchesReference(t *testing.T) {
 					for k := range want {
 						maxDiff = math.Max(maxDiff, math.Abs(float64(want[k]-got[i][k])))
 					}
-					minCos = math.Min(minCos, cosine(want, got[i]))
+					minCos = math.Min(minCos, vec.Cosine64(want, got[i]))
 				}
 				t.Logf("%s batch %d: %d texts, max abs diff %.2g, min cosine %.7f", name, batch, len(ref.Items), maxDiff, minCos)
 				if batch == 1 || !strings.HasSuffix(name, "-int8") {
@@ -260,7 +251,7 @@ func TestInt8CloseToFP32(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i := range a {
-			c := cosine(a[i], b[i])
+			c := vec.Cosine64(a[i], b[i])
 			minCos, sum, n = math.Min(minCos, c), sum+c, n+1
 		}
 	}

@@ -15,8 +15,10 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // TwoHopPenalty is subtracted from a two-hop path's relevance (the mean of
@@ -35,16 +37,10 @@ const (
 )
 
 // Step is one edge of a path, walked From -> To; Backward says the KG edge
-// points the other way (To -[PID]-> From).
-type Step struct {
-	From     string `json:"from"`
-	PID      string `json:"pid"`
-	Label    string `json:"label"`
-	To       string `json:"to"`
-	Backward bool   `json:"backward,omitempty"`
-	// Relevance is cos(question, the relation's text in this direction).
-	Relevance float64 `json:"relevance"`
-}
+// points the other way (To -[PID]-> From), and Relevance is cos(question,
+// the relation's text in this direction). It is the API's GraphStep, so
+// that the paths a response explains are the ones scored, without a copy.
+type Step = api.GraphStep
 
 // Path is the best path from a query entity to Entity.
 type Path struct {
@@ -415,7 +411,7 @@ func (r *Relations) relevances(ctx context.Context, qvec []float32, roots []stri
 	}
 	rel := make(map[relKey]float64, len(vecs))
 	for k, v := range vecs {
-		rel[k] = Cosine(qvec, v)
+		rel[k] = vec.Cosine64(qvec, v)
 	}
 	return rel, nil
 }
@@ -503,21 +499,4 @@ func neighbours(sg kg.Subgraph, root string, second bool) ([]int, map[string]*ne
 		}
 	}
 	return adj, ns
-}
-
-// Cosine is the cosine of a and b (0 if either is zero or they differ in length).
-func Cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var d, na, nb float64
-	for i := range a {
-		d += float64(a[i]) * float64(b[i])
-		na += float64(a[i]) * float64(a[i])
-		nb += float64(b[i]) * float64(b[i])
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return d / math.Sqrt(na*nb)
 }

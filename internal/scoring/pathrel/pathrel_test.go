@@ -39,7 +39,7 @@ func (b *bagEncoder) Version() string { return "bag-v1" }
 
 var vocab = []string{"place", "birth", "spouse", "of", "country", "citizenship"}
 
-func vec(t string) []float32 {
+func textVec(t string) []float32 {
 	v, _ := (&bagEncoder{vocab: vocab}).Encode(context.Background(), []string{t})
 	return v[0]
 }
@@ -72,7 +72,7 @@ func byEntity(ps []Path) map[string]Path {
 func TestReachOneHop(t *testing.T) {
 	enc := &bagEncoder{vocab: vocab}
 	r := NewRelations(enc, false)
-	ps, err := r.Reach(context.Background(), vec("place birth"), Mentioned("A"), graph(), 1, nil)
+	ps, err := r.Reach(context.Background(), textVec("place birth"), Mentioned("A"), graph(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReachOneHop(t *testing.T) {
 
 func TestReachTwoHopsSkipsHubs(t *testing.T) {
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), Mentioned("A"), graph(), 2, nil)
+	ps, err := r.Reach(context.Background(), textVec("country"), Mentioned("A"), graph(), 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestReachTwoHopsSkipsHubs(t *testing.T) {
 func TestDirectedTextsAndCache(t *testing.T) {
 	enc := &bagEncoder{vocab: vocab}
 	r := NewRelations(enc, true)
-	ps, err := r.Reach(context.Background(), vec("spouse of"), Mentioned("A"), graph(), 1, nil)
+	ps, err := r.Reach(context.Background(), textVec("spouse of"), Mentioned("A"), graph(), 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestDirectedTextsAndCache(t *testing.T) {
 	if calls != 1 || texts != 8 {
 		t.Fatalf("%d calls, %d texts; want 1 call for 4 relations x 2 directions", calls, texts)
 	}
-	if _, err := r.Reach(context.Background(), vec("country"), Mentioned("A"), graph(), 2, nil); err != nil {
+	if _, err := r.Reach(context.Background(), textVec("country"), Mentioned("A"), graph(), 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	if enc.calls != calls || enc.texts != texts {
@@ -143,11 +143,11 @@ func TestDirectedTextsAndCache(t *testing.T) {
 
 func TestReachUnknownRootAndZeroHops(t *testing.T) {
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), Mentioned("Z"), graph(), 1, nil)
+	ps, err := r.Reach(context.Background(), textVec("country"), Mentioned("Z"), graph(), 1, nil)
 	if err != nil || len(ps) != 0 {
 		t.Fatalf("unknown root: %v, %v", ps, err)
 	}
-	if ps, _ := r.Reach(context.Background(), vec("country"), Mentioned("A"), graph(), 0, nil); len(ps) != 0 {
+	if ps, _ := r.Reach(context.Background(), textVec("country"), Mentioned("A"), graph(), 0, nil); len(ps) != 0 {
 		t.Fatalf("hops 0: %v", ps)
 	}
 }
@@ -159,7 +159,7 @@ func TestReachReturnsSearchRootsNotMentionedOnes(t *testing.T) {
 	subs["B"] = kg.Subgraph{Root: "B", Nodes: []kg.Node{{QID: "B"}, {QID: "A", Hop: 1}, {QID: "C", Hop: 1}},
 		Edges: []kg.Edge{{From: "A", To: "B", PID: "P19", Label: "place birth"}, {From: "B", To: "C", PID: "P17", Label: "country"}}}
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("place birth"), []Root{{QID: "A", Mentioned: true}, {QID: "B"}}, subs, 1, nil)
+	ps, err := r.Reach(context.Background(), textVec("place birth"), []Root{{QID: "A", Mentioned: true}, {QID: "B"}}, subs, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestReachTwoHopsRewardsSeveralIntermediates(t *testing.T) {
 			{From: "B3", To: "Y", PID: "P17", Label: "country"},
 		}}
 	r := NewRelations(&bagEncoder{vocab: vocab}, false)
-	ps, err := r.Reach(context.Background(), vec("country"), Mentioned("A"), map[string]kg.Subgraph{"A": sg}, 2, nil)
+	ps, err := r.Reach(context.Background(), textVec("country"), Mentioned("A"), map[string]kg.Subgraph{"A": sg}, 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,14 +223,14 @@ func TestWarmEmbedsEveryRelationOnce(t *testing.T) {
 		if n != want || enc.calls != 1 || enc.texts != want {
 			t.Errorf("directed %t: %d cached, %d calls, %d texts; want %d in 1 call", directed, n, enc.calls, enc.texts, want)
 		}
-		warm, err := r.Reach(context.Background(), vec("place birth"), Mentioned("A"), graph(), 2, nil)
+		warm, err := r.Reach(context.Background(), textVec("place birth"), Mentioned("A"), graph(), 2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if enc.calls != 1 {
 			t.Errorf("directed %t: the walk after Warm called the encoder again (%d calls)", directed, enc.calls)
 		}
-		cold, err := NewRelations(&bagEncoder{vocab: vocab}, directed).Reach(context.Background(), vec("place birth"), Mentioned("A"), graph(), 2, nil)
+		cold, err := NewRelations(&bagEncoder{vocab: vocab}, directed).Reach(context.Background(), textVec("place birth"), Mentioned("A"), graph(), 2, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // The walk (which builds edge lists for the root's neighbours only and a
@@ -53,7 +54,7 @@ func TestReachMatchesPlainWalk(t *testing.T) {
 				if seed%3 == 0 {
 					prior = map[StepKey]float64{{PID: "P1", Backward: true}: 0.2, {PID: "P3"}: 0.1}
 				}
-				q := vec("place of birth country")
+				q := textVec("place of birth country")
 				ea, eb := &bagEncoder{vocab: vocab}, &bagEncoder{vocab: vocab}
 				got, err := NewRelations(ea, directed).Reach(context.Background(), q, starts, subs, hops, prior)
 				if err != nil {
@@ -115,7 +116,7 @@ func (r *Relations) refReach(ctx context.Context, qvec []float32, starts []Root,
 	}
 	rel := map[relKey]float64{}
 	for k, v := range vecs {
-		rel[k] = Cosine(qvec, v)
+		rel[k] = vec.Cosine64(qvec, v)
 	}
 	step := func(e kg.Edge, from string) Step {
 		back := e.To == from && e.From != from

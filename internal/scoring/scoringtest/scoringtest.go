@@ -1,5 +1,5 @@
 // Package scoringtest is the conformance suite of the scoring ports
-// (Encoder, GraphEncoder, Gate). Every implementation runs it: the ONNX
+// (Encoder, Gate, EvidenceGate, Ranker). Every implementation runs it: the ONNX
 // models in CI after setup, and the fixed gate always.
 package scoringtest
 
@@ -9,8 +9,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // Encoder checks a sentence encoder.
@@ -43,8 +43,8 @@ func Encoder(t *testing.T, e scoring.Encoder) {
 		}
 	}
 	// Related texts are closer than unrelated ones.
-	if dot(batch[0], batch[1]) <= dot(batch[0], batch[2]) {
-		t.Errorf("cos(Nolan question, Inception) = %.3f <= cos(Nolan question, Paris) = %.3f", dot(batch[0], batch[1]), dot(batch[0], batch[2]))
+	if vec.Dot64(batch[0], batch[1]) <= vec.Dot64(batch[0], batch[2]) {
+		t.Errorf("cos(Nolan question, Inception) = %.3f <= cos(Nolan question, Paris) = %.3f", vec.Dot64(batch[0], batch[1]), vec.Dot64(batch[0], batch[2]))
 	}
 	if e.Version() == "" {
 		t.Error("Version() is empty")
@@ -53,52 +53,6 @@ func Encoder(t *testing.T, e scoring.Encoder) {
 	cancel()
 	if _, err := e.Encode(c, texts); !errors.Is(err, context.Canceled) {
 		t.Errorf("Encode with a cancelled context: %v, want context.Canceled", err)
-	}
-}
-
-// Path builds the path subgraph nodes[0] -pid-> nodes[1] -pid-> ...
-func Path(pid string, nodes ...string) kg.Subgraph {
-	g := kg.Subgraph{Root: nodes[0]}
-	for i, q := range nodes {
-		g.Nodes = append(g.Nodes, kg.Node{QID: q, Label: q, Hop: i})
-		if i > 0 {
-			g.Edges = append(g.Edges, kg.Edge{From: nodes[i-1], To: q, PID: pid})
-		}
-	}
-	return g
-}
-
-// GraphEncoder checks a subgraph encoder.
-func GraphEncoder(t *testing.T, g scoring.GraphEncoder) {
-	ctx := context.Background()
-	gs := []kg.Subgraph{Path("P57", "Q1", "Q2", "Q3"), Path("P161", "Q4", "Q5"), Path("P57", "Q1", "Q2", "Q3")}
-	vs, err := g.EncodeGraphs(ctx, gs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(vs) != len(gs) {
-		t.Fatalf("%d vectors for %d graphs", len(vs), len(gs))
-	}
-	for i, v := range vs {
-		if n := norm(v); math.Abs(n-1) > 1e-3 {
-			t.Errorf("graph %d: norm %v, want 1", i, n)
-		}
-	}
-	if d := maxDiff(vs[0], vs[2]); d > 1e-5 {
-		t.Errorf("the same graph twice in a batch gave vectors %v apart", d)
-	}
-	one, err := g.EncodeGraphs(ctx, gs[1:2])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := maxDiff(one[0], vs[1]); d > 1e-4 {
-		t.Errorf("batched and single graph embeddings differ by %v", d)
-	}
-	if empty, err := g.EncodeGraphs(ctx, nil); err != nil || len(empty) != 0 {
-		t.Errorf("EncodeGraphs(nil) = %v, %v", empty, err)
-	}
-	if g.Version() == "" {
-		t.Error("Version() is empty")
 	}
 }
 
@@ -128,15 +82,7 @@ func distributions(t *testing.T, w [][2]float64, n int, version string) {
 	}
 }
 
-func dot(a, b []float32) float64 {
-	s := 0.0
-	for i := range a {
-		s += float64(a[i]) * float64(b[i])
-	}
-	return s
-}
-
-func norm(v []float32) float64 { return math.Sqrt(dot(v, v)) }
+func norm(v []float32) float64 { return math.Sqrt(vec.Dot64(v, v)) }
 
 func maxDiff(a, b []float32) float64 {
 	m := 0.0

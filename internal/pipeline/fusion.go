@@ -1,0 +1,110 @@
+package pipeline
+
+// FusionOptions are how the final order fuses the channels' orders
+// (finalrank.go): settings of the method, not of a request.
+type FusionOptions struct {
+	// RRFK is reciprocal-rank fusion's constant k (Cormack et al., 2009):
+	// a document's share of a fused score is its weight/(k + its rank).
+	// 60, the paper's; dmar eval's variants may sweep it.
+	RRFK int `json:"-"`
+	// NoOwnPages leaves the query entities' pages that neither search nor
+	// a channel found out of the learned ranker's pool (dmar eval's
+	// dmar-no-own-pages ablation).
+	NoOwnPages bool `json:"-"`
+}
+
+// DefaultRRFK is reciprocal-rank fusion's constant in the literature.
+const DefaultRRFK = 60
+
+func fusionDefaults() FusionOptions { return FusionOptions{RRFK: DefaultRRFK} }
+
+func (o FusionOptions) validate() error { return intIn("rrf_k", o.RRFK, 1, 10_000) }
+
+// fusion is the fuse stage: it adds the channels' scores to the searches'
+// candidates (fuse, in both scoring phases), and fuses the learned
+// ranker's order with the text channel's (fuseText). It reads its own
+// settings, taken from the options once, and the channels' outputs it is
+// handed; nothing of the request.
+type fusion struct {
+	graphBoost float64 // graph_boost: the KG channel's weight
+	textGraph  float64 // text_graph: the text channel's weight
+	FusionOptions
+}
+
+func (r request) fusion() fusion {
+	return fusion{graphBoost: r.opts.GraphBoost, textGraph: r.opts.TextGraph, FusionOptions: r.opts.FusionOptions}
+}
+
+// fuse adds the channels' scores to the fused scores of the documents they
+// reached, and marks those documents: the KG channel's offset (kgOffset)
+// and path in the breakdown; text_graph x the text channel's normalised
+// score, its path in the breakdown.
+func (f fusion) fuse(docs []Doc, ch channels) {
+	if len(ch.kg.paths) == 0 && len(ch.text.Docs) == 0 {
+		return
+	}
+	for i := range docs {
+		if gp, ok := ch.kg.paths[docs[i].ID]; ok {
+			g := gp
+			docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
+			docs[i].Score += f.kgOffset(gp)
+		}
+		if th, ok := ch.text.Docs[docs[i].ID]; ok {
+			t := th
+			docs[i].Breakdown.Text = &t
+			if docs[i].Breakdown.Source == "" {
+				docs[i].Breakdown.Source = "text"
+			}
+			docs[i].Score += f.textGraph * th.Norm
+		}
+	}
+}
+
+// kgOffset is what the KG channel adds to a document's fused score:
+// graph_boost x its graph score, which puts the entities' own pages first;
+// a document reached through what it mentions gets its graph score once,
+// not boosted: on a corpus of passages (MuSiQue) the boost would put every
+// passage that mentions a reached entity above the searches' best.
+func (f fusion) kgOffset(gp GraphPath) float64 {
+	if gp.Bridge != nil {
+		return gp.Score
+	}
+	return f.graphBoost * gp.Score
+}
+
+// offset is what fuse adds to document id's fused score.
+func (f fusion) offset(ch channels, id string) float64 {
+	o := 0.0
+	if gp, ok := ch.kg.paths[id]; ok {
+		o += f.kgOffset(gp)
+	}
+	if th, ok := ch.text.Docs[id]; ok {
+		o += f.textGraph * th.Norm
+	}
+	return o
+}
+
+// fuseText is the final score where the text graph channel reached
+// documents: the reciprocal-rank fusion of the ranker's order and the
+// channel's, 1/(k + rank by the ranker) + text_graph/(k + rank in the
+// channel), k the fusion's constant (FusionOptions.RRFK). The ranker's
+// inputs say nothing of the channel, and its scores and the channel's
+// PageRank mass have no common scale, so the two orders are fused by rank.
+// (A linear head on the ranker's score that read the channel's rank and
+// score, fitted on the same tune halves, did worse: docs/textgraph.md.)
+// Without the channel's documents, or at text_graph 0, the ranker's scores
+// stand.
+func (f fusion) fuseText(ch textChannel, pool []poolDoc, learned []float64) []float64 {
+	if len(ch.Docs) == 0 || f.textGraph == 0 {
+		return learned
+	}
+	k := f.RRFK
+	out := make([]float64, len(pool))
+	for n, i := range poolOrder(pool, learned) {
+		out[i] = 1 / float64(k+n+1)
+		if th, ok := ch.Docs[pool[i].doc.ID]; ok {
+			out[i] += f.textGraph / float64(k+th.Rank)
+		}
+	}
+	return out
+}
