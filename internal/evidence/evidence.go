@@ -13,10 +13,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // Encoder embeds texts; scoring.Encoder implements it.
@@ -203,7 +204,7 @@ func Select(ctx context.Context, enc Encoder, question string, docs []Doc, cfg C
 			return nil, fmt.Errorf("evidence: the encoder returned %d vectors for %d texts", len(vecs), len(texts))
 		}
 		for i := range cands {
-			cands[i].s.Score = cosine(vecs[0], vecs[i+1]) - cfg.RankDecay*float64(cands[i].doc)
+			cands[i].s.Score = vec.Cosine64(vecs[0], vecs[i+1]) - cfg.RankDecay*float64(cands[i].doc)
 			if i == 0 || cands[i-1].doc != cands[i].doc {
 				cands[i].s.Score += cfg.Lead
 			}
@@ -324,21 +325,4 @@ func clip(s string, n int) string {
 		r = r[:i]
 	}
 	return r + " ..."
-}
-
-func cosine(a, b []float32) float64 {
-	if len(a) != len(b) || len(a) == 0 {
-		return 0
-	}
-	var dot, na, nb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
-		return 0
-	}
-	return dot / math.Sqrt(na*nb)
 }
