@@ -160,7 +160,7 @@ func Select(ctx context.Context, enc Encoder, question string, docs []Doc, cfg C
 				break
 			}
 			n++
-			cands = append(cands, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: j, Text: clip(s, cfg.SentenceChars)}})
+			cands = append(cands, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: j, Text: Clip(s, cfg.SentenceChars)}})
 		}
 	}
 	var picked []cand
@@ -176,7 +176,7 @@ func Select(ctx context.Context, enc Encoder, question string, docs []Doc, cfg C
 	facts := 0
 	for i, d := range docs {
 		for _, f := range d.Facts {
-			f = clip(strings.Join(strings.Fields(f), " "), cfg.SentenceChars)
+			f = Clip(strings.Join(strings.Fields(f), " "), cfg.SentenceChars)
 			if f == "" || facts == cfg.Facts {
 				continue
 			}
@@ -316,7 +316,9 @@ func FactLines(path string, steps []Step) []string {
 	return out
 }
 
-func clip(s string, n int) string {
+// Clip keeps the first n characters of s, cut at a word boundary where one
+// is in its second half, and marks the cut with " ...".
+func Clip(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
 	}

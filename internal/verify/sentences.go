@@ -55,18 +55,6 @@ func Select(claim string, docs []Source, chars int) []Sentence {
 	return out
 }
 
-// clip keeps the first n characters of s, cut at a word boundary.
-func clip(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := string([]rune(s)[:n])
-	if i := strings.LastIndexByte(r, ' '); i > n/2 {
-		r = r[:i]
-	}
-	return r + " ..."
-}
-
 // stopwords are left out of the overlap between a claim and a sentence.
 var stopwords = map[string]bool{
 	"a": true, "an": true, "the": true, "is": true, "was": true, "are": true, "were": true, "be": true, "been": true,

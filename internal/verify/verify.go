@@ -284,7 +284,7 @@ func Prompt(claim string, shown []Sentence) string {
 			}
 			fmt.Fprintf(&b, "Document %s (%s):\n", s.Doc, s.Title)
 		}
-		fmt.Fprintf(&b, "[%d] %s\n", s.Number, clip(strings.Join(strings.Fields(s.Text), " "), MaxSentenceChars))
+		fmt.Fprintf(&b, "[%d] %s\n", s.Number, evidence.Clip(strings.Join(strings.Fields(s.Text), " "), MaxSentenceChars))
 	}
 	fmt.Fprintf(&b, "\nClaim: %s", strings.TrimSpace(claim))
 	return b.String()
