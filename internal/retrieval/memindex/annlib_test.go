@@ -14,6 +14,7 @@ import (
 
 	coder "github.com/coder/hnsw"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -109,11 +110,11 @@ func makeANNBenchSet(n int) *annBenchSet {
 
 // exactTop is the k nearest of vs (by cosine; nil ones skipped) to q.
 func exactTop(vs [][]float32, q []float32, k int) []int {
-	qn := norm(q)
+	qn := vec.Norm(q)
 	top := newBest(k, func(a, b scoredDoc) bool { return a.score > b.score || a.score == b.score && a.doc < b.doc }, nil)
 	for i, v := range vs {
 		if v != nil {
-			top.push(scoredDoc{doc: int32(i), score: float64(dot(q, v)) / (qn * norm(v))})
+			top.push(scoredDoc{doc: int32(i), score: float64(vec.Dot(q, v)) / (qn * vec.Norm(v))})
 		}
 	}
 	var out []int
@@ -161,7 +162,7 @@ func (o *ownANN) build(docs [][]float32) {
 	norms := make([]float64, len(docs))
 	for i, v := range docs {
 		ds[i] = retrieval.Document{ID: strconv.Itoa(i), Vector: v}
-		norms[i] = norm(v)
+		norms[i] = vec.Norm(v)
 	}
 	o.h = buildHNSW(ds, norms, DefaultParams())
 	o.ef, o.dead = o.h.ef, map[int32]bool{}
@@ -169,7 +170,7 @@ func (o *ownANN) build(docs [][]float32) {
 
 func (o *ownANN) search(q []float32, k int) []int {
 	var out []int
-	for _, c := range o.h.search(q, norm(q), max(o.ef, k)) {
+	for _, c := range o.h.search(q, vec.Norm(q), max(o.ef, k)) {
 		if n := o.h.node(c.id); !o.dead[n.id] {
 			out = append(out, int(n.slot))
 			if len(out) == k {
@@ -191,7 +192,7 @@ func (o *ownANN) churn(deleted, updated []int, newVecs [][]float32) {
 		o.dead[bySlot[int32(i)]] = true
 	}
 	for j, i := range updated {
-		o.h.link(o.h.add(int32(i), retrieval.Document{ID: strconv.Itoa(i), Vector: newVecs[j]}, norm(newVecs[j])))
+		o.h.link(o.h.add(int32(i), retrieval.Document{ID: strconv.Itoa(i), Vector: newVecs[j]}, vec.Norm(newVecs[j])))
 	}
 }
 
@@ -357,7 +358,7 @@ func TestDotLibrariesAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(51, 3))
 	for range 100 {
 		a, b := randVec(rng, annBenchDim, 1), randVec(rng, annBenchDim, 1)
-		want := float64(dot(a, b))
+		want := float64(vec.Dot(a, b))
 		for name, got := range map[string]float32{"own-avx": dotFast(a, b), "vek32": vek32.Dot(a, b),
 			"gonum": blas32.Dot(blas32.Vector{N: len(a), Data: a, Inc: 1}, blas32.Vector{N: len(b), Data: b, Inc: 1})} {
 			if d := float64(got) - want; d > 1e-3 || d < -1e-3 {
