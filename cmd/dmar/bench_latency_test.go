@@ -34,7 +34,7 @@ func TestBenchLatencyHasTheQuestionAwareRow(t *testing.T) {
 		}
 	}
 	if !regexp.MustCompile(`(?m)^DMAR question-aware p50 / hybrid p50 = [0-9]+\.[0-9]{2}x \(target <= 2\.5x\)$`).MatchString(out.String()) ||
-		!strings.Contains(out.String(), "reform_rank question") {
+		!strings.Contains(out.String(), "question-aware: context linking, hybrid stage 1") {
 		t.Errorf("no question-aware ratio or parts line in:\n%s", out.String())
 	}
 }
