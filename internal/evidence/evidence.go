@@ -144,94 +144,30 @@ func Select(ctx context.Context, enc Encoder, question string, docs []Doc, cfg C
 		return nil, ErrNoEncoder
 	}
 	docs = docs[:min(len(docs), cfg.Docs)]
-	type cand struct {
-		doc int
-		s   Sentence
+	cands := candidates(docs, cfg)
+	if err := score(ctx, enc, question, cands, cfg); err != nil {
+		return nil, err
 	}
-	var cands []cand
-	for i, d := range docs {
-		n := 0
-		for j, s := range Split(d.Text) {
-			s = strings.Join(strings.Fields(s), " ")
-			if s == "" {
-				continue
-			}
-			if n == cfg.PerDoc {
-				break
-			}
-			n++
-			cands = append(cands, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: j, Text: Clip(s, cfg.SentenceChars)}})
-		}
-	}
-	var picked []cand
-	used := 0
-	headed := map[int]bool{}
-	cost := func(doc int, text string) int {
-		c := Tokens(text) + 1
-		if !headed[doc] {
-			c += Tokens(Header(docs[doc].ID, docs[doc].Title)) + 1
-		}
-		return c
-	}
-	facts := 0
+	b := budget{docs: docs, left: cfg.Tokens, headed: map[int]bool{}}
 	for i, d := range docs {
 		for _, f := range d.Facts {
 			f = Clip(strings.Join(strings.Fields(f), " "), cfg.SentenceChars)
-			if f == "" || facts == cfg.Facts {
-				continue
+			if f != "" && b.facts < cfg.Facts && b.take(cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: -1, Text: f, Fact: true}}) {
+				b.facts++
 			}
-			c := cost(i, f)
-			if used+c > cfg.Tokens {
-				continue
-			}
-			used += c
-			headed[i] = true
-			facts++
-			picked = append(picked, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: -1, Text: f, Fact: true}})
 		}
 	}
-	if len(cands) > 0 {
-		texts := make([]string, len(cands)+1)
-		texts[0] = strings.TrimSpace(question)
-		for i, c := range cands {
-			texts[i+1] = c.s.Title + ": " + c.s.Text
+	// Best first; among equals the better document, then the earlier sentence.
+	sort.SliceStable(cands, func(a, b int) bool {
+		if cands[a].s.Score != cands[b].s.Score {
+			return cands[a].s.Score > cands[b].s.Score
 		}
-		vecs, err := enc.Encode(ctx, texts)
-		if err != nil {
-			return nil, fmt.Errorf("evidence: encode %d sentences: %w", len(cands), err)
-		}
-		if len(vecs) != len(texts) {
-			return nil, fmt.Errorf("evidence: the encoder returned %d vectors for %d texts", len(vecs), len(texts))
-		}
-		for i := range cands {
-			cands[i].s.Score = vec.Cosine64(vecs[0], vecs[i+1]) - cfg.RankDecay*float64(cands[i].doc)
-			if i == 0 || cands[i-1].doc != cands[i].doc {
-				cands[i].s.Score += cfg.Lead
-			}
-		}
-		order := make([]int, len(cands))
-		for i := range order {
-			order[i] = i
-		}
-		// Best first; among equals the better document, then the earlier sentence.
-		sort.SliceStable(order, func(a, b int) bool {
-			ca, cb := cands[order[a]], cands[order[b]]
-			if ca.s.Score != cb.s.Score {
-				return ca.s.Score > cb.s.Score
-			}
-			return ca.doc < cb.doc
-		})
-		for _, k := range order {
-			c := cands[k]
-			n := cost(c.doc, c.s.Text)
-			if used+n > cfg.Tokens {
-				continue
-			}
-			used += n
-			headed[c.doc] = true
-			picked = append(picked, c)
-		}
+		return cands[a].doc < cands[b].doc
+	})
+	for _, c := range cands {
+		b.take(c)
 	}
+	picked := b.picked
 	sort.SliceStable(picked, func(a, b int) bool {
 		pa, pb := picked[a], picked[b]
 		if pa.doc != pb.doc {
@@ -247,6 +183,84 @@ func Select(ctx context.Context, enc Encoder, question string, docs []Doc, cfg C
 		out[i] = p.s
 	}
 	return out, nil
+}
+
+// cand is a sentence of the doc-th document.
+type cand struct {
+	doc int
+	s   Sentence
+}
+
+// candidates are the documents' non-empty sentences, clipped, at most
+// cfg.PerDoc a document, in document and text order.
+func candidates(docs []Doc, cfg Config) []cand {
+	var cands []cand
+	for i, d := range docs {
+		n := 0
+		for j, s := range Split(d.Text) {
+			s = strings.Join(strings.Fields(s), " ")
+			if s == "" {
+				continue
+			}
+			if n == cfg.PerDoc {
+				break
+			}
+			n++
+			cands = append(cands, cand{i, Sentence{Doc: d.ID, Title: d.Title, Index: j, Text: Clip(s, cfg.SentenceChars)}})
+		}
+	}
+	return cands
+}
+
+// score sets each candidate's score: cos(enc(question), enc(title: sentence)),
+// less cfg.RankDecay a place below the first document, plus cfg.Lead for a
+// document's first sentence; one batched encoder call.
+func score(ctx context.Context, enc Encoder, question string, cands []cand, cfg Config) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	texts := make([]string, len(cands)+1)
+	texts[0] = strings.TrimSpace(question)
+	for i, c := range cands {
+		texts[i+1] = c.s.Title + ": " + c.s.Text
+	}
+	vecs, err := enc.Encode(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("evidence: encode %d sentences: %w", len(cands), err)
+	}
+	if len(vecs) != len(texts) {
+		return fmt.Errorf("evidence: the encoder returned %d vectors for %d texts", len(vecs), len(texts))
+	}
+	for i := range cands {
+		cands[i].s.Score = vec.Cosine64(vecs[0], vecs[i+1]) - cfg.RankDecay*float64(cands[i].doc)
+		if i == 0 || cands[i-1].doc != cands[i].doc {
+			cands[i].s.Score += cfg.Lead
+		}
+	}
+	return nil
+}
+
+// budget takes evidence while it fits, counting each document's header once.
+type budget struct {
+	docs   []Doc
+	left   int
+	facts  int
+	headed map[int]bool
+	picked []cand
+}
+
+func (b *budget) take(c cand) bool {
+	n := Tokens(c.s.Text) + 1
+	if !b.headed[c.doc] {
+		n += Tokens(Header(b.docs[c.doc].ID, b.docs[c.doc].Title)) + 1
+	}
+	if n > b.left {
+		return false
+	}
+	b.left -= n
+	b.headed[c.doc] = true
+	b.picked = append(b.picked, c)
+	return true
 }
 
 // Render writes the evidence as a prompt's sources, one line a document:
