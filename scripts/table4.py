@@ -172,6 +172,7 @@ def render(args, runs):
                                    (f", {errs[s]} failed (a reader timeout or a search error: no end metric)" if errs.get(s) else "")
                                    for s in SYSTEMS if s in rc) + ".")
     w("")
+    reading(args, runs, cols, w)
     w("What differs from the paper: the reader (the model above, 4-bit, where the paper's is 7B-class; "
       "FEVER's verdict from the same documents' sentences through POST /v1/verify's path), the corpus (CoDEx-M's 16,352 Wikipedia "
       "extracts; NQ's 2,600 gold passages pooled with them; HotpotQA-100's 994 paragraphs), and the splits "
@@ -181,6 +182,88 @@ def render(args, runs):
     w("")
     commands(args, runs, w)
     return "\n".join(out) + "\n"
+
+
+def pairs(args, name):
+    """(id, system) -> record of a column's per_question.jsonl, for the reading."""
+    out = {}
+    path = os.path.join(args.out, name, "per_question.jsonl")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                out[(r["id"], r["system"])] = r
+    return out
+
+
+def shown_gold(r, k):
+    """Whether the reader's k documents held a gold one."""
+    return bool(set(r.get("ranked_ids", [])[:k]) & set(r.get("gold") or []))
+
+
+def titles(ids):
+    """The titles of the documents named, from the corpora the columns search (an id not found stays)."""
+    want, out = set(ids), {}
+    for path in (f"{DATA}/codexm/corpus.jsonl", f"{DATA}/nq-open/corpus.jsonl"):
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for line in f:
+                head = line[:400]  # the id and title lead each line; the text is not parsed
+                for i in list(want):
+                    if f'"id": "{i}"' in head or f'"id":"{i}"' in head:
+                        out[i] = json.loads(line).get("title") or i
+                        want.discard(i)
+    return out
+
+
+def reading(args, runs, cols, w):
+    """Where dmar's retrieval differs from the best baseline's in what the reader saw (a gold document
+    among the k shown), and whether the answer followed; with traced examples each way."""
+    w("Where retrieval became an answer: the questions on which dmar showed the reader a gold document "
+      f"among its {args.reader_k} and the best baseline did not (and the reverse), and how dmar's answer "
+      "compared with the baseline's on them (the end metric; graph answers left out, the reader's own):")
+    w("")
+    traced = []
+    for b in cols:
+        run, metric = runs[b[0]], b[4]
+        best = run.get("best_baseline", {}).get(metric)
+        recs = pairs(args, b[0])
+        if not best or not recs:
+            continue
+        counts = {"dmar": [0, 0, 0], best: [0, 0, 0]}
+        for qid in sorted({q for q, _ in recs}):
+            d, o = recs.get((qid, "dmar")), recs.get((qid, best))
+            if not d or not o or d.get("error") or o.get("error"):
+                continue
+            gd, go = shown_gold(d, args.reader_k), shown_gold(o, args.reader_k)
+            if gd == go:
+                continue
+            md, mo = d["metrics"].get(metric, 0), o["metrics"].get(metric, 0)
+            c = counts["dmar" if gd else best]
+            c[0 if md > mo else 1 if md == mo else 2] += 1
+            traced.append((b, best, gd, md - mo, d, o))
+        w(f"- {b[1]}: dmar only, {sum(counts['dmar'])} questions (dmar's answer better on {counts['dmar'][0]}, "
+          f"equal on {counts['dmar'][1]}, worse on {counts['dmar'][2]}); {best} only, {sum(counts[best])} "
+          f"(dmar better on {counts[best][0]}, equal on {counts[best][1]}, worse on {counts[best][2]}).")
+    w("")
+    # Two examples of each kind, taken in question order from the first columns: the gain and the
+    # gain lost (dmar showed the gold and answered no better).
+    for title, keep in (("Better retrieval, better answer", lambda t: t[2] and t[3] > 0),
+                        ("Better retrieval, no better answer", lambda t: t[2] and t[3] <= 0)):
+        chosen = [t for t in traced if keep(t)][:3]
+        if not chosen:
+            continue
+        name = titles(i for t in chosen for r in t[4:] for i in r["ranked_ids"][:args.reader_k])
+        shown = lambda r: ", ".join(f"[{name.get(i, i)}]" for i in r["ranked_ids"][:args.reader_k])
+        w(f"{title}:")
+        w("")
+        for b, best, _, _, d, o in chosen:
+            gold = ", ".join(d.get("answers") or []) or ", ".join(d.get("gold") or [])
+            w(f"- {b[1]}, `{d['id']}`: \"{d['question']}\" (gold: {gold}). dmar showed "
+              f"{shown(d)} and answered \"{d.get('prediction', '')}\"; "
+              f"{best} showed {shown(o)} and answered \"{o.get('prediction', '')}\".")
+        w("")
 
 
 def commands(args, runs, w):
