@@ -34,6 +34,11 @@ func Write(dir string, s *Summary, recs []Record) error {
 	if err := writeJSONL(filepath.Join(dir, "per_question.jsonl"), recs); err != nil {
 		return err
 	}
+	if len(s.missList) > 0 {
+		if err := writeJSONL(filepath.Join(dir, "misses.jsonl"), s.missList); err != nil {
+			return err
+		}
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results.json: %w", err)
@@ -58,10 +63,12 @@ func Write(dir string, s *Summary, recs []Record) error {
 	return f.Close()
 }
 
-func writeJSONL(path string, recs []Record) error {
+// writeJSONL writes one JSON line per element of recs to path.
+func writeJSONL[T any](path string, recs []T) error {
+	name := filepath.Base(path)
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("per_question.jsonl: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
@@ -69,12 +76,12 @@ func writeJSONL(path string, recs []Record) error {
 	for i := range recs {
 		if err := enc.Encode(&recs[i]); err != nil {
 			f.Close()
-			return fmt.Errorf("per_question.jsonl: %w", err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
-		return fmt.Errorf("per_question.jsonl: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return f.Close()
 }
@@ -131,6 +138,7 @@ func Markdown(w io.Writer, s *Summary, plots []string) {
 	writeLatency(w, s)
 	writeReaderCost(w, s)
 	writeLinking(w, s)
+	writeMisses(w, s)
 	writeEntSpread(w, s)
 	writeFallbacks(w, s)
 	writeNotes(w, s, plots)

@@ -85,7 +85,11 @@ type Record struct {
 	// Graph is what the knowledge graph answers (DMAR's systems, when the
 	// path that put the top document first ends at its entity).
 	Graph *GraphRecord `json:"graph,omitempty"`
-	Error string       `json:"error,omitempty"`
+	// Candidates are the ids each stage proposed ("recall": the first
+	// search's pool; "kg", "text": the graph channels' candidates), kept
+	// with --misses for the miss analysis (misses.go).
+	Candidates map[string][]string `json:"candidates,omitempty"`
+	Error      string              `json:"error,omitempty"`
 }
 
 // GraphRecord is a graph answer as a run saw it.

@@ -40,7 +40,12 @@ type Summary struct {
 	EntSpread map[string]map[string]EntSpread `json:"ent_spread,omitempty"`
 	// ReaderCost is each system's reader cost per question (with a reader).
 	ReaderCost map[string]ReaderCostSummary `json:"reader_cost,omitempty"`
-	Extra      map[string]any               `json:"extra,omitempty"`
+	// Misses counts, per system, where the questions outside the top k lost
+	// their gold (with --misses).
+	Misses map[string]MissTable `json:"misses,omitempty"`
+	Extra  map[string]any       `json:"extra,omitempty"`
+	// missList is each miss, for misses.json.
+	missList []Miss
 }
 
 // DatasetInfo describes the evaluated data.
@@ -151,6 +156,7 @@ func Summarize(ds *Dataset, systems []System, recs []Record, kmax, resamples int
 	s.Linking = summarizeLinking(ds, systems, recs)
 	s.EntSpread = summarizeEntSpread(systems, recs)
 	s.ReaderCost = summarizeReaderCost(systems, recs)
+	s.addMisses(ds, recs)
 	s.compareToBest(systems, vec, resamples, seed)
 	s.compareToFrom(systems, vec, resamples, seed)
 	s.addStrata(ds, systems, vec)
@@ -345,4 +351,17 @@ func nanMean(xs []float64, mask []bool) (float64, int) {
 		return math.NaN(), 0
 	}
 	return t / float64(n), n
+}
+
+// addMisses classifies, at k = 5 (Recall@5's misses), the questions of every
+// record that carries its stages' candidates (dmar eval --misses).
+func (s *Summary) addMisses(ds *Dataset, recs []Record) {
+	questions := make(map[string]Question, len(ds.Questions))
+	for _, q := range ds.Questions {
+		questions[q.ID] = q
+	}
+	tables, list := summarizeMisses(recs, questions, 5)
+	if len(tables) > 0 {
+		s.Misses, s.missList = tables, list
+	}
 }
