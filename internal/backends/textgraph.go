@@ -110,6 +110,6 @@ func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval
 		return nil, textgraph.Builder{}, err
 	}
 	b := textgraph.Builder{Extractor: ex, Linker: mg, KG: mg, Encoder: enc}
-	m, err := Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)
+	m, err := Inputs(cfg, out).TextGraph(ctx, &b, kgKey, key, docs)
 	return m, b, err
 }
