@@ -41,12 +41,10 @@ func (m *Memory) PutAll(ctx context.Context, b Builder, docs []retrieval.Documen
 			}
 		}
 	}()
-	// The extractor is left idle when PutAll returns: its caller may close it.
+	// The extractor is left idle when PutAll returns (its caller may close
+	// it): cancelled, the goroutine sends nothing more and ends.
 	defer func() {
 		cancel()
-		for range ahead {
-			// drained, so that the extracting goroutine ends
-		}
 		<-done
 	}()
 	for e := range ahead {
