@@ -13,6 +13,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/eval"
+	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/textgraph"
@@ -107,14 +108,9 @@ func RunTextGraphBench(ctx context.Context, cfg config.Config, f TextGraphBenchF
 	if err != nil {
 		return err
 	}
-	docs, err := tgBenchDocs(ctx, cfg, f, stderr)
+	docs, err := tgBenchDocs(ctx, cfg, f, g)
 	if err != nil {
 		return err
-	}
-	for i := range docs {
-		if err := corpus.Link(ctx, g, &docs[i]); err != nil {
-			return err
-		}
 	}
 	var embedded int
 	b := textgraph.Builder{Extractor: ex, Linker: g, KG: g, Encoder: countingEncoder{enc, &embedded}}
@@ -202,15 +198,21 @@ func RunTextGraphBench(ctx context.Context, cfg config.Config, f TextGraphBenchF
 		return err
 	}
 
+	return tgReport(stdout, len(docs), before, after, filled)
+}
+
+// tgReport writes the table and the closing lines, and fails when a build
+// of today's gave another graph than before's.
+func tgReport(stdout io.Writer, n int, before, after, filled tgRun) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "build\tseconds\tdocuments/s\tCPU s\tdocuments/CPU s\tlabels embedded\tnodes\tedges")
 	for _, r := range []tgRun{before, after, filled} {
 		s := r.m.Stats()
 		edges := 0
-		for _, n := range s.Edges {
-			edges += n
+		for _, k := range s.Edges {
+			edges += k
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\n", r.name, r.seconds, float64(len(docs))/r.seconds, r.cpu, float64(len(docs))/r.cpu, r.embedded, s.Passages+s.Phrases+s.Entities, edges)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%d\t%d\n", r.name, r.seconds, float64(n)/r.seconds, r.cpu, float64(n)/r.cpu, r.embedded, s.Passages+s.Phrases+s.Entities, edges)
 	}
 	tw.Flush()
 	for _, r := range []tgRun{after, filled} {
@@ -220,15 +222,15 @@ func RunTextGraphBench(ctx context.Context, cfg config.Config, f TextGraphBenchF
 	}
 	fmt.Fprintf(stdout, "\nthe same graph from all three builds (nodes, labels, vectors and edges; vectors and weights within 1e-5)\n")
 	fmt.Fprintf(stdout, "textgraph_docs_per_s before=%.1f after=%.1f rebuilt=%.1f\n",
-		float64(len(docs))/before.seconds, float64(len(docs))/after.seconds, float64(len(docs))/filled.seconds)
+		float64(n)/before.seconds, float64(n)/after.seconds, float64(n)/filled.seconds)
 	fmt.Fprintf(stdout, "textgraph_docs_per_cpu_s before=%.1f after=%.1f rebuilt=%.1f\n",
-		float64(len(docs))/before.cpu, float64(len(docs))/after.cpu, float64(len(docs))/filled.cpu)
+		float64(n)/before.cpu, float64(n)/after.cpu, float64(n)/filled.cpu)
 	return nil
 }
 
-// tgBenchDocs are the bench's documents: the benchmark's corpus, or the
-// configured one.
-func tgBenchDocs(ctx context.Context, cfg config.Config, f TextGraphBenchFlags, stderr io.Writer) ([]retrieval.Document, error) {
+// tgBenchDocs are the bench's documents, linked with g as a load links
+// them: the benchmark's corpus, or the configured one.
+func tgBenchDocs(ctx context.Context, cfg config.Config, f TextGraphBenchFlags, g kg.Graph) ([]retrieval.Document, error) {
 	var docs []retrieval.Document
 	if f.Dataset != "" {
 		ds, err := eval.Open(f.Dataset, 0)
@@ -247,6 +249,11 @@ func tgBenchDocs(ctx context.Context, cfg config.Config, f TextGraphBenchFlags, 
 	}
 	if f.Limit > 0 {
 		docs = docs[:min(f.Limit, len(docs))]
+	}
+	for i := range docs {
+		if err := corpus.Link(ctx, g, &docs[i]); err != nil {
+			return nil, err
+		}
 	}
 	return docs, nil
 }
