@@ -116,21 +116,16 @@ func (s *Spacy) Extract(ctx context.Context, ps []Passage) ([]Extraction, error)
 
 // PeakRSS is the peak resident memory of the processes, summed (0 when
 // none runs).
-func (s *Spacy) PeakRSS() int64 {
-	s.init()
-	var n int64
-	for _, p := range s.all {
-		n += p.PeakRSS()
-	}
-	return n
-}
+func (s *Spacy) PeakRSS() int64 { return sumProcs(s, (*spacyProc).PeakRSS) }
 
 // CPUSeconds is the CPU time of the running processes, summed.
-func (s *Spacy) CPUSeconds() float64 {
+func (s *Spacy) CPUSeconds() float64 { return sumProcs(s, (*spacyProc).CPUSeconds) }
+
+func sumProcs[T int64 | float64](s *Spacy, f func(*spacyProc) T) T {
 	s.init()
-	var n float64
+	var n T
 	for _, p := range s.all {
-		n += p.CPUSeconds()
+		n += f(p)
 	}
 	return n
 }
