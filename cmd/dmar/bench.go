@@ -24,6 +24,7 @@ func init() {
 	register("bench docs", "live documents: upsert docs/s beside the load path, search p50 alone and under writes, restart after changed documents beside a cold build, bytes per document", benchWith("bench docs", backends.RunDocBench))
 	register("bench load", "closed-loop load test of a running dmar serve: throughput, p50/p95/p99, errors and RSS by concurrency (CSV and a plot with --out)", runBenchLoad)
 	register("bench answer", "POST /v1/answer's latency, reader tokens and EM/F1 from the documents' heads (before) beside the default path (selected evidence, graph answers) on the same questions; ends with answer_p50_s=P answer_speedup=X f1_delta=D [lo, hi]", runBenchAnswer)
+	register("bench textgraph", "documents/s of building the text graph of a corpus as the load did before (extract, then embed every new node, batch by batch) beside today's (the next batch extracted meanwhile, each label embedded once through the vector cache), cold and with the cache of an earlier load; the graphs must be equal", benchWith("bench textgraph", backends.RunTextGraphBench))
 	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/config"
@@ -25,7 +26,7 @@ func Extractor(cfg config.Config) (textgraph.Extractor, string, error) {
 	case e == "heuristic":
 		return textgraph.Heuristic{}, "heuristic-" + textgraph.HeuristicVersion, nil
 	case e == "spacy":
-		return &textgraph.Spacy{Python: cfg.TextGraph.Python}, "spacy-" + textgraph.SpacyVersion(), nil
+		return &textgraph.Spacy{Python: cfg.TextGraph.Python, Processes: spacyProcesses()}, "spacy-" + textgraph.SpacyVersion(), nil
 	case strings.HasPrefix(e, "openie:"):
 		path := strings.TrimPrefix(e, "openie:")
 		o, err := textgraph.ReadOpenIE(path)
@@ -110,6 +111,12 @@ func buildTextGraph(ctx context.Context, cfg config.Config, g Graph, x retrieval
 		return nil, textgraph.Builder{}, err
 	}
 	b := textgraph.Builder{Extractor: ex, Linker: mg, KG: mg, Encoder: enc}
-	m, err := Inputs(cfg, out).TextGraph(ctx, b, kgKey, key, docs)
+	m, err := Inputs(cfg, out).TextGraph(ctx, &b, kgKey, key, docs)
 	return m, b, err
+}
+
+// spacyProcesses is how many spaCy processes a build may run: one per core,
+// at most 4 (each holds about 215 MB; a small write uses one).
+func spacyProcesses() int {
+	return min(runtime.NumCPU(), 4)
 }

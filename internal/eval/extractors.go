@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/errs"
@@ -59,13 +58,13 @@ func CompareExtractors(ctx context.Context, ps []textgraph.Passage, gold *textgr
 		var before runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
-		start, cpu0 := time.Now(), cpuSeconds(ex)
+		start, cpu0 := time.Now(), textgraph.CPUSeconds(ex)
 		got, err := ex.Extract(ctx, held)
 		if err != nil {
 			return nil, fmt.Errorf("extractor %s: %w", ex.Name(), err)
 		}
 		secs := time.Since(start).Seconds()
-		cpu := cpuSeconds(ex) - cpu0
+		cpu := textgraph.CPUSeconds(ex) - cpu0
 		var after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&after)
@@ -108,18 +107,6 @@ func CompareExtractors(ctx context.Context, ps []textgraph.Passage, gold *textgr
 		out = append(out, s)
 	}
 	return out, nil
-}
-
-// cpuSeconds is this process's CPU time plus, for an extractor with a
-// process of its own, that process's.
-func cpuSeconds(ex textgraph.Extractor) float64 {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-	if c, ok := ex.(interface{ CPUSeconds() float64 }); ok {
-		s += c.CPUSeconds()
-	}
-	return s
 }
 
 func prf(hit, pred, gold int) (p, r, f float64) {

@@ -34,6 +34,10 @@ type Builder struct {
 	// (HippoRAG 2: 0.8).
 	SynonymMin float64
 	SynonymK   int
+	// Vectors, when set, holds labels' vectors from earlier batches,
+	// builds and writes: only labels it lacks are embedded (and added).
+	// A cache of another encoder than Encoder is not read.
+	Vectors *Vectors
 }
 
 // DefaultSynonymMin and DefaultSynonymK are HippoRAG 2's threshold and a
@@ -82,7 +86,17 @@ type Fresh struct {
 // the nodes that known (the store's answer to which keys it holds) does not
 // report, before the store takes any lock.
 func (b Builder) Prepare(ctx context.Context, docs []retrieval.Document, known func(context.Context, []string) (map[string]bool, error)) (Prepared, error) {
-	pps, err := b.parts(ctx, docs)
+	exs, err := b.extract(ctx, docs)
+	if err != nil {
+		return Prepared{}, err
+	}
+	return b.prepareExtracted(ctx, docs, exs, known)
+}
+
+// prepareExtracted is Prepare once docs' phrases are extracted (exs, one
+// per document), so that a build can extract the next batch meanwhile.
+func (b Builder) prepareExtracted(ctx context.Context, docs []retrieval.Document, exs []Extraction, known func(context.Context, []string) (map[string]bool, error)) (Prepared, error) {
+	pps, err := b.parts(ctx, docs, exs)
 	if err != nil {
 		return Prepared{}, err
 	}
@@ -129,8 +143,8 @@ func (b Builder) Prepare(ctx context.Context, docs []retrieval.Document, known f
 	return out, nil
 }
 
-// parts extracts and links docs' phrases.
-func (b Builder) parts(ctx context.Context, docs []retrieval.Document) ([]Part, error) {
+// extract is docs' phrases, one extraction per document.
+func (b Builder) extract(ctx context.Context, docs []retrieval.Document) ([]Extraction, error) {
 	ps := make([]Passage, len(docs))
 	for i, d := range docs {
 		ps[i] = Passage{ID: d.ID, Title: d.Title, Text: d.Text}
@@ -142,6 +156,11 @@ func (b Builder) parts(ctx context.Context, docs []retrieval.Document) ([]Part, 
 	if len(exs) != len(docs) {
 		return nil, fmt.Errorf("extractor %s returned %d extractions for %d passages", b.Extractor.Name(), len(exs), len(docs))
 	}
+	return exs, nil
+}
+
+// parts links docs' extracted phrases.
+func (b Builder) parts(ctx context.Context, docs []retrieval.Document, exs []Extraction) ([]Part, error) {
 	out := make([]Part, len(docs))
 	for i, d := range docs {
 		if err := ctx.Err(); err != nil {
@@ -319,11 +338,38 @@ type corpusEncoder interface {
 	EncodeCorpus(ctx context.Context, texts []string, m *progress.Meter) ([][]float32, error)
 }
 
-// embed encodes labels, through the encoder's corpus path when it has one.
+// embed encodes labels, through the encoder's corpus path when it has one;
+// with a cache of the encoder's vectors, only the labels it lacks, once each.
 func (b Builder) embed(ctx context.Context, labels []string) ([][]float32, error) {
 	if b.Encoder == nil || len(labels) == 0 {
 		return make([][]float32, len(labels)), nil
 	}
+	if b.Vectors == nil || b.Vectors.encoder != b.Encoder.Version() {
+		return b.encode(ctx, labels)
+	}
+	out, miss := b.Vectors.get(labels)
+	if len(miss) == 0 {
+		return out, nil
+	}
+	vs, err := b.encode(ctx, miss)
+	if err != nil {
+		return nil, err
+	}
+	b.Vectors.put(miss, vs)
+	got := make(map[string][]float32, len(miss))
+	for i, l := range miss {
+		got[l] = vs[i]
+	}
+	for i, l := range labels {
+		if out[i] == nil {
+			out[i] = got[l]
+		}
+	}
+	return out, nil
+}
+
+// encode embeds labels, through the encoder's corpus path when it has one.
+func (b Builder) encode(ctx context.Context, labels []string) ([][]float32, error) {
 	if ce, ok := b.Encoder.(corpusEncoder); ok {
 		vs, err := ce.EncodeCorpus(ctx, labels, nil)
 		if err != nil {

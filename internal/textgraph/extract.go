@@ -14,6 +14,7 @@ package textgraph
 import (
 	"context"
 	"strings"
+	"syscall"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 )
@@ -121,4 +122,17 @@ func PassageText(p Passage) string {
 		return p.Text
 	}
 	return p.Title + "\n" + p.Text
+}
+
+// CPUSeconds is this process's CPU time plus, for an extractor with a
+// process of its own (spaCy's), that process's: on a shared machine, work
+// per CPU second says what an idle core would do.
+func CPUSeconds(ex Extractor) float64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+	if c, ok := ex.(interface{ CPUSeconds() float64 }); ok {
+		s += c.CPUSeconds()
+	}
+	return s
 }

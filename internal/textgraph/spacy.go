@@ -25,12 +25,123 @@ var spacyScript string
 const spacyBatch = 64
 
 // Spacy is the spaCy extractor: named entities (counts and amounts left
-// out) and noun phrases from en_core_web_sm, run by a Python process that
-// dmar starts once and keeps (scripts/setup/50-spacy.sh installs spaCy and
-// the model into a virtual environment in the cache; Python names its
-// interpreter). Safe for concurrent use: requests take turns.
+// out) and noun phrases from en_core_web_sm, run by Python processes that
+// dmar starts when first needed and keeps (scripts/setup/50-spacy.sh
+// installs spaCy and the model into a virtual environment in the cache;
+// Python names its interpreter). A call's batches of passages go to up to
+// Processes processes at once: one spaCy process keeps one core busy, and
+// it is most of a text graph's build once phrase vectors are cached. Each
+// passage's extraction is the same whichever process does it. Safe for
+// concurrent use.
 type Spacy struct {
-	Python string // the interpreter of the environment that holds spaCy
+	Python    string // the interpreter of the environment that holds spaCy
+	Processes int    // at most this many processes (0: one); each holds about 215 MB
+
+	once  sync.Once
+	procs chan *spacyProc // the idle ones
+	all   []*spacyProc
+}
+
+// Name implements Extractor.
+func (s *Spacy) Name() string { return "spacy" }
+
+func (s *Spacy) init() {
+	s.once.Do(func() {
+		n := max(1, s.Processes)
+		s.procs = make(chan *spacyProc, n)
+		for range n {
+			p := &spacyProc{python: s.Python}
+			s.all = append(s.all, p)
+			s.procs <- p
+		}
+	})
+}
+
+// Model is the model's name and version, once a process has started.
+func (s *Spacy) Model() string {
+	s.init()
+	for _, p := range s.all {
+		if m := p.Model(); m != "" {
+			return m
+		}
+	}
+	return ""
+}
+
+// Extract implements Extractor. A process that cannot start (no
+// interpreter, no spaCy) is an errs.Unavailable error that says how to
+// install it; a process that dies is started again on the next call.
+func (s *Spacy) Extract(ctx context.Context, ps []Passage) ([]Extraction, error) {
+	s.init()
+	out := make([]Extraction, len(ps))
+	errc := make(chan error, 1)
+	var wg sync.WaitGroup
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for lo := 0; lo < len(ps); lo += spacyBatch {
+		var p *spacyProc
+		select {
+		case p = <-s.procs:
+		case <-ctx.Done():
+		}
+		if p == nil {
+			break
+		}
+		part := ps[lo:min(lo+spacyBatch, len(ps))]
+		wg.Go(func() {
+			defer func() { s.procs <- p }()
+			ex, err := p.extract(ctx, part)
+			if err != nil {
+				select {
+				case errc <- err:
+				default:
+				}
+				cancel()
+				return
+			}
+			copy(out[lo:], ex)
+		})
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return nil, err
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// PeakRSS is the peak resident memory of the processes, summed (0 when
+// none runs).
+func (s *Spacy) PeakRSS() int64 { return sumProcs(s, (*spacyProc).PeakRSS) }
+
+// CPUSeconds is the CPU time of the running processes, summed.
+func (s *Spacy) CPUSeconds() float64 { return sumProcs(s, (*spacyProc).CPUSeconds) }
+
+func sumProcs[T int64 | float64](s *Spacy, f func(*spacyProc) T) T {
+	s.init()
+	var n T
+	for _, p := range s.all {
+		n += f(p)
+	}
+	return n
+}
+
+// Close stops the processes; a later Extract starts them again.
+func (s *Spacy) Close() error {
+	s.init()
+	for _, p := range s.all {
+		p.Close()
+	}
+	return nil
+}
+
+// spacyProc is one spaCy process; its requests take turns.
+type spacyProc struct {
+	python string
 
 	mu      sync.Mutex
 	cmd     *exec.Cmd
@@ -41,20 +152,15 @@ type Spacy struct {
 	started bool
 }
 
-// Name implements Extractor.
-func (s *Spacy) Name() string { return "spacy" }
-
 // Model is the model's name and version, once the process has started.
-func (s *Spacy) Model() string {
+func (s *spacyProc) Model() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.model
 }
 
-// Extract implements Extractor. A process that cannot start (no
-// interpreter, no spaCy) is an errs.Unavailable error that says how to
-// install it; a process that dies is started again on the next call.
-func (s *Spacy) Extract(ctx context.Context, ps []Passage) ([]Extraction, error) {
+// extract is Spacy.Extract on this process.
+func (s *spacyProc) extract(ctx context.Context, ps []Passage) ([]Extraction, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Extraction, 0, len(ps))
@@ -73,7 +179,7 @@ func (s *Spacy) Extract(ctx context.Context, ps []Passage) ([]Extraction, error)
 	return out, nil
 }
 
-func (s *Spacy) batch(ps []Passage) ([]Extraction, error) {
+func (s *spacyProc) batch(ps []Passage) ([]Extraction, error) {
 	if err := s.start(); err != nil {
 		return nil, err
 	}
@@ -109,17 +215,17 @@ func (s *Spacy) batch(ps []Passage) ([]Extraction, error) {
 }
 
 // start starts the process and waits for the model to load.
-func (s *Spacy) start() error {
+func (s *spacyProc) start() error {
 	if s.started {
 		return nil
 	}
-	if s.Python == "" {
+	if s.python == "" {
 		return errs.E(errs.Unavailable, "spacy extractor: no Python interpreter configured (make setup installs spaCy; textgraph.python names it)")
 	}
-	if _, err := os.Stat(s.Python); err != nil {
-		return errs.E(errs.Unavailable, "spacy extractor: %s: %v (make setup installs spaCy into the cache)", s.Python, err)
+	if _, err := os.Stat(s.python); err != nil {
+		return errs.E(errs.Unavailable, "spacy extractor: %s: %v (make setup installs spaCy into the cache)", s.python, err)
 	}
-	cmd := exec.Command(s.Python, "-c", spacyScript)
+	cmd := exec.Command(s.python, "-c", spacyScript)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return err
@@ -131,7 +237,7 @@ func (s *Spacy) start() error {
 	s.stderr = &strings.Builder{}
 	cmd.Stderr = limitedWriter{s.stderr, 4096}
 	if err := cmd.Start(); err != nil {
-		return errs.E(errs.Unavailable, "spacy extractor: start %s: %v", s.Python, err)
+		return errs.E(errs.Unavailable, "spacy extractor: start %s: %v", s.python, err)
 	}
 	s.cmd, s.in, s.out, s.started = cmd, in, bufio.NewReaderSize(outp, 1<<20), true
 	line, err := s.out.ReadBytes('\n')
@@ -150,7 +256,7 @@ func (s *Spacy) start() error {
 
 // failed is the error of a process that stopped answering, with what it
 // wrote on stderr.
-func (s *Spacy) failed(what string, err error) error {
+func (s *spacyProc) failed(what string, err error) error {
 	msg := ""
 	if s.stderr != nil {
 		msg = strings.TrimSpace(s.stderr.String())
@@ -163,7 +269,7 @@ func (s *Spacy) failed(what string, err error) error {
 }
 
 // stop ends the process; the next call starts another.
-func (s *Spacy) stop() {
+func (s *spacyProc) stop() {
 	if !s.started {
 		return
 	}
@@ -177,7 +283,7 @@ func (s *Spacy) stop() {
 
 // PeakRSS is the process's peak resident memory in bytes (Linux's VmHWM),
 // 0 when it is not running or that cannot be read.
-func (s *Spacy) PeakRSS() int64 {
+func (s *spacyProc) PeakRSS() int64 {
 	for _, line := range strings.Split(s.proc("status"), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
 			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
@@ -190,7 +296,7 @@ func (s *Spacy) PeakRSS() int64 {
 // CPUSeconds is the CPU time (user and system) the process has used so
 // far, 0 when it is not running or that cannot be read (Linux's
 // /proc/PID/stat, in clock ticks of 1/100 s).
-func (s *Spacy) CPUSeconds() float64 {
+func (s *spacyProc) CPUSeconds() float64 {
 	// The fields after the command's closing parenthesis: utime and stime
 	// are the 12th and 13th.
 	rest := s.proc("stat")
@@ -208,7 +314,7 @@ func (s *Spacy) CPUSeconds() float64 {
 
 // proc is the process's /proc file name, "" when it is not running or the
 // file cannot be read.
-func (s *Spacy) proc(name string) string {
+func (s *spacyProc) proc(name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.started || s.cmd.Process == nil {
@@ -222,7 +328,7 @@ func (s *Spacy) proc(name string) string {
 }
 
 // Close ends the process.
-func (s *Spacy) Close() error {
+func (s *spacyProc) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stop()

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/dmar-kg/dmar/internal/config"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 )
@@ -62,6 +64,20 @@ func TestSpacyExtractor(t *testing.T) {
 	}
 	if sp.Model() == "" || sp.PeakRSS() <= 0 {
 		t.Errorf("model %q, peak RSS %d: want both known while the process runs", sp.Model(), sp.PeakRSS())
+	}
+	// Two processes share the batches and give the same extractions, in
+	// the passages' order.
+	two := &textgraph.Spacy{Python: sp.Python, Processes: 2}
+	defer two.Close()
+	ex2, err := two.Extract(ctx, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(ex, ex2); diff != "" {
+		t.Errorf("two processes (-one +two):\n%s", diff)
+	}
+	if one, both := sp.PeakRSS(), two.PeakRSS(); both < one*3/2 {
+		t.Errorf("peak RSS of two processes %d, of one %d: did the second process run?", both, one)
 	}
 	bad := &textgraph.Spacy{Python: "/nonexistent/python"}
 	if _, err := bad.Extract(ctx, ps[:1]); err == nil || !strings.Contains(err.Error(), "make setup") {
