@@ -69,7 +69,7 @@ func (r request) evidence(st structure, hits []retrieval.Hit, ch channels, sem, 
 				e.DocHub = true
 			}
 		}
-		if gp, ok := ch.kg.paths[h.Doc.ID]; ok {
+		if gp, ok := ch.kg.Paths[h.Doc.ID]; ok {
 			e.Reached, e.PathRelevance = true, gp.Relevance
 		}
 		out[i] = e
@@ -85,7 +85,7 @@ func isHub(e *entry) bool { return len(e.sg.Nodes) > 0 && e.sg.Nodes[0].Hub }
 func (r request) evidenceWeights(ctx context.Context, ev []scoring.Evidence) ([][2]float64, bool, error) {
 	g := r.p.cfg.EvidenceGate
 	if g == nil {
-		if !r.trace.hasFallback("evidence_gate_unavailable") {
+		if !r.trace.HasFallback("evidence_gate_unavailable") {
 			r.trace.fallback("evidence_gate_unavailable", fmt.Sprintf("no evidence gate model is configured; fixed weights %.2f/%.2f", r.opts.FixedAlpha, 1-r.opts.FixedAlpha))
 		}
 		return nil, false, nil

@@ -95,7 +95,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 		d := p.doc
 		d.Rank, d.Score = n+1, scores[i]
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
-		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.Docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
+		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.Docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.RankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
 		docs = append(docs, d)
 	}
 	r.trace.timed("final_rank", t)
@@ -203,11 +203,11 @@ func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 		q.LinkConfMax = max(q.LinkConfMax, c)
 	}
 	ch := &sc.channels.kg
-	q.ChannelDocs = len(ch.hits)
-	for _, gp := range ch.paths {
+	q.ChannelDocs = len(ch.Hits)
+	for _, gp := range ch.Paths {
 		q.ChannelBestRel = max(q.ChannelBestRel, gp.Relevance)
 	}
-	q.Agreement = agreement(ch.hits, sc.hits[:sc.search])
+	q.Agreement = agreement(ch.Hits, sc.hits[:sc.search])
 	qc := vec.NewCosiner(sc.qvec)
 	for _, h := range sc.hits[:sc.search] {
 		if len(h.Doc.Vector) > 0 {
@@ -225,9 +225,9 @@ func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 		x.Semantic, x.ZSemantic, x.SemanticGap = sem[i], zs[i], sem[i]-bestSem
 		x.Search1, x.Search2 = p.score1, p.score2
 		x.InvRank1, x.InvRank2 = invRank(p.rank1), invRank(p.rank2)
-		if gp, ok := ch.paths[p.doc.ID]; ok {
+		if gp, ok := ch.Paths[p.doc.ID]; ok {
 			x.Reached, x.Graph, x.PathRelevance = true, gp.Score, gp.Relevance
-			x.InvRank, x.TwoHop = invRank(ch.rankOf(p.doc.ID)), len(gp.Steps) > 1
+			x.InvRank, x.TwoHop = invRank(ch.RankOf(p.doc.ID)), len(gp.Steps) > 1
 		}
 		x.Own = conf[p.doc.ID]
 		x.ZStructural = ze[i]
@@ -283,19 +283,6 @@ func isQuestion(q string) bool {
 		}
 	}
 	return false
-}
-
-// rankOf is a document's 1-based rank in the channel; 0: not reached.
-func (ch *graphChannel) rankOf(id string) int {
-	if ch == nil {
-		return 0
-	}
-	for i, h := range ch.hits {
-		if h.Doc.ID == id {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // RankRow is one candidate of the final pool as the learned ranker sees it:

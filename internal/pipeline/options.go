@@ -243,39 +243,32 @@ func ValidateSubgraph(p kg.SubgraphParams) error {
 // field (the API's 400/422 message).
 func (o Options) Validate() error {
 	for _, err := range []error{
-		optionalOneOf("method", o.Method, Methods...),
-		intIn("n", o.N, 1, 1000),
-		intIn("m", o.M, 0, 20),
-		intIn("p", o.P, 1, 200),
-		intIn("k", o.K, 1, 200),
+		errs.OptionalOneOf("method", o.Method, Methods...),
+		errs.IntIn("n", o.N, 1, 1000),
+		errs.IntIn("m", o.M, 0, 20),
+		errs.IntIn("p", o.P, 1, 200),
+		errs.IntIn("k", o.K, 1, 200),
 		ValidateSubgraph(o.SubgraphParams()),
-		unit("lambda", o.Lambda),
-		oneOf("shapley", o.Shapley, "exact", "montecarlo"),
-		intIn("samples", o.Samples, 1, 10_000),
-		oneOf("stage1", o.Stage1, "bm25", "hybrid"),
-		unit("stage1_alpha", o.Stage1Alpha),
-		oneOf("stage2", o.Stage2, "hybrid", "vector"),
-		unit("stage2_alpha", o.Stage2Alpha),
-		oneOf("stage2_vector", o.Stage2Vector, "", "reformulated", "question"),
-		oneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
-		oneOf("reformulator", o.Reformulator, "builtin", "chat", "none"),
-		oneOf("gate", o.Gate, "learned", "fixed", "evidence"),
-		unit("fixed_alpha", o.FixedAlpha),
-		oneOf("structure", o.Structure, "gnn", "ged", "off"),
-		oneOf("linking", o.Linking, "", "exact", "context"),
-		intIn("snippet_chars", o.SnippetChars, 50, 5000),
-		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
-		intIn("graph_recall", o.GraphRecall, 0, 2),
-		intIn("graph_recall_k", o.GraphRecallK, 1, 500),
-		unit("graph_weight", o.GraphWeight),
-		within("graph_boost", o.GraphBoost, 0, 100),
-		oneOf("graph_relations", o.GraphRelations, "plain", "directed", "none"),
-		intIn("graph_roots", o.GraphRoots, 0, 10),
-		within("graph_popularity", o.GraphPopularity, 0, 1),
-		unit("graph_mentions", o.GraphMentions),
-		intIn("title_links", o.TitleLinks, 0, 10),
-		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
-		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
+		errs.Unit("lambda", o.Lambda),
+		errs.OneOf("shapley", o.Shapley, "exact", "montecarlo"),
+		errs.IntIn("samples", o.Samples, 1, 10_000),
+		errs.OneOf("stage1", o.Stage1, "bm25", "hybrid"),
+		errs.Unit("stage1_alpha", o.Stage1Alpha),
+		errs.OneOf("stage2", o.Stage2, "hybrid", "vector"),
+		errs.Unit("stage2_alpha", o.Stage2Alpha),
+		errs.OneOf("stage2_vector", o.Stage2Vector, "", "reformulated", "question"),
+		errs.OneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
+		errs.OneOf("reformulator", o.Reformulator, "builtin", "chat", "none"),
+		errs.OneOf("gate", o.Gate, "learned", "fixed", "evidence"),
+		errs.Unit("fixed_alpha", o.FixedAlpha),
+		errs.OneOf("structure", o.Structure, "gnn", "ged", "off"),
+		errs.OneOf("linking", o.Linking, "", "exact", "context"),
+		errs.IntIn("snippet_chars", o.SnippetChars, 50, 5000),
+		errs.IntIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
+		o.kgOptions().Validate(),
+		errs.Within("graph_boost", o.GraphBoost, 0, 100),
+		errs.IntIn("title_links", o.TitleLinks, 0, 10),
+		errs.OneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
 		o.TextOptions.validate(),
 		o.FusionOptions.validate(),
 	} {
@@ -290,44 +283,4 @@ func (o Options) Validate() error {
 		return &errs.Error{Code: errs.Unprocessable, Field: "k", Message: "k: the results (k) cannot outnumber the stage-2 candidates (p)"}
 	}
 	return nil
-}
-
-// The range checks of Validate: each names the field it refuses.
-
-func intIn(name string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return errs.Field(name, "must be between %d and %d, got %d", lo, hi, v)
-	}
-	return nil
-}
-
-func unit(name string, v float64) error {
-	if !(v >= 0 && v <= 1) {
-		return errs.Field(name, "must be between 0 and 1, got %v", v)
-	}
-	return nil
-}
-
-func within(name string, v, lo, hi float64) error {
-	if !(v >= lo && v <= hi) {
-		return errs.Field(name, "must be between %v and %v, got %v", lo, hi, v)
-	}
-	return nil
-}
-
-func oneOf(name, v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return errs.Field(name, "must be one of %v, got %q", allowed, errs.Clip(v, errs.MaxEcho))
-}
-
-// optionalOneOf is oneOf where "" (unset) is allowed too.
-func optionalOneOf(name, v string, allowed ...string) error {
-	if v == "" {
-		return nil
-	}
-	return oneOf(name, v, allowed...)
 }

@@ -294,3 +294,11 @@ func cleanQuery(query string) (string, error) {
 	}
 	return query, nil
 }
+
+// relations returns the relation-text cache for the request's text mode.
+func (p *Pipeline) relations(directed bool) *pathrel.Relations {
+	if directed {
+		return p.relsDirected
+	}
+	return p.relsPlain
+}

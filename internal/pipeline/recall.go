@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -44,8 +45,14 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	}
 	r.trace.timed("link", t)
 	rec.sim = r.similarity(rec.structOn)
-	relq := r.prefetchRelationQuery(ctx, q, rec.mentions)
-	nbq := r.prefetchNeighbourhoods(ctx, rec.mentions)
+	// The KG channel's relation query and its linked roots' neighbourhoods
+	// are read while stage 1 searches.
+	chs := r.p.channels(r.opts)
+	cq := chanio.Query{Text: r.query, Vector: rec.qvec, RelVector: rec.relvec, Mentions: rec.mentions}
+	if chs.kg.RelationAhead = q.early.relationQuery(r.query, rec.mentions); chs.kg.RelationAhead == nil {
+		chs.kg.RelationAhead = chs.kg.PrefetchRelationQuery(ctx, cq)
+	}
+	chs.kg.NeighbourhoodsAhead = chs.kg.PrefetchNeighbourhoods(ctx, rec.mentions)
 
 	t = time.Now()
 	q1 := r.stage1Query(rec.qvec, r.opts.N)
@@ -56,26 +63,26 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	}
 	r.trace.timed("recall", t)
 	rec.search = len(rec.hits)
-	return r.withChannels(ctx, rec, relq, nbq)
+	cq.Hits = rec.hits
+	return r.withChannels(ctx, rec, chs, cq)
 }
 
 // withChannels runs the channels after the stage-1 search and adds their
 // documents to its candidates. With structure_needs_channel, a request
 // whose graph channel reached no entity's own page (only documents that
 // mention one, or nothing) loses its structural path.
-func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch, nbq *neighbourhoodPrefetch) (recalled, error) {
+func (r request) withChannels(ctx context.Context, rec recalled, chs channelSet, q chanio.Query) (recalled, error) {
 	o := r.opts
 	if o.GraphRecall == 0 && o.TextGraph == 0 {
 		return rec, nil
 	}
-	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq, nbq: nbq}
-	ch, err := r.runChannels(ctx, in)
+	ch, err := chs.run(ctx, q, r.trace)
 	if err != nil {
 		return rec, err
 	}
 	rec.channels = ch
 	rec.hits = mergeHits(rec.hits, ch.hits())
-	if o.StructureNeedsChannel && o.GraphRecall > 0 && !ch.kg.ownPages() && rec.structOn {
+	if o.StructureNeedsChannel && o.GraphRecall > 0 && !ch.kg.OwnPages() && rec.structOn {
 		rec.structOn = false
 		r.trace.fallback("no_graph_evidence", "the graph channel reached no entity's own page: the question-blind structural score is off (alpha=1, beta=0)")
 	}

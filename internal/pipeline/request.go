@@ -63,7 +63,8 @@ func (t *trace) fallback(name, reason string) {
 	}
 }
 
-func (t *trace) hasFallback(name string) bool {
+// HasFallback reports whether fallback name was recorded.
+func (t *trace) HasFallback(name string) bool {
 	for _, f := range t.fallbacks {
 		if f.Name == name {
 			return true
@@ -75,13 +76,13 @@ func (t *trace) hasFallback(name string) bool {
 // timed adds the time since start to stage name.
 func (t *trace) timed(name string, start time.Time) {
 	d := time.Since(start)
-	t.add(name, d)
+	t.Add(name, d)
 	if t.metrics != nil {
 		t.metrics.Stage(name, d)
 	}
 }
 
-// add adds d to stage name without reporting it to the metrics.
-func (t *trace) add(name string, d time.Duration) {
+// Add adds d to stage name without reporting it to the metrics.
+func (t *trace) Add(name string, d time.Duration) {
 	t.timings[name] += float64(d.Microseconds()) / 1000
 }

@@ -227,7 +227,7 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 		}
 		shapley += time.Since(t)
 	}
-	r.trace.add("shapley", shapley)
+	r.trace.Add("shapley", shapley)
 	return ent, games, nil
 }
 
@@ -261,7 +261,7 @@ func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dve
 				return w, nil
 			}
 		}
-		if !r.trace.hasFallback("gate_unavailable") {
+		if !r.trace.HasFallback("gate_unavailable") {
 			r.trace.fallback("gate_unavailable", fmt.Sprintf("no gate model is configured (or vectors are missing); fixed weights %.2f/%.2f", r.opts.FixedAlpha, 1-r.opts.FixedAlpha))
 		}
 	}

@@ -28,10 +28,10 @@ func textDefaults() TextOptions {
 }
 
 func (o TextOptions) validate() error {
-	if err := within("text_graph", o.TextGraph, 0, 100); err != nil {
+	if err := errs.Within("text_graph", o.TextGraph, 0, 100); err != nil {
 		return err
 	}
-	if err := intIn("text_graph_k", o.TextGraphK, 1, 500); err != nil {
+	if err := errs.IntIn("text_graph_k", o.TextGraphK, 1, 500); err != nil {
 		return err
 	}
 	if !o.TextParams.Valid() {
