@@ -35,7 +35,7 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	res := r.walkResult()
 	res.QueryEntities = queryEntities(in.Mentions, nil)
 	res.Results = walkResults(in.Vector, ch, opts.K)
-	ix, err := r.namePaths(ctx, in.RelVector, ch, nil, res.QueryEntities, res.Results)
+	ix, err := p.explainer(r.opts, r.trace).namePaths(ctx, in.RelVector, ch, nil, res.QueryEntities, res.Results)
 	if err != nil {
 		return nil, err
 	}
@@ -56,14 +56,15 @@ func (r request) walkQuery(ctx context.Context) (chanio.Query, error) {
 		return chanio.Query{}, fmt.Errorf("encode query: %w", err)
 	}
 	in := chanio.Query{Text: r.query, Vector: vecs[0], RelVector: vecs[0]}
+	lk := r.p.linker(r.query, r.opts, r.trace)
 	if r.p.cfg.RelationEncoder != nil {
-		rel, err := r.encodeRelationQuestion(ctx, []string{r.query})
+		rel, err := lk.encodeRelationQuestion(ctx, []string{r.query})
 		if err != nil {
 			return chanio.Query{}, err
 		}
 		in.RelVector = rel[0]
 	}
-	if in.Mentions, err = r.linkWith(ctx, in.Vector, nil); err != nil {
+	if in.Mentions, err = lk.link(ctx, in.Vector, nil); err != nil {
 		if ctx.Err() != nil {
 			return chanio.Query{}, ctx.Err()
 		}

@@ -46,8 +46,8 @@ type pathIndex struct {
 // document's entity. Explanations never fail a retrieval: if the relation
 // texts cannot be encoded, the documents name no path and the response says
 // why; only the context's errors are returned.
-func (r request) namePaths(ctx context.Context, relvec []float32, ch kgchan.Output, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
-	defer r.trace.timed("explain_paths", time.Now())
+func (e explainer) namePaths(ctx context.Context, relvec []float32, ch kgchan.Output, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
+	defer e.trace.timed("explain_paths", time.Now())
 	targets := map[string]bool{}
 	for _, ds := range docs {
 		for _, d := range ds {
@@ -58,12 +58,12 @@ func (r request) namePaths(ctx context.Context, relvec []float32, ch kgchan.Outp
 		}
 	}
 	ix := pathIndex{best: map[string]map[string]pathrel.Path{}, kind: map[string]string{}, labels: map[string]string{}}
-	sgs, err := r.indexPaths(ctx, &ix, relvec, ch, qsubs, targets)
+	sgs, err := e.indexPaths(ctx, &ix, relvec, ch, qsubs, targets)
 	if err != nil {
 		if ctx.Err() != nil {
 			return pathIndex{}, ctx.Err()
 		}
-		r.trace.fallback("path_explanations_unavailable", "the results name no KG path: "+err.Error())
+		e.trace.fallback("path_explanations_unavailable", "the results name no KG path: "+err.Error())
 		return pathIndex{}, nil
 	}
 	ix.labelNodes(ch, linked, sgs)
@@ -73,18 +73,17 @@ func (r request) namePaths(ctx context.Context, relvec []float32, ch kgchan.Outp
 // indexPaths puts in ix the best path from each root to each of targets:
 // G_Q's roots first, then the graph channel's. It returns the subgraphs
 // the paths were read from, where their nodes' labels are.
-func (r request) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32, ch kgchan.Output, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
+func (e explainer) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32, ch kgchan.Output, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
 	var sgs []kg.Subgraph
 	if len(qsubs) > 0 {
-		kc := r.p.channels(r.opts).kg
-		prior, err := kc.StepPrior(ctx, relvec, r.trace)
+		prior, err := e.kg.StepPrior(ctx, relvec, e.trace)
 		if err != nil {
 			return nil, err
 		}
-		rels := kc.RelationTexts
+		rels := e.kg.RelationTexts
 		for _, q := range qsubs {
 			root := q.sg.Root
-			paths, err := rels.Reach(ctx, ch.RelationVector(relvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
+			paths, err := rels.Reach(ctx, ch.RelationVector(relvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(e.Subgraph.Hops, 2), prior)
 			if err != nil {
 				return nil, err
 			}

@@ -229,7 +229,7 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 	if fin, err = r.rankFinal(ctx, sc, anchors, second, fin); err != nil {
 		return nil, err
 	}
-	res, err := r.explain(ctx, sc, anchors, ref, fin)
+	res, err := p.explainer(opts, r.trace).explain(ctx, r.result(sc.grounded), sc, anchors, ref, fin)
 	if err != nil {
 		return nil, err
 	}

@@ -41,9 +41,9 @@ type earlyLink struct {
 // whose graph channel matches relations against the masked question (with
 // the context linker over a graph that lists candidates), the early link
 // and its masked question, encoded together with Q.
-func (r request) encodeQuestion(ctx context.Context) (question, error) {
-	if r.p.cfg.RelationEncoder == nil {
-		return r.encodeQuestionOnce(ctx)
+func (l linker) encodeQuestion(ctx context.Context) (question, error) {
+	if !l.ownRelEncoder {
+		return l.encodeQuestionOnce(ctx)
 	}
 	// enc(Q) needs no link candidates: it runs while they are read (a
 	// round trip on Neo4j) and while the relation encoder takes Q and the
@@ -54,15 +54,15 @@ func (r request) encodeQuestion(ctx context.Context) (question, error) {
 	}
 	qc := make(chan encoded, 1)
 	go func() {
-		vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
+		vecs, err := l.encoder.Encode(ctx, []string{l.query})
 		qc <- encoded{vecs, err}
 	}()
-	el, err := r.earlyLink(ctx)
+	el, err := l.earlyLink(ctx)
 	if err != nil {
 		return question{}, err
 	}
-	texts, masked := r.questionTexts(el)
-	rel, relErr := r.encodeRelationQuestion(ctx, texts)
+	texts, masked := l.questionTexts(el)
+	rel, relErr := l.encodeRelationQuestion(ctx, texts)
 	q := <-qc
 	if q.err != nil {
 		return question{}, fmt.Errorf("encode query: %w", q.err)
@@ -78,13 +78,13 @@ func (r request) encodeQuestion(ctx context.Context) (question, error) {
 
 // encodeQuestionOnce encodes Q and the masked Q in one call of the one
 // encoder there is (no relation encoder configured).
-func (r request) encodeQuestionOnce(ctx context.Context) (question, error) {
-	el, err := r.earlyLink(ctx)
+func (l linker) encodeQuestionOnce(ctx context.Context) (question, error) {
+	el, err := l.earlyLink(ctx)
 	if err != nil {
 		return question{}, err
 	}
-	texts, masked := r.questionTexts(el)
-	vecs, err := r.p.cfg.Encoder.Encode(ctx, texts)
+	texts, masked := l.questionTexts(el)
+	vecs, err := l.encoder.Encode(ctx, texts)
 	if err != nil {
 		return question{}, fmt.Errorf("encode query: %w", err)
 	}
@@ -96,9 +96,9 @@ func (r request) encodeQuestionOnce(ctx context.Context) (question, error) {
 
 // questionTexts are Q and, when the early link masked something, the
 // masked Q.
-func (r request) questionTexts(el *earlyLink) ([]string, bool) {
-	texts := []string{r.query}
-	masked := el != nil && el.masked != "" && el.masked != strings.TrimSpace(r.query)
+func (l linker) questionTexts(el *earlyLink) ([]string, bool) {
+	texts := []string{l.query}
+	masked := el != nil && el.masked != "" && el.masked != strings.TrimSpace(l.query)
 	if masked {
 		texts = append(texts, el.masked)
 	}
@@ -108,20 +108,19 @@ func (r request) questionTexts(el *earlyLink) ([]string, bool) {
 // earlyLink reads Q's link candidates before Q is encoded when the request
 // will encode its masked question; nil otherwise, or when reading them
 // failed (linking then asks again and handles the error).
-func (r request) earlyLink(ctx context.Context) (*earlyLink, error) {
-	o := r.opts
-	cl, ok := r.p.cfg.Graph.(kg.CandidateLinker)
-	if !ok || o.GraphRecall == 0 || o.GraphRelationQuery != "masked" || o.Linking != "context" {
+func (l linker) earlyLink(ctx context.Context) (*earlyLink, error) {
+	cl, ok := l.graph.(kg.CandidateLinker)
+	if !ok || !l.masked || l.Linking != "context" {
 		return nil, nil
 	}
-	toks, spans, err := cl.LinkCandidates(ctx, r.query)
+	toks, spans, err := cl.LinkCandidates(ctx, l.query)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, nil
 	}
-	return &earlyLink{toks: toks, spans: spans, masked: kgchan.MaskMentions(r.query, kg.ResolveConfident(r.query, toks, spans, nil, kg.DefaultConfidenceParams()))}, nil
+	return &earlyLink{toks: toks, spans: spans, masked: kgchan.MaskMentions(l.query, kg.ResolveConfident(l.query, toks, spans, nil, kg.DefaultConfidenceParams()))}, nil
 }
 
 // relationEncoder is the encoder of the relation texts and the question
@@ -134,8 +133,8 @@ func (p *Pipeline) relationEncoder() scoring.Encoder {
 }
 
 // encodeRelationQuestion encodes texts (Q first) with the relation encoder.
-func (r request) encodeRelationQuestion(ctx context.Context, texts []string) ([][]float32, error) {
-	vs, err := r.p.relationEncoder().Encode(ctx, texts)
+func (l linker) encodeRelationQuestion(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := l.relEncoder.Encode(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("encode the relation query: %w", err)
 	}

@@ -31,7 +31,8 @@ type recalled struct {
 func (r request) recall(ctx context.Context) (recalled, error) {
 	var rec recalled
 	t := time.Now()
-	q, err := r.encodeQuestion(ctx)
+	lk := r.p.linker(r.query, r.opts, r.trace)
+	q, err := lk.encodeQuestion(ctx)
 	if err != nil {
 		return rec, err
 	}
@@ -39,7 +40,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 	r.trace.timed("encode", t)
 
 	t = time.Now()
-	rec.mentions, rec.structOn, err = r.linkQuery(ctx, q)
+	rec.mentions, rec.structOn, err = lk.linkQuery(ctx, q)
 	if err != nil {
 		return rec, err
 	}
@@ -97,20 +98,4 @@ func (r request) stage1Query(qvec []float32, limit int) retrieval.Query {
 		q.Mode, q.Vector, q.Alpha, q.Fusion = retrieval.Hybrid, qvec, o.Stage1Alpha, o.Fusion
 	}
 	return q
-}
-
-// linkQuery links Q (the graph channel and the final ranking read its
-// entities whatever the structural path does) and says whether the
-// structural path is on: the request may turn it off (structure off), and
-// a graph failure turns it off instead of failing the request.
-func (r request) linkQuery(ctx context.Context, q question) ([]kg.Mention, bool, error) {
-	ms, err := r.linkWith(ctx, q.vec, q.early)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
-		}
-		r.trace.fallback("graph_unavailable", "linking failed, structural path off: "+err.Error())
-		return ms, false, nil
-	}
-	return ms, r.opts.Structure != "off", nil
 }

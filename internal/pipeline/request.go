@@ -21,7 +21,12 @@ type request struct {
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}}
+	return request{p: p, opts: opts, query: query, trace: p.newTrace()}
+}
+
+// newTrace is an empty trace reporting to the pipeline's metrics.
+func (p *Pipeline) newTrace() *trace {
+	return &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings
