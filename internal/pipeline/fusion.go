@@ -36,8 +36,9 @@ type fusion struct {
 	FusionOptions
 }
 
-func (r request) fusion() fusion {
-	return fusion{graphBoost: r.opts.GraphBoost, textGraph: r.opts.TextGraph, FusionOptions: r.opts.FusionOptions}
+// fusion is the fuse stage with o's settings.
+func (o Options) fusion() fusion {
+	return fusion{graphBoost: o.GraphBoost, textGraph: o.TextGraph, FusionOptions: o.FusionOptions}
 }
 
 // fuse adds the channels' scores to the fused scores of the documents they

@@ -207,7 +207,6 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 	// repeats stage 1's vector scan under stage2_vector question).
 	ctx = retrieval.WithSearchMemo(ctx)
 	r := p.newRequest(query, opts)
-	r.evlog, r.ranklog = evlog, ranklog
 
 	// Phase 1: recall n candidates for Q.
 	rec, err := r.recall(ctx)
@@ -215,18 +214,20 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 		return nil, err
 	}
 	// Phase 2: score them on both paths; the m best are the anchors.
-	sc, err := r.score(ctx, rec)
+	score := p.scorer(opts, r.trace, evlog)
+	sc, err := score.score(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
-	anchors := r.anchors(sc)
-	ref, second, fin, err := r.anchorsGuided(ctx, rec, sc, anchors)
+	anchors := score.anchors(sc)
+	// Phases 3 and 4, the paper's: reformulation, second search, rerank.
+	ref, second, fin, err := p.paper(query, opts, score, r.trace).anchorsGuided(ctx, rec, sc, anchors)
 	if err != nil {
 		return nil, err
 	}
 	// The learned final ranking (final_rank learned) orders every candidate
 	// the request found.
-	if fin, err = r.rankFinal(ctx, sc, anchors, second, fin); err != nil {
+	if fin, err = p.finalRanker(query, opts, r.trace, ranklog).rankFinal(ctx, sc, anchors, second, fin); err != nil {
 		return nil, err
 	}
 	res, err := p.explainer(opts, r.trace).explain(ctx, r.result(sc.grounded), sc, anchors, ref, fin)
@@ -235,32 +236,6 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 	}
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
 	return res, nil
-}
-
-// anchorsGuided is phases 3 and 4: the anchors guide the reformulation Q',
-// searched for over the whole corpus, and the second search's candidates
-// are reranked against the original Q. With m = 0 there are no anchors to
-// guide anything: Q' is Q, there is no second search, and the results are
-// phase 2's candidates in their order.
-func (r request) anchorsGuided(ctx context.Context, rec recalled, sc scored, anchors []Doc) (reformulated, searchHits, reranked, error) {
-	if r.opts.M == 0 {
-		docs := []Doc{}
-		for _, d := range topByScore(sc.docs, r.opts.K) {
-			d.Breakdown.InFirst = true
-			docs = append(docs, d)
-		}
-		return reformulated{query: r.query, by: "none"}, searchHits{}, reranked{docs: docs, st: sc.st}, nil
-	}
-	ref, err := r.reformulate(ctx, sc, anchors)
-	if err != nil {
-		return reformulated{}, searchHits{}, reranked{}, err
-	}
-	second, err := r.secondStage(ctx, rec, ref)
-	if err != nil {
-		return reformulated{}, searchHits{}, reranked{}, err
-	}
-	fin, err := r.rerank(ctx, sc, anchors, second.hits)
-	return ref, second, fin, err
 }
 
 // Candidates runs phases 1 and 2 only and returns every stage-1 candidate
@@ -279,7 +254,7 @@ func (p *Pipeline) Candidates(ctx context.Context, query string, opts Options) (
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := r.score(ctx, rec)
+	sc, err := p.scorer(opts, r.trace, nil).score(ctx, rec)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -45,7 +45,7 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 		return rec, err
 	}
 	r.trace.timed("link", t)
-	rec.sim = r.similarity(rec.structOn)
+	rec.sim = r.p.scorer(r.opts, r.trace, nil).similarity(rec.structOn)
 	// The KG channel's relation query and its linked roots' neighbourhoods
 	// are read while stage 1 searches.
 	chs := r.p.channels(r.opts)

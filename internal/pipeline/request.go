@@ -15,9 +15,6 @@ type request struct {
 	opts  Options
 	query string
 	trace *trace
-	evlog *evidenceLog // collects the scored candidates' evidence; nil: not collected
-	// ranklog collects the final pool's ranker inputs; nil: not collected
-	ranklog *rankLog
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
