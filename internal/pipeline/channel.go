@@ -48,8 +48,9 @@ type channelSet struct {
 	kgOn, textOn bool
 }
 
-// channels are the pipeline's channels with the options o.
-func (p *Pipeline) channels(o Options) channelSet {
+// channels are the request's channels.
+func (r request) channels() channelSet {
+	p, o := r.p, r.opts
 	return channelSet{
 		kg: kgchan.Channel{Graph: p.cfg.Graph, Docs: p.cfg.Index, MentionIndex: p.cfg.Mentions,
 			RelationTexts: p.relations(o.GraphRelations == "directed"), Encoder: p.relationEncoder(),

@@ -52,9 +52,9 @@ func (o Options) explainOptions() explainOptions {
 	return explainOptions{MaxAnchorSubgraphs: o.MaxAnchorSubgraphs, Persist: o.Persist, Subgraph: o.SubgraphParams()}
 }
 
-// explainer is the explain stage of a request with o.
-func (p *Pipeline) explainer(o Options, tr *trace) explainer {
-	return explainer{graph: p.cfg.Graph, kg: p.channels(o).kg, trace: tr, explainOptions: o.explainOptions()}
+// explainer is the request's explain stage.
+func (r request) explainer() explainer {
+	return explainer{graph: r.p.cfg.Graph, kg: r.channels().kg, trace: r.trace, explainOptions: r.opts.explainOptions()}
 }
 
 // explain assembles the answer and why: the results and anchors with the KG

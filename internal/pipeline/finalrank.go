@@ -70,9 +70,10 @@ func (o Options) rankOptions() rankOptions {
 	return rankOptions{FinalRank: o.FinalRank, K: o.K, TitleLinks: o.TitleLinks, NoOwnPages: o.NoOwnPages, Filter: o.Filter}
 }
 
-// finalRanker is the final ranking of a request for query with o; ranklog
+// finalRanker is the request's final ranking; ranklog
 // collects the ranker's inputs (nil: not collected).
-func (p *Pipeline) finalRanker(query string, o Options, tr *trace, ranklog *rankLog) finalRanker {
+func (r request) finalRanker(ranklog *rankLog) finalRanker {
+	p, o, query, tr := r.p, r.opts, r.query, r.trace
 	return finalRanker{ranker: p.cfg.Ranker, index: p.cfg.Index, fuse: o.fusion(), query: query, trace: tr, ranklog: ranklog, rankOptions: o.rankOptions()}
 }
 

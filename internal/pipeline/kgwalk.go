@@ -28,14 +28,14 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	ch, err := runChannel(ctx, p.channels(r.opts).kg, true, "graph_recall", in, r.trace)
+	ch, err := runChannel(ctx, r.channels().kg, true, "graph_recall", in, r.trace)
 	if err != nil {
 		return nil, err
 	}
 	res := r.walkResult()
 	res.QueryEntities = queryEntities(in.Mentions, nil)
 	res.Results = walkResults(in.Vector, ch, opts.K)
-	ix, err := p.explainer(r.opts, r.trace).namePaths(ctx, in.RelVector, ch, nil, res.QueryEntities, res.Results)
+	ix, err := r.explainer().namePaths(ctx, in.RelVector, ch, nil, res.QueryEntities, res.Results)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (r request) walkQuery(ctx context.Context) (chanio.Query, error) {
 		return chanio.Query{}, fmt.Errorf("encode query: %w", err)
 	}
 	in := chanio.Query{Text: r.query, Vector: vecs[0], RelVector: vecs[0]}
-	lk := r.p.linker(r.query, r.opts, r.trace)
+	lk := r.linker()
 	if r.p.cfg.RelationEncoder != nil {
 		rel, err := lk.encodeRelationQuestion(ctx, []string{r.query})
 		if err != nil {

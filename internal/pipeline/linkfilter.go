@@ -56,8 +56,9 @@ func (o Options) linkOptions() linkOptions {
 	return linkOptions{Linking: o.Linking, masked: o.GraphRecall > 0 && o.GraphRelationQuery == "masked", structure: o.Structure != "off"}
 }
 
-// linker is the link stage of a request for query with o.
-func (p *Pipeline) linker(query string, o Options, tr *trace) linker {
+// linker is the request's link stage.
+func (r request) linker() linker {
+	p, o, query, tr := r.p, r.opts, r.query, r.trace
 	return linker{graph: p.cfg.Graph, index: p.cfg.Index, encoder: p.cfg.Encoder, relEncoder: p.relationEncoder(),
 		ownRelEncoder: p.cfg.RelationEncoder != nil, query: query, trace: tr, linkOptions: o.linkOptions()}
 }
@@ -86,7 +87,7 @@ func (l linker) link(ctx context.Context, qvec []float32, early *earlyLink) ([]k
 // LinkQuery links query as a retrieval with opts does; qvec is enc(query)
 // (needed by linking=context).
 func (p *Pipeline) LinkQuery(ctx context.Context, query string, qvec []float32, opts Options) ([]kg.Mention, error) {
-	return p.linker(query, opts, p.newTrace()).link(ctx, qvec, nil)
+	return p.newRequest(query, opts).linker().link(ctx, qvec, nil)
 }
 
 // entityContext is the cosine between qvec and the document vector of each

@@ -62,9 +62,9 @@ func (o Options) paperOptions() paperOptions {
 		Stage2Alpha: o.Stage2Alpha, Stage2Vector: o.Stage2Vector, Fusion: o.Fusion, Filter: o.Filter}
 }
 
-// paper is the paper's phases 3 and 4 of a request for query with o,
-// scoring with score.
-func (p *Pipeline) paper(query string, o Options, score scorer, tr *trace) paper {
+// paper is the request's phases 3 and 4, scoring with score.
+func (r request) paper(score scorer) paper {
+	p, o, query, tr := r.p, r.opts, r.query, r.trace
 	return paper{score: score, index: p.cfg.Index, encoder: p.cfg.Encoder, chat: p.cfg.Chat, query: query, trace: tr, paperOptions: o.paperOptions()}
 }
 

@@ -214,23 +214,23 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 		return nil, err
 	}
 	// Phase 2: score them on both paths; the m best are the anchors.
-	score := p.scorer(opts, r.trace, evlog)
+	score := r.scorer(evlog)
 	sc, err := score.score(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
 	anchors := score.anchors(sc)
 	// Phases 3 and 4, the paper's: reformulation, second search, rerank.
-	ref, second, fin, err := p.paper(query, opts, score, r.trace).anchorsGuided(ctx, rec, sc, anchors)
+	ref, second, fin, err := r.paper(score).anchorsGuided(ctx, rec, sc, anchors)
 	if err != nil {
 		return nil, err
 	}
 	// The learned final ranking (final_rank learned) orders every candidate
 	// the request found.
-	if fin, err = p.finalRanker(query, opts, r.trace, ranklog).rankFinal(ctx, sc, anchors, second, fin); err != nil {
+	if fin, err = r.finalRanker(ranklog).rankFinal(ctx, sc, anchors, second, fin); err != nil {
 		return nil, err
 	}
-	res, err := p.explainer(opts, r.trace).explain(ctx, r.result(sc.grounded), sc, anchors, ref, fin)
+	res, err := r.explainer().explain(ctx, r.result(sc.grounded), sc, anchors, ref, fin)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func (p *Pipeline) Candidates(ctx context.Context, query string, opts Options) (
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := p.scorer(opts, r.trace, nil).score(ctx, rec)
+	sc, err := r.scorer(nil).score(ctx, rec)
 	if err != nil {
 		return nil, nil, err
 	}

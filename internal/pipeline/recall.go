@@ -31,7 +31,7 @@ type recalled struct {
 func (r request) recall(ctx context.Context) (recalled, error) {
 	var rec recalled
 	t := time.Now()
-	lk := r.p.linker(r.query, r.opts, r.trace)
+	lk := r.linker()
 	q, err := lk.encodeQuestion(ctx)
 	if err != nil {
 		return rec, err
@@ -45,10 +45,10 @@ func (r request) recall(ctx context.Context) (recalled, error) {
 		return rec, err
 	}
 	r.trace.timed("link", t)
-	rec.sim = r.p.scorer(r.opts, r.trace, nil).similarity(rec.structOn)
+	rec.sim = r.scorer(nil).similarity(rec.structOn)
 	// The KG channel's relation query and its linked roots' neighbourhoods
 	// are read while stage 1 searches.
-	chs := r.p.channels(r.opts)
+	chs := r.channels()
 	cq := chanio.Query{Text: r.query, Vector: rec.qvec, RelVector: rec.relvec, Mentions: rec.mentions}
 	if chs.kg.RelationAhead = q.early.relationQuery(r.query, rec.mentions); chs.kg.RelationAhead == nil {
 		chs.kg.RelationAhead = chs.kg.PrefetchRelationQuery(ctx, cq)

@@ -6,10 +6,12 @@ import (
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
-// request is what every phase of one retrieval reads: the pipeline, the
-// validated options and the query. Its fields are set once; the only things
-// phases write through it are the trace and the evidence log, append-only
-// logs. What one phase hands the next is in its return value.
+// request is one retrieval: the pipeline, the validated options, the query
+// and the trace. It runs phase 1 (recall.go) and builds the other stages
+// (linker, the channels, scorer, paper, finalRanker, explainer), each with
+// only the backends and the options it reads; what one stage hands the
+// next is in its return value. The only thing stages share is the trace,
+// an append-only log.
 type request struct {
 	p     *Pipeline
 	opts  Options
@@ -18,12 +20,7 @@ type request struct {
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
-	return request{p: p, opts: opts, query: query, trace: p.newTrace()}
-}
-
-// newTrace is an empty trace reporting to the pipeline's metrics.
-func (p *Pipeline) newTrace() *trace {
-	return &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}
+	return request{p: p, opts: opts, query: query, trace: &trace{metrics: p.cfg.Metrics, fallbacks: []Fallback{}, timings: map[string]float64{}, entStd: map[string]float64{}}}
 }
 
 // trace records the fallbacks (in the order they fire) and the stage timings

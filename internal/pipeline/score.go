@@ -71,9 +71,10 @@ func (o Options) scoreOptions() scoreOptions {
 		Seed: o.Seed, Gate: o.Gate, FixedAlpha: o.FixedAlpha, M: o.M, P: o.P}
 }
 
-// scorer is the scoring stage of a request with o; evlog collects its
-// evidence (nil: not collected).
-func (p *Pipeline) scorer(o Options, tr *trace, evlog *evidenceLog) scorer {
+// scorer is the request's scoring stage; evlog collects its evidence
+// (nil: not collected).
+func (r request) scorer(evlog *evidenceLog) scorer {
+	p, o, tr := r.p, r.opts, r.trace
 	return scorer{graph: p.cfg.Graph, gnn: p.cfg.GNN, gateModel: p.cfg.Gate, evGate: p.cfg.EvidenceGate, cache: p.cache,
 		metrics: p.cfg.Metrics, maxEvals: p.cfg.MaxShapleyEvaluations, fuse: o.fusion(), trace: tr, evlog: evlog, scoreOptions: o.scoreOptions()}
 }

@@ -43,7 +43,7 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 	}
 	r.trace.timed("recall", t)
 	t = time.Now()
-	ch, err := p.channels(r.opts).text.Run(ctx, chanio.Query{Text: r.query, Vector: qvec, Hits: hits}, r.trace)
+	ch, err := r.channels().text.Run(ctx, chanio.Query{Text: r.query, Vector: qvec, Hits: hits}, r.trace)
 	if err != nil {
 		return nil, err
 	}

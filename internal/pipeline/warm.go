@@ -20,7 +20,7 @@ func (p *Pipeline) Warm(ctx context.Context, roots []string, opts Options) (int,
 	if len(roots) > p.cfg.CacheSize {
 		roots = roots[:p.cfg.CacheSize]
 	}
-	sr := p.scorer(opts, p.newTrace(), nil)
+	sr := p.newRequest("", opts).scorer(nil)
 	// With the graph channel on, the relation texts on the subgraphs' edges
 	// are embedded too (a first request would otherwise encode them all).
 	rels := opts.GraphRecall > 0 && opts.GraphRelations != "none"
