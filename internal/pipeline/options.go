@@ -51,7 +51,7 @@ type Options struct {
 	Filter             retrieval.Filter `json:"filter"`
 	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
 
-	// The graph channel (beyond the paper; kgchannel.go): off by default.
+	// The graph channel (beyond the paper; the kgchan package): off by default.
 	GraphRecall    int     `json:"graph_recall"`    // hops walked from Q's entities: 0 (off), 1 or 2
 	GraphRecallK   int     `json:"graph_recall_k"`  // documents the channel adds to each search's candidates
 	GraphWeight    float64 `json:"graph_weight"`    // weight of cos(enc(Q), enc(D)) in the graph score
@@ -62,12 +62,12 @@ type Options struct {
 	// entities as the channel's roots; 0 (off) walks from the linked ones only.
 	GraphRoots int `json:"graph_roots,omitempty"`
 	// GraphPopularity is the weight of ln(1 + degree) of a reached entity in
-	// its document's graph score (kgscore.go): among the entities a relation
+	// its document's graph score (kgchan): among the entities a relation
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
 	// GraphMentions is the weight of a document that mentions a reached
-	// entity (kgdocs.go): its path relevance is the path's x graph_mentions
+	// entity (kgchan): its path relevance is the path's x graph_mentions
 	// x the mention's place weight x the entity's IDF over the corpus, so
 	// the channel reaches documents whose IDs are not QIDs. 0: the
 	// entities' own pages only, dmar's too until its ranker reads the
@@ -75,7 +75,7 @@ type Options struct {
 	GraphMentions float64 `json:"graph_mentions,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
-	// its linked mentions, kgquery.go: what Q asks about them, not who
+	// its linked mentions, kgchan: what Q asks about them, not who
 	// they are).
 	GraphRelationQuery string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: with the graph channel on, a request whose

@@ -1,19 +1,26 @@
-// Package pipeline runs DMAR (docs/method.md) in four phases:
+// Package pipeline runs DMAR (docs/method.md) as one-way stages, each a
+// small type with its own options that takes the previous stage's output
+// and returns its own (docs/architecture.md):
 //
-//  1. recall: BM25 (or hybrid) recall of n candidates for the query Q
-//     (recall.go), joined by the channels' candidates (channel.go: the KG's
-//     graph channel, kg*.go, beyond the paper);
-//  2. dual-path scoring of the candidates against Q, semantic and structural
-//     (the Shapley value of Q's entity subgraphs in each document's game),
-//     and selection of the m best as anchors (score.go, structural.go);
-//  3. anchor-guided reformulation of Q into Q' (reform.go) and a second search
-//     for Q' over the whole corpus (second.go);
-//  4. fidelity-controlled reranking of the second-stage candidates against
-//     the ORIGINAL query (rerank.go), explained in the result (explain.go).
+//  1. link (linker: question.go, linkfilter.go): Q encoded and linked;
+//     recall (request: recall.go): BM25 (or hybrid) recall of n candidates,
+//     joined by the channels' candidates (channel.go: the Channel interface,
+//     implemented by the KG's graph channel, package kgchan, and the text
+//     graph channel, package textchan; beyond the paper);
+//  2. dual-path scoring (scorer: score.go, structural.go, evidence.go, with
+//     the subgraph/embedding cache, cache.go) of the candidates against Q,
+//     semantic and structural (the Shapley value of Q's entity subgraphs in
+//     each document's game), the channels' scores fused in (fusion.go), and
+//     selection of the m best as anchors;
+//  3. the paper's phases past scoring (paper: paper.go): anchor-guided
+//     reformulation of Q into Q' (reform.go), a second search for Q' over
+//     the whole corpus (second.go), and
+//  4. fidelity-controlled reranking of its candidates against the ORIGINAL
+//     query (rerank.go);
 //
-// Each phase is a function from the previous phase's typed output to its
-// own; Retrieve chains them. The subgraph/embedding cache is cache.go. The
-// package declares what it consumes; cmd/dmar wires backends in.
+// then the learned final ranking (finalRanker: finalrank.go, titlelinks.go)
+// and the explanation (explainer: explain.go, paths.go). Retrieve chains
+// them. The package declares what it consumes; cmd/dmar wires backends in.
 package pipeline
 
 import (

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 )
 
-// TextOptions are the text graph channel's options (textchannel.go; beyond
-// the paper), off by default: a request turns it on with text_graph > 0.
+// TextOptions are the text graph channel's request options (the textchan
+// package; beyond the paper), off by default: a request turns it on with
+// text_graph > 0.
 type TextOptions struct {
 	// TextGraph turns the channel on (> 0) where a text graph is
 	// configured. Under final_rank boost it is the weight of the channel's
@@ -39,3 +41,10 @@ func (o TextOptions) validate() error {
 	}
 	return nil
 }
+
+// TextParams are the text channel's settings that no request sets
+// (textchan.Params): dmar eval's ppr variants sweep them.
+type TextParams = textchan.Params
+
+// TextDefaults are the text channel's settings (textchan.Defaults).
+func TextDefaults() TextParams { return textchan.Defaults() }

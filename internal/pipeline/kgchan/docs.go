@@ -17,7 +17,7 @@ import (
 // entities that pass the request's filter, best path first, and the path
 // to each document's entity by document ID. From an index that computes
 // cosines (pending), docs are every reached entity's ID, and the cosines
-// stage (kgcosines.go) keeps those with a document. A document reached
+// stage (cosines.go) keeps those with a document. A document reached
 // through what it mentions (graph_mentions) has the path to the entity it
 // mentions, its relevance scaled by the bridge's weight, and its bridge.
 type documents struct {
@@ -190,7 +190,7 @@ func (c Channel) noDocuments(docs, reached int, tr chanio.Trace) {
 // in the order of ids, fetched whole (memindex: no copy, no wire), their
 // cosines computed as needed. An index that computes cosines where the
 // documents are (retrieval.CosineReader: Weaviate) sends only the cosines
-// the ranking can need instead (kgcosines.go), and fetchKept fetches the
+// the ranking can need instead (cosines.go), and fetchKept fetches the
 // few kept.
 func (c Channel) reachedDocuments(ctx context.Context, qvec []float32, ids []string) ([]reachedDoc, error) {
 	docs, err := c.Docs.Documents(ctx, ids)
