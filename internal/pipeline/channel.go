@@ -107,18 +107,6 @@ func mergeHits(search, channel []retrieval.Hit) []retrieval.Hit {
 	return out
 }
 
-// textOptions are the text channel's settings in o.
-func (o Options) textOptions() textchan.Options {
-	return textchan.Options{Params: o.TextParams, K: o.TextGraphK, Filter: o.Filter}
-}
-
-// kgOptions are the KG channel's settings in o.
-func (o Options) kgOptions() kgchan.Options {
-	return kgchan.Options{Recall: o.GraphRecall, K: o.GraphRecallK, Weight: o.GraphWeight, Relations: o.GraphRelations,
-		Roots: o.GraphRoots, Popularity: o.GraphPopularity, Mentions: o.GraphMentions, RelationQuery: o.GraphRelationQuery,
-		HubDegree: o.HubDegree, Filter: o.Filter}
-}
-
 // ChannelSubgraphs are the subgraphs the graph channel walks from roots
 // (kgchan.Subgraphs).
 func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {

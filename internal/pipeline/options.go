@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -203,6 +204,13 @@ func (o Options) Paper() Options {
 	o.TitleLinks = d.TitleLinks
 	o.Structure, o.M = d.Structure, d.M
 	return o
+}
+
+// kgOptions are the KG channel's settings in o.
+func (o Options) kgOptions() kgchan.Options {
+	return kgchan.Options{Recall: o.GraphRecall, K: o.GraphRecallK, Weight: o.GraphWeight, Relations: o.GraphRelations,
+		Roots: o.GraphRoots, Popularity: o.GraphPopularity, Mentions: o.GraphMentions, RelationQuery: o.GraphRelationQuery,
+		HubDegree: o.HubDegree, Filter: o.Filter}
 }
 
 // SubgraphParams are the options' subgraph parameters.

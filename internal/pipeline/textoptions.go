@@ -48,3 +48,8 @@ type TextParams = textchan.Params
 
 // TextDefaults are the text channel's settings (textchan.Defaults).
 func TextDefaults() TextParams { return textchan.Defaults() }
+
+// textOptions are the text channel's settings in o.
+func (o Options) textOptions() textchan.Options {
+	return textchan.Options{Params: o.TextParams, K: o.TextGraphK, Filter: o.Filter}
+}
