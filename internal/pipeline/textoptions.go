@@ -33,13 +33,7 @@ func (o TextOptions) validate() error {
 	if err := errs.Within("text_graph", o.TextGraph, 0, 100); err != nil {
 		return err
 	}
-	if err := errs.IntIn("text_graph_k", o.TextGraphK, 1, 500); err != nil {
-		return err
-	}
-	if !o.TextParams.Valid() {
-		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
-	}
-	return nil
+	return textchan.Options{Params: o.TextParams, K: o.TextGraphK}.Validate()
 }
 
 // TextParams are the text channel's settings that no request sets

@@ -21,6 +21,7 @@ import (
 	"math"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -70,6 +71,17 @@ type Options struct {
 	Params
 	K      int
 	Filter retrieval.Filter
+}
+
+// Validate checks the options, naming the request option each comes from.
+func (o Options) Validate() error {
+	if err := errs.IntIn("text_graph_k", o.K, 1, 500); err != nil {
+		return err
+	}
+	if !o.Params.Valid() {
+		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
+	}
+	return nil
 }
 
 // Output is the channel's documents, best first, and what it says of each.
