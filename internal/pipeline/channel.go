@@ -65,7 +65,7 @@ func (r request) channels() channelSet {
 // model failures fail the request: a channel whose backend fails adds
 // nothing and says so in the trace.
 func (cs channelSet) run(ctx context.Context, q chanio.Query, tr *trace) (channels, error) {
-	kg, err := runChannel(ctx, cs.kg, cs.kgOn, "graph_recall", q, tr)
+	kgOut, err := runChannel(ctx, cs.kg, cs.kgOn, "graph_recall", q, tr)
 	if err != nil {
 		return channels{}, err
 	}
@@ -73,7 +73,7 @@ func (cs channelSet) run(ctx context.Context, q chanio.Query, tr *trace) (channe
 	if err != nil {
 		return channels{}, err
 	}
-	return channels{kg: kg, text: text}, nil
+	return channels{kg: kgOut, text: text}, nil
 }
 
 // runChannel runs c for q when it is on, timed as stage name; its zero

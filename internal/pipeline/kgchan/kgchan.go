@@ -185,7 +185,7 @@ func (c Channel) Run(ctx context.Context, q chanio.Query, tr chanio.Trace) (Outp
 	if c.Recall == 0 {
 		return empty(), nil
 	}
-	roots := Roots(kg.QIDs(q.Mentions), q.Hits, c.Options.Roots)
+	roots := Roots(kg.QIDs(q.Mentions), q.Hits, c.Roots)
 	if len(roots) == 0 {
 		tr.Fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
 		return empty(), nil
@@ -307,9 +307,9 @@ type NeighbourhoodPrefetch struct {
 }
 
 // PrefetchNeighbourhoods starts reading the neighbourhoods of the entities
-// mentions link to; nil when the channel is off or nothing is linked.
-func (c Channel) PrefetchNeighbourhoods(ctx context.Context, mentions []kg.Mention) *NeighbourhoodPrefetch {
-	qids := kg.QIDs(mentions)
+// Q's mentions ms link to; nil when the channel is off or nothing is linked.
+func (c Channel) PrefetchNeighbourhoods(ctx context.Context, ms []kg.Mention) *NeighbourhoodPrefetch {
+	qids := kg.QIDs(ms)
 	if c.Recall == 0 || len(qids) == 0 {
 		return nil
 	}
@@ -321,9 +321,10 @@ func (c Channel) PrefetchNeighbourhoods(ctx context.Context, mentions []kg.Menti
 	return pf
 }
 
-// of is pf when it was started for the same mentions' entities, else nil.
-func (pf *NeighbourhoodPrefetch) of(mentions []kg.Mention) *NeighbourhoodPrefetch {
-	if pf == nil || !slices.Equal(pf.qids, kg.QIDs(mentions)) {
+// of is pf when it was started for the entities of the same mentions ms,
+// else nil.
+func (pf *NeighbourhoodPrefetch) of(ms []kg.Mention) *NeighbourhoodPrefetch {
+	if pf == nil || !slices.Equal(pf.qids, kg.QIDs(ms)) {
 		return nil
 	}
 	return pf

@@ -78,7 +78,7 @@ func (o Options) Validate() error {
 	if err := errs.IntIn("text_graph_k", o.K, 1, 500); err != nil {
 		return err
 	}
-	if !o.Params.Valid() {
+	if !o.Valid() {
 		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
 	}
 	return nil
