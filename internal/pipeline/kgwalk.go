@@ -71,7 +71,7 @@ func (r request) walkQuery(ctx context.Context) (chanio.Query, error) {
 		return chanio.Query{}, fmt.Errorf("link: %w", err)
 	}
 	if r.opts.GraphRoots > 0 {
-		if in.Hits, err = r.p.cfg.Index.Search(ctx, r.stage1Query(in.Vector, r.opts.GraphRoots)); err != nil {
+		if in.Hits, err = r.p.cfg.Index.Search(ctx, r.recaller().stage1Query(in.Vector, r.opts.GraphRoots)); err != nil {
 			return chanio.Query{}, fmt.Errorf("stage 1 search: %w", err)
 		}
 	}

@@ -252,12 +252,9 @@ func ValidateSubgraph(p kg.SubgraphParams) error {
 func (o Options) Validate() error {
 	for _, err := range []error{
 		errs.OptionalOneOf("method", o.Method, Methods...),
-		errs.IntIn("n", o.N, 1, 1000),
+		o.recallOptions().validate(),
 		o.paperOptions().validate(),
 		o.scoreOptions().validate(),
-		errs.OneOf("stage1", o.Stage1, "bm25", "hybrid"),
-		errs.Unit("stage1_alpha", o.Stage1Alpha),
-		errs.OneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
 		o.linkOptions().validate(),
 		o.explainOptions().validate(),
 		o.kgOptions().Validate(),

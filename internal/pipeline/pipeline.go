@@ -216,7 +216,7 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 	r := p.newRequest(query, opts)
 
 	// Phase 1: recall n candidates for Q.
-	rec, err := r.recall(ctx)
+	rec, err := r.recaller().recall(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func (p *Pipeline) Candidates(ctx context.Context, query string, opts Options) (
 		return nil, nil, err
 	}
 	r := p.newRequest(query, opts)
-	rec, err := r.recall(ctx)
+	rec, err := r.recaller().recall(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
