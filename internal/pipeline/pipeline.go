@@ -3,7 +3,7 @@
 // and returns its own (docs/architecture.md):
 //
 //  1. link (linker: question.go, linkfilter.go): Q encoded and linked;
-//     recall (request: recall.go): BM25 (or hybrid) recall of n candidates,
+//     recall (recaller: recall.go): BM25 (or hybrid) recall of n candidates,
 //     joined by the channels' candidates (channel.go: the Channel interface,
 //     implemented by the KG's graph channel, package kgchan, and the text
 //     graph channel, package textchan; beyond the paper);

@@ -7,9 +7,9 @@ import (
 )
 
 // request is one retrieval: the pipeline, the validated options, the query
-// and the trace. It runs phase 1 (recall.go) and builds the other stages
-// (linker, the channels, scorer, paper, finalRanker, explainer), each with
-// only the backends and the options it reads; what one stage hands the
+// and the trace. It builds the stages (linker, the channels, recaller,
+// scorer, paper, finalRanker, explainer), each with only the backends and
+// the options it reads; what one stage hands the
 // next is in its return value. The only thing stages share is the trace,
 // an append-only log.
 type request struct {
