@@ -18,15 +18,15 @@ type entry struct {
 	emb []float32
 }
 
-func (r request) usesGNN() bool { return r.opts.Structure == "gnn" && r.p.cfg.GNN != nil }
+func (sr scorer) usesGNN() bool { return sr.Structure == "gnn" && sr.gnn != nil }
 
 // cacheKey separates entries by subgraph parameters and by structure model,
 // whose embeddings differ.
-func (r request) cacheKey(root string) string {
-	o := r.opts
+func (sr scorer) cacheKey(root string) string {
+	o := sr.Subgraph
 	model := "ged"
-	if r.usesGNN() {
-		model = r.p.cfg.GNN.Version()
+	if sr.usesGNN() {
+		model = sr.gnn.Version()
 	}
 	return fmt.Sprintf("%s|%d|%d|%d|%s", root, o.Hops, o.MaxNodes, o.HubDegree, model)
 }
@@ -34,12 +34,12 @@ func (r request) cacheKey(root string) string {
 // subgraphs returns the cached or freshly extracted (and encoded) subgraphs
 // of roots: one batched graph call and one batched GNN call for the misses.
 // Roots unknown to the graph are absent (and cached as such).
-func (r request) subgraphs(ctx context.Context, roots []string) (map[string]*entry, error) {
-	out, miss := r.cached(roots)
+func (sr scorer) subgraphs(ctx context.Context, roots []string) (map[string]*entry, error) {
+	out, miss := sr.cached(roots)
 	if len(miss) == 0 {
 		return out, nil
 	}
-	sgs, err := r.p.cfg.Graph.Subgraphs(ctx, miss, r.opts.SubgraphParams())
+	sgs, err := sr.graph.Subgraphs(ctx, miss, sr.Subgraph)
 	if err != nil {
 		return nil, fmt.Errorf("subgraphs: %w", err)
 	}
@@ -48,7 +48,7 @@ func (r request) subgraphs(ctx context.Context, roots []string) (map[string]*ent
 	for _, q := range miss {
 		sg, ok := sgs[q]
 		if !ok {
-			r.p.cache.Add(r.cacheKey(q), &entry{})
+			sr.cache.Add(sr.cacheKey(q), &entry{})
 			continue
 		}
 		e := &entry{sg: sg}
@@ -56,8 +56,8 @@ func (r request) subgraphs(ctx context.Context, roots []string) (map[string]*ent
 		list = append(list, sg)
 		out[q] = e
 	}
-	if r.usesGNN() && len(list) > 0 {
-		embs, err := r.p.cfg.GNN.EncodeGraphs(ctx, list)
+	if sr.usesGNN() && len(list) > 0 {
+		embs, err := sr.gnn.EncodeGraphs(ctx, list)
 		if err != nil {
 			return nil, fmt.Errorf("encode subgraphs: %w", err)
 		}
@@ -66,24 +66,24 @@ func (r request) subgraphs(ctx context.Context, roots []string) (map[string]*ent
 		}
 	}
 	for _, e := range fresh {
-		r.p.cache.Add(r.cacheKey(e.sg.Root), e)
+		sr.cache.Add(sr.cacheKey(e.sg.Root), e)
 	}
 	return out, nil
 }
 
 // cached splits roots, de-duplicated in order, into the cache's hits (known
 // roots only) and its misses.
-func (r request) cached(roots []string) (map[string]*entry, []string) {
+func (sr scorer) cached(roots []string) (map[string]*entry, []string) {
 	out := map[string]*entry{}
 	var miss []string
 	seen := map[string]bool{}
-	m := r.p.cfg.Metrics
+	m := sr.metrics
 	for _, q := range roots {
 		if seen[q] {
 			continue
 		}
 		seen[q] = true
-		if e, ok := r.p.cache.Get(r.cacheKey(q)); ok {
+		if e, ok := sr.cache.Get(sr.cacheKey(q)); ok {
 			if m != nil {
 				m.Cache(true)
 			}

@@ -2,64 +2,89 @@ package pipeline
 
 import (
 	"context"
+	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
+	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
-// Channels are candidate sources beside the searches (beyond the paper): a
-// channel runs once in phase 1, after the stage-1 search; its documents
-// join the candidates of both searches (C and C_sec) and its score is added
-// to their fused score in both scoring phases. The KG's graph channel
-// (kgchannel.go and the other kg*.go files) is the first. A new channel
-// gets its own files with its own stages, a field in channels, its hits in
-// channels.hits and its score in fuse; it reads a channelQuery and nothing
-// of the request but the options and the trace (docs/architecture.md).
-
-// channelQuery is what a channel starts from: Q encoded and linked, and the
-// stage-1 search's hits.
-type channelQuery struct {
-	qvec   []float32 // enc(Q)
-	relvec []float32 // Q under the relation encoder (qvec without one of its own)
-	// mentions are Q's linked mentions: the structural path's, or with the
-	// structural path off, the exact linker's
-	mentions []kg.Mention
-	hits     []retrieval.Hit // stage 1's, in search order
-	// relq is the KG channel's relation query, encoded ahead while stage 1
-	// searched (kgquery.go); nil: the channel encodes it when it needs it
-	relq *relationPrefetch
-	// nbq are the linked roots' neighbourhoods, read while stage 1
-	// searched (kgchannel.go); nil: the channel reads them all itself
-	nbq *neighbourhoodPrefetch
+// Channel is a candidate source beside the searches (beyond the paper), as
+// the pipeline consumes it: it runs once in phase 1, after the stage-1
+// search, from Q encoded and linked and the search's hits (a
+// chanio.Query); its documents join the candidates of both searches (C and
+// C_sec) and its score is added to their fused score in both scoring
+// phases (fusion.fuse). It reports its degradations in the trace it is
+// given and never sees the request. Each channel is its own package and
+// asserts that it implements Channel of its output: the KG's graph channel
+// (kgchan) and the text graph channel (textchan). A new channel gets its
+// own package, a field in channels, its hits in channels.hits and its
+// score in fusion (docs/architecture.md).
+type Channel[Out any] interface {
+	Run(ctx context.Context, q chanio.Query, tr chanio.Trace) (Out, error)
 }
 
 // channels are the channels' outputs for one request.
 type channels struct {
-	kg   graphChannel // the KG's graph channel (graph_recall)
-	text textChannel  // the text graph channel (text_graph; textchannel.go)
+	kg   kgchan.Output   // the KG's graph channel (graph_recall)
+	text textchan.Output // the text graph channel (text_graph)
 }
 
 // hits are the channels' documents, channel by channel, best first.
 func (c channels) hits() []retrieval.Hit {
 	if len(c.text.Hits) == 0 {
-		return c.kg.hits
+		return c.kg.Hits
 	}
-	return mergeHits(c.kg.hits, c.text.Hits)
+	return mergeHits(c.kg.Hits, c.text.Hits)
 }
 
-// runChannels runs the request's channels for in. Only the context's errors
-// and model failures fail the request: a channel whose backend fails adds
+// channelSet is one request's channels, built from its options (on: the
+// option that turns each on is set).
+type channelSet struct {
+	kg           kgchan.Channel
+	text         textchan.Channel
+	kgOn, textOn bool
+}
+
+// channels are the request's channels.
+func (r request) channels() channelSet {
+	p, o := r.p, r.opts
+	return channelSet{
+		kg: kgchan.Channel{Graph: p.cfg.Graph, Docs: p.cfg.Index, MentionIndex: p.cfg.Mentions,
+			RelationTexts: p.relations(o.GraphRelations == "directed"), Encoder: p.relationEncoder(),
+			Prior: p.cfg.RelPrior, PriorWeight: p.pathPrior, Options: o.kgOptions()},
+		text:   textchan.Channel{Store: p.cfg.TextGraph, Linker: p.cfg.Graph, Docs: p.cfg.Index, Options: o.textOptions()},
+		kgOn:   o.GraphRecall > 0,
+		textOn: o.TextGraph > 0,
+	}
+}
+
+// run runs the channels that are on for q. Only the context's errors and
+// model failures fail the request: a channel whose backend fails adds
 // nothing and says so in the trace.
-func (r request) runChannels(ctx context.Context, in channelQuery) (channels, error) {
-	kg, err := r.kgChannel(ctx, in)
+func (cs channelSet) run(ctx context.Context, q chanio.Query, tr *trace) (channels, error) {
+	kgOut, err := runChannel(ctx, cs.kg, cs.kgOn, "graph_recall", q, tr)
 	if err != nil {
 		return channels{}, err
 	}
-	text, err := r.textChannel(ctx, in)
+	text, err := runChannel(ctx, cs.text, cs.textOn, "text_graph", q, tr)
 	if err != nil {
 		return channels{}, err
 	}
-	return channels{kg: kg, text: text}, nil
+	return channels{kg: kgOut, text: text}, nil
+}
+
+// runChannel runs c for q when it is on, timed as stage name; its zero
+// output when it is off.
+func runChannel[Out any](ctx context.Context, c Channel[Out], on bool, name string, q chanio.Query, tr *trace) (Out, error) {
+	if !on {
+		var none Out
+		return none, nil
+	}
+	defer tr.timed(name, time.Now())
+	return c.Run(ctx, q, tr)
 }
 
 // mergeHits is the union of a search's hits and a channel's, the search's
@@ -80,4 +105,10 @@ func mergeHits(search, channel []retrieval.Hit) []retrieval.Hit {
 		}
 	}
 	return out
+}
+
+// ChannelSubgraphs are the subgraphs the graph channel walks from roots
+// (kgchan.Subgraphs).
+func (p *Pipeline) ChannelSubgraphs(ctx context.Context, roots []string, hops, hubDegree int) (map[string]kg.Subgraph, error) {
+	return kgchan.Subgraphs(ctx, p.cfg.Graph, roots, hops, hubDegree)
 }

@@ -30,7 +30,7 @@ func linkConfidence(ms []kg.Mention) map[string]float64 {
 
 // evidence is each hit's scoring.Evidence; sem, ent and their z-scores are
 // scoreHits'.
-func (r request) evidence(st structure, hits []retrieval.Hit, ch channels, sem, ent, zs, ze []float64) []scoring.Evidence {
+func (sr scorer) evidence(st structure, hits []retrieval.Hit, ch channels, sem, ent, zs, ze []float64) []scoring.Evidence {
 	q := scoring.Evidence{Linked: len(st.qsubs), LinkConfMin: 1}
 	var confSum float64
 	hubs := 0
@@ -69,7 +69,7 @@ func (r request) evidence(st structure, hits []retrieval.Hit, ch channels, sem, 
 				e.DocHub = true
 			}
 		}
-		if gp, ok := ch.kg.paths[h.Doc.ID]; ok {
+		if gp, ok := ch.kg.Paths[h.Doc.ID]; ok {
 			e.Reached, e.PathRelevance = true, gp.Relevance
 		}
 		out[i] = e
@@ -82,11 +82,11 @@ func isHub(e *entry) bool { return len(e.sg.Nodes) > 0 && e.sg.Nodes[0].Hub }
 
 // evidenceWeights are the evidence-aware gate's weights, or the fixed
 // gate's when no such model is loaded (and the response says so).
-func (r request) evidenceWeights(ctx context.Context, ev []scoring.Evidence) ([][2]float64, bool, error) {
-	g := r.p.cfg.EvidenceGate
+func (sr scorer) evidenceWeights(ctx context.Context, ev []scoring.Evidence) ([][2]float64, bool, error) {
+	g := sr.evGate
 	if g == nil {
-		if !r.trace.hasFallback("evidence_gate_unavailable") {
-			r.trace.fallback("evidence_gate_unavailable", fmt.Sprintf("no evidence gate model is configured; fixed weights %.2f/%.2f", r.opts.FixedAlpha, 1-r.opts.FixedAlpha))
+		if !sr.trace.HasFallback("evidence_gate_unavailable") {
+			sr.trace.fallback("evidence_gate_unavailable", fmt.Sprintf("no evidence gate model is configured; fixed weights %.2f/%.2f", sr.FixedAlpha, 1-sr.FixedAlpha))
 		}
 		return nil, false, nil
 	}
@@ -114,12 +114,12 @@ type evidenceLog struct{ rows []EvidenceRow }
 
 // record keeps the rows of a stage whose structural path is on (the gate
 // is asked only then).
-func (r request) record(stage string, docs []Doc, ch channels, ev []scoring.Evidence) {
-	if r.evlog == nil || ev == nil {
+func (sr scorer) record(stage string, docs []Doc, ch channels, ev []scoring.Evidence) {
+	if sr.evlog == nil || ev == nil {
 		return
 	}
 	for i, d := range docs {
-		r.evlog.rows = append(r.evlog.rows, EvidenceRow{Stage: stage, ID: d.ID, Evidence: ev[i], Offset: r.fusion().offset(ch, d.ID)})
+		sr.evlog.rows = append(sr.evlog.rows, EvidenceRow{Stage: stage, ID: d.ID, Evidence: ev[i], Offset: sr.fuse.offset(ch, d.ID)})
 	}
 }
 

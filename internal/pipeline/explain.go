@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 )
 
 // result is the response as phase 2 leaves it: Q, its options, its entities
@@ -22,13 +24,45 @@ func (r request) result(g grounded) *Result {
 	}
 }
 
+// explainer is the explain stage: the answer and why, from the phases'
+// outputs it is handed, by its own options. It reads the graph (the
+// Browser statements, persisting) and the KG channel's relation texts and
+// prior (paths are scored as the channel scores them); of the request, only
+// the trace.
+type explainer struct {
+	graph kg.Graph
+	kg    kgchan.Channel
+	trace *trace
+	explainOptions
+}
+
+// explainOptions are the explain stage's options.
+type explainOptions struct {
+	MaxAnchorSubgraphs int               // document subgraphs shown per anchor
+	Persist            bool              // record the retrieval in the graph (Neo4j)
+	Subgraph           kg.SubgraphParams // G_Q's: the Browser statement's, and the named paths' hops
+}
+
+func (o explainOptions) validate() error {
+	return errs.IntIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50)
+}
+
+// explainOptions are the explain stage's settings in o.
+func (o Options) explainOptions() explainOptions {
+	return explainOptions{MaxAnchorSubgraphs: o.MaxAnchorSubgraphs, Persist: o.Persist, Subgraph: o.SubgraphParams()}
+}
+
+// explainer is the request's explain stage.
+func (r request) explainer() explainer {
+	return explainer{graph: r.p.cfg.Graph, kg: r.channels().kg, trace: r.trace, explainOptions: r.opts.explainOptions()}
+}
+
 // explain assembles the answer and why: the results and anchors with the KG
 // paths they name (paths.go), each anchor with its phi, snippet and closest
 // document subgraphs, the Browser statements, and, when asked, the retrieval
 // recorded in the graph.
-func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref reformulated, fin reranked) (*Result, error) {
-	res := r.result(sc.grounded)
-	ix, err := r.namePaths(ctx, sc.relvec, sc.channels.kg, fin.st.qsubs, res.QueryEntities, fin.docs, anchors)
+func (e explainer) explain(ctx context.Context, res *Result, sc scored, anchors []Doc, ref reformulated, fin reranked) (*Result, error) {
+	ix, err := e.namePaths(ctx, sc.relvec, sc.channels.kg, fin.st.qsubs, res.QueryEntities, fin.docs, anchors)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +79,7 @@ func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref refo
 		roots = append(roots, s.Root)
 	}
 	for i, a := range anchors {
-		an := r.explainAnchor(a, fin.st, ref.phis[a.ID])
+		an := e.explainAnchor(a, fin.st, ref.phis[a.ID])
 		if i < len(ref.in.Anchors) {
 			an.Snippet = ref.in.Anchors[i].Snippet
 		}
@@ -54,15 +88,15 @@ func (r request) explain(ctx context.Context, sc scored, anchors []Doc, ref refo
 		}
 		res.Anchors = append(res.Anchors, an)
 	}
-	if insp, ok := r.p.cfg.Graph.(kg.Inspector); ok {
+	if insp, ok := e.graph.(kg.Inspector); ok {
 		if roots = uniq(roots); len(roots) > 0 {
-			stmt, params := insp.SubgraphStatement(roots, r.opts.SubgraphParams())
+			stmt, params := insp.SubgraphStatement(roots, e.Subgraph)
 			res.Neo4j = &Statement{Cypher: stmt, Params: params}
 		}
 		res.Neo4jPaths = pathStatement(insp, res.Results)
 	}
-	r.persist(ctx, res)
-	res.Fallbacks = r.trace.fallbacks // persisting may have added one
+	e.persist(ctx, res)
+	res.Fallbacks = e.trace.fallbacks // persisting may have added one
 	return res, nil
 }
 
@@ -79,7 +113,7 @@ func pathStatement(insp kg.Inspector, results []Doc) *Statement {
 
 // explainAnchor is an anchor with the phi of each query subgraph and, while
 // the structural path is on, its document subgraphs closest to G_Q.
-func (r request) explainAnchor(a Doc, st structure, ap anchorPhi) Anchor {
+func (e explainer) explainAnchor(a Doc, st structure, ap anchorPhi) Anchor {
 	phis := []Phi{}
 	for j, v := range ap.phi {
 		q := st.qsubs[j].sg
@@ -87,7 +121,7 @@ func (r request) explainAnchor(a Doc, st structure, ap anchorPhi) Anchor {
 	}
 	sgs := []api.Subgraph{}
 	if st.on {
-		for _, g := range rankDocSubgraphs(a, st, r.opts.MaxAnchorSubgraphs) {
+		for _, g := range rankDocSubgraphs(a, st, e.MaxAnchorSubgraphs) {
 			sgs = append(sgs, APISubgraph(g))
 		}
 	}
@@ -95,13 +129,13 @@ func (r request) explainAnchor(a Doc, st structure, ap anchorPhi) Anchor {
 }
 
 // persist records the retrieval in the graph when the request asks for it.
-func (r request) persist(ctx context.Context, res *Result) {
-	if !r.opts.Persist {
+func (e explainer) persist(ctx context.Context, res *Result) {
+	if !e.Persist {
 		return
 	}
-	rec, ok := r.p.cfg.Graph.(kg.Recorder)
+	rec, ok := e.graph.(kg.Recorder)
 	if !ok {
-		r.trace.fallback("persist_unsupported", "the configured graph backend cannot record retrievals (use Neo4j)")
+		e.trace.fallback("persist_unsupported", "the configured graph backend cannot record retrievals (use Neo4j)")
 		return
 	}
 	rr := kg.RetrievalRecord{ID: retrievalID(), Query: res.Query, Reformulated: res.ReformulatedQuery, At: time.Now().UTC()}
@@ -109,7 +143,7 @@ func (r request) persist(ctx context.Context, res *Result) {
 		rr.Anchors = append(rr.Anchors, kg.AnchorRecord{DocID: a.ID, Title: a.Title, Rank: a.Rank, Score: a.Score, Entities: a.Entities})
 	}
 	if err := rec.RecordRetrieval(ctx, rr); err != nil {
-		r.trace.fallback("persist_failed", "recording the retrieval failed: "+err.Error())
+		e.trace.fallback("persist_failed", "recording the retrieval failed: "+err.Error())
 		return
 	}
 	res.RetrievalID = rr.ID

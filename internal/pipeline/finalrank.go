@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
@@ -32,6 +33,50 @@ const (
 	FinalRankLearned = "learned"
 )
 
+// finalRanker is the final ranking stage: the final pool ordered by the
+// learned ranker, fused with the text channel's order (fusion.fuseText),
+// the pages the best document names lifted (titlelinks.go). It reads the
+// ranker, the index (the query entities' own pages), its own options and
+// the fusion it is given; of the request, the query, the trace and the
+// ranker-input log.
+type finalRanker struct {
+	ranker  scoring.Ranker // nil: the fused order stands
+	index   retrieval.Index
+	fuse    fusion
+	query   string
+	trace   *trace
+	ranklog *rankLog // nil: not collected
+	rankOptions
+}
+
+// rankOptions are the final ranking's options.
+type rankOptions struct {
+	FinalRank  string // boost ("") | learned
+	K          int
+	TitleLinks int // pages the best document names lifted after it; 0: off
+	NoOwnPages bool
+	Filter     retrieval.Filter
+}
+
+func (o rankOptions) validate() error {
+	if err := errs.IntIn("title_links", o.TitleLinks, 0, 10); err != nil {
+		return err
+	}
+	return errs.OneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned)
+}
+
+// rankOptions are the final ranking's settings in o.
+func (o Options) rankOptions() rankOptions {
+	return rankOptions{FinalRank: o.FinalRank, K: o.K, TitleLinks: o.TitleLinks, NoOwnPages: o.NoOwnPages, Filter: o.Filter}
+}
+
+// finalRanker is the request's final ranking; ranklog
+// collects the ranker's inputs (nil: not collected).
+func (r request) finalRanker(ranklog *rankLog) finalRanker {
+	p, o, query, tr := r.p, r.opts, r.query, r.trace
+	return finalRanker{ranker: p.cfg.Ranker, index: p.cfg.Index, fuse: o.fusion(), query: query, trace: tr, ranklog: ranklog, rankOptions: o.rankOptions()}
+}
+
 // poolDoc is one candidate of the final pool and where it was found.
 type poolDoc struct {
 	doc            Doc
@@ -49,36 +94,36 @@ type searchHits struct {
 
 // rankFinal orders the final pool with the learned ranker when the request
 // asks for it (final_rank learned) and one is loaded; else it keeps fin.
-func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second searchHits, fin reranked) (reranked, error) {
-	learned := r.opts.FinalRank == FinalRankLearned
-	if !learned && r.ranklog == nil {
+func (fr finalRanker) rankFinal(ctx context.Context, sc scored, anchors []Doc, second searchHits, fin reranked) (reranked, error) {
+	learned := fr.FinalRank == FinalRankLearned
+	if !learned && fr.ranklog == nil {
 		return fin, nil
 	}
 	t := time.Now()
-	pool, err := r.finalPool(ctx, sc, second, fin)
+	pool, err := fr.finalPool(ctx, sc, second, fin)
 	if err != nil {
 		return reranked{}, err
 	}
-	in := r.rankInputs(sc, pool)
-	if r.ranklog != nil {
+	in := fr.rankInputs(sc, pool)
+	if fr.ranklog != nil {
 		for i, p := range pool {
-			r.ranklog.rows = append(r.ranklog.rows, RankRow{ID: p.doc.ID, Input: in[i]})
+			fr.ranklog.rows = append(fr.ranklog.rows, RankRow{ID: p.doc.ID, Input: in[i]})
 		}
 	}
 	if !learned {
 		return fin, nil
 	}
-	if r.p.cfg.Ranker == nil {
-		r.trace.fallback("ranker_unavailable", "no ranker model is configured: the final order is the fused score plus graph_boost x the graph score")
+	if fr.ranker == nil {
+		fr.trace.fallback("ranker_unavailable", "no ranker model is configured: the final order is the fused score plus graph_boost x the graph score")
 		return fin, nil
 	}
-	own, err := r.p.cfg.Ranker.Scores(ctx, in)
+	own, err := fr.ranker.Scores(ctx, in)
 	if err != nil {
 		return reranked{}, fmt.Errorf("ranker: %w", err)
 	}
-	scores := r.fusion().fuseText(sc.channels.text, pool, own)
+	scores := fr.fuse.fuseText(sc.channels.text, pool, own)
 	order := poolOrder(pool, scores)
-	namedBy := titleLinks(pool, order, scores, r.opts.TitleLinks)
+	namedBy := titleLinks(pool, order, scores, fr.TitleLinks)
 	isAnchor, inFirst := map[string]bool{}, map[string]bool{}
 	for _, a := range anchors {
 		isAnchor[a.ID] = true
@@ -88,17 +133,17 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 	}
 	docs := []Doc{}
 	for n, i := range order {
-		if n == r.opts.K {
+		if n == fr.K {
 			break
 		}
 		p := pool[i]
 		d := p.doc
 		d.Rank, d.Score = n+1, scores[i]
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
-		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.Docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.rankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
+		d.Breakdown.Rank = &RankBreakdown{Score: scores[i], RankerScore: own[i], TextRank: sc.channels.text.Docs[d.ID].Rank, Stage1Rank: p.rank1, Stage2Rank: p.rank2, GraphRank: sc.channels.kg.RankOf(d.ID), Own: in[i].Own > 0, NamedBy: namedBy[i]}
 		docs = append(docs, d)
 	}
-	r.trace.timed("final_rank", t)
+	fr.trace.timed("final_rank", t)
 	fin.docs = docs
 	return fin, nil
 }
@@ -107,7 +152,7 @@ func (r request) rankFinal(ctx context.Context, sc scored, anchors []Doc, second
 // documents (the stage-2 search's and the channel's), then phase 2's (the
 // stage-1 search's), then the pages of Q's linked entities that neither
 // search nor the channel found, fetched and scored semantically here.
-func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fin reranked) ([]poolDoc, error) {
+func (fr finalRanker) finalPool(ctx context.Context, sc scored, second searchHits, fin reranked) ([]poolDoc, error) {
 	rank1, score1 := searchRanks(sc.hits[:sc.search])
 	rank2, score2 := searchRanks(second.hits[:second.search])
 	var pool []poolDoc
@@ -126,7 +171,7 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 		add(d)
 	}
 	var missing []string
-	if r.opts.NoOwnPages {
+	if fr.NoOwnPages {
 		return pool, nil
 	}
 	for _, q := range kg.QIDs(sc.mentions) {
@@ -137,15 +182,15 @@ func (r request) finalPool(ctx context.Context, sc scored, second searchHits, fi
 	if len(missing) == 0 {
 		return pool, nil
 	}
-	own, err := r.p.cfg.Index.Documents(ctx, missing)
+	own, err := fr.index.Documents(ctx, missing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.trace.fallback("own_pages_unavailable", "fetching the pages of the query's entities failed, the final pool goes without them: "+err.Error())
+		fr.trace.fallback("own_pages_unavailable", "fetching the pages of the query's entities failed, the final pool goes without them: "+err.Error())
 		return pool, nil
 	}
-	keep := r.opts.Filter.Matcher()
+	keep := fr.Filter.Matcher()
 	qc := vec.NewCosiner(sc.qvec)
 	for _, d := range own {
 		if !keep(d) {
@@ -189,7 +234,7 @@ func searchRanks(hits []retrieval.Hit) (map[string]int, map[string]float64) {
 
 // rankInputs are the ranker's inputs for the pool: scoring.RankInput per
 // candidate, the request-level fields shared.
-func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
+func (fr finalRanker) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 	sem, ent := make([]float64, len(pool)), make([]float64, len(pool))
 	bestSem := math.Inf(-1)
 	for i, p := range pool {
@@ -198,16 +243,16 @@ func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 	}
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
 	conf := linkConfidence(sc.mentions)
-	q := scoring.RankInput{Linked: len(conf), Question: isQuestion(r.query)}
+	q := scoring.RankInput{Linked: len(conf), Question: isQuestion(fr.query)}
 	for _, c := range conf {
 		q.LinkConfMax = max(q.LinkConfMax, c)
 	}
 	ch := &sc.channels.kg
-	q.ChannelDocs = len(ch.hits)
-	for _, gp := range ch.paths {
+	q.ChannelDocs = len(ch.Hits)
+	for _, gp := range ch.Paths {
 		q.ChannelBestRel = max(q.ChannelBestRel, gp.Relevance)
 	}
-	q.Agreement = agreement(ch.hits, sc.hits[:sc.search])
+	q.Agreement = agreement(ch.Hits, sc.hits[:sc.search])
 	qc := vec.NewCosiner(sc.qvec)
 	for _, h := range sc.hits[:sc.search] {
 		if len(h.Doc.Vector) > 0 {
@@ -225,9 +270,9 @@ func (r request) rankInputs(sc scored, pool []poolDoc) []scoring.RankInput {
 		x.Semantic, x.ZSemantic, x.SemanticGap = sem[i], zs[i], sem[i]-bestSem
 		x.Search1, x.Search2 = p.score1, p.score2
 		x.InvRank1, x.InvRank2 = invRank(p.rank1), invRank(p.rank2)
-		if gp, ok := ch.paths[p.doc.ID]; ok {
+		if gp, ok := ch.Paths[p.doc.ID]; ok {
 			x.Reached, x.Graph, x.PathRelevance = true, gp.Score, gp.Relevance
-			x.InvRank, x.TwoHop = invRank(ch.rankOf(p.doc.ID)), len(gp.Steps) > 1
+			x.InvRank, x.TwoHop = invRank(ch.RankOf(p.doc.ID)), len(gp.Steps) > 1
 		}
 		x.Own = conf[p.doc.ID]
 		x.ZStructural = ze[i]
@@ -283,19 +328,6 @@ func isQuestion(q string) bool {
 		}
 	}
 	return false
-}
-
-// rankOf is a document's 1-based rank in the channel; 0: not reached.
-func (ch *graphChannel) rankOf(id string) int {
-	if ch == nil {
-		return 0
-	}
-	for i, h := range ch.hits {
-		if h.Doc.ID == id {
-			return i + 1
-		}
-	}
-	return 0
 }
 
 // RankRow is one candidate of the final pool as the learned ranker sees it:

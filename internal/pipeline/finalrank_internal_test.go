@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -62,7 +63,7 @@ func TestAgreement(t *testing.T) {
 func TestFuseText(t *testing.T) {
 	pool := []poolDoc{{doc: Doc{ID: "a"}}, {doc: Doc{ID: "b"}}, {doc: Doc{ID: "c"}}, {doc: Doc{ID: "d"}}}
 	learned := []float64{3, 2, 1, 0} // the ranker's order: a b c d
-	ch := textChannel{Docs: map[string]TextHit{"c": {Rank: 1}, "a": {Rank: 2}}}
+	ch := textchan.Output{Docs: map[string]TextHit{"c": {Rank: 1}, "a": {Rank: 2}}}
 	f := fusion{textGraph: 0.75, FusionOptions: fusionDefaults()}
 	got := f.fuseText(ch, pool, learned)
 	want := []float64{1.0/61 + 0.75/62, 1.0 / 62, 1.0/63 + 0.75/61, 1.0 / 64}
@@ -74,7 +75,7 @@ func TestFuseText(t *testing.T) {
 	if !(got[2] > got[1] && got[0] > got[2]) {
 		t.Fatalf("fused order wrong: %v (want a, c, b, d)", got)
 	}
-	if s := f.fuseText(textChannel{}, pool, learned); !reflect.DeepEqual(s, learned) {
+	if s := f.fuseText(textchan.Output{}, pool, learned); !reflect.DeepEqual(s, learned) {
 		t.Fatalf("no channel: %v, want the ranker's %v", s, learned)
 	}
 	f.textGraph = 0
@@ -83,7 +84,7 @@ func TestFuseText(t *testing.T) {
 	}
 	// Ties in the ranker's scores break by ID, as the final order does.
 	f.textGraph = 1
-	tied := f.fuseText(textChannel{Docs: map[string]TextHit{"z": {Rank: 1}}}, []poolDoc{{doc: Doc{ID: "y"}}, {doc: Doc{ID: "x"}}}, []float64{1, 1})
+	tied := f.fuseText(textchan.Output{Docs: map[string]TextHit{"z": {Rank: 1}}}, []poolDoc{{doc: Doc{ID: "y"}}, {doc: Doc{ID: "x"}}}, []float64{1, 1})
 	if !(tied[1] > tied[0]) {
 		t.Fatalf("tie not broken by ID: %v", tied)
 	}

@@ -1,5 +1,10 @@
 package pipeline
 
+import (
+	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
+)
+
 // FusionOptions are how the final order fuses the channels' orders
 // (finalrank.go): settings of the method, not of a request.
 type FusionOptions struct {
@@ -18,7 +23,7 @@ const DefaultRRFK = 60
 
 func fusionDefaults() FusionOptions { return FusionOptions{RRFK: DefaultRRFK} }
 
-func (o FusionOptions) validate() error { return intIn("rrf_k", o.RRFK, 1, 10_000) }
+func (o FusionOptions) validate() error { return errs.IntIn("rrf_k", o.RRFK, 1, 10_000) }
 
 // fusion is the fuse stage: it adds the channels' scores to the searches'
 // candidates (fuse, in both scoring phases), and fuses the learned
@@ -31,8 +36,9 @@ type fusion struct {
 	FusionOptions
 }
 
-func (r request) fusion() fusion {
-	return fusion{graphBoost: r.opts.GraphBoost, textGraph: r.opts.TextGraph, FusionOptions: r.opts.FusionOptions}
+// fusion is the fuse stage with o's settings.
+func (o Options) fusion() fusion {
+	return fusion{graphBoost: o.GraphBoost, textGraph: o.TextGraph, FusionOptions: o.FusionOptions}
 }
 
 // fuse adds the channels' scores to the fused scores of the documents they
@@ -40,11 +46,11 @@ func (r request) fusion() fusion {
 // and path in the breakdown; text_graph x the text channel's normalised
 // score, its path in the breakdown.
 func (f fusion) fuse(docs []Doc, ch channels) {
-	if len(ch.kg.paths) == 0 && len(ch.text.Docs) == 0 {
+	if len(ch.kg.Paths) == 0 && len(ch.text.Docs) == 0 {
 		return
 	}
 	for i := range docs {
-		if gp, ok := ch.kg.paths[docs[i].ID]; ok {
+		if gp, ok := ch.kg.Paths[docs[i].ID]; ok {
 			g := gp
 			docs[i].Breakdown.Source, docs[i].Breakdown.Graph = "kg", &g
 			docs[i].Score += f.kgOffset(gp)
@@ -75,7 +81,7 @@ func (f fusion) kgOffset(gp GraphPath) float64 {
 // offset is what fuse adds to document id's fused score.
 func (f fusion) offset(ch channels, id string) float64 {
 	o := 0.0
-	if gp, ok := ch.kg.paths[id]; ok {
+	if gp, ok := ch.kg.Paths[id]; ok {
 		o += f.kgOffset(gp)
 	}
 	if th, ok := ch.text.Docs[id]; ok {
@@ -94,7 +100,7 @@ func (f fusion) offset(ch channels, id string) float64 {
 // score, fitted on the same tune halves, did worse: docs/textgraph.md.)
 // Without the channel's documents, or at text_graph 0, the ranker's scores
 // stand.
-func (f fusion) fuseText(ch textChannel, pool []poolDoc, learned []float64) []float64 {
+func (f fusion) fuseText(ch textchan.Output, pool []poolDoc, learned []float64) []float64 {
 	if len(ch.Docs) == 0 || f.textGraph == 0 {
 		return learned
 	}

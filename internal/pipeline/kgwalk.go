@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
@@ -26,14 +28,14 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	ch, err := r.kgChannel(ctx, in)
+	ch, err := runChannel(ctx, r.channels().kg, true, "graph_recall", in, r.trace)
 	if err != nil {
 		return nil, err
 	}
 	res := r.walkResult()
-	res.QueryEntities = queryEntities(in.mentions, nil)
-	res.Results = walkResults(in.qvec, ch, opts.K)
-	ix, err := r.namePaths(ctx, in.relvec, ch, nil, res.QueryEntities, res.Results)
+	res.QueryEntities = queryEntities(in.Mentions, nil)
+	res.Results = walkResults(in.Vector, ch, opts.K)
+	ix, err := r.explainer().namePaths(ctx, in.RelVector, ch, nil, res.QueryEntities, res.Results)
 	if err != nil {
 		return nil, err
 	}
@@ -48,37 +50,38 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 
 // walkQuery is the walk's channel input: Q encoded (and under the relation
 // encoder) and linked, and with graph_roots its own stage-1 search's hits.
-func (r request) walkQuery(ctx context.Context) (channelQuery, error) {
+func (r request) walkQuery(ctx context.Context) (chanio.Query, error) {
 	vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
 	if err != nil {
-		return channelQuery{}, fmt.Errorf("encode query: %w", err)
+		return chanio.Query{}, fmt.Errorf("encode query: %w", err)
 	}
-	in := channelQuery{qvec: vecs[0], relvec: vecs[0]}
+	in := chanio.Query{Text: r.query, Vector: vecs[0], RelVector: vecs[0]}
+	lk := r.linker()
 	if r.p.cfg.RelationEncoder != nil {
-		rel, err := r.encodeRelationQuestion(ctx, []string{r.query})
+		rel, err := lk.encodeRelationQuestion(ctx, []string{r.query})
 		if err != nil {
-			return channelQuery{}, err
+			return chanio.Query{}, err
 		}
-		in.relvec = rel[0]
+		in.RelVector = rel[0]
 	}
-	if in.mentions, err = r.linkWith(ctx, in.qvec, nil); err != nil {
+	if in.Mentions, err = lk.link(ctx, in.Vector, nil); err != nil {
 		if ctx.Err() != nil {
-			return channelQuery{}, ctx.Err()
+			return chanio.Query{}, ctx.Err()
 		}
-		return channelQuery{}, fmt.Errorf("link: %w", err)
+		return chanio.Query{}, fmt.Errorf("link: %w", err)
 	}
 	if r.opts.GraphRoots > 0 {
-		if in.hits, err = r.p.cfg.Index.Search(ctx, r.stage1Query(in.qvec, r.opts.GraphRoots)); err != nil {
-			return channelQuery{}, fmt.Errorf("stage 1 search: %w", err)
+		if in.Hits, err = r.p.cfg.Index.Search(ctx, r.recaller().stage1Query(in.Vector, r.opts.GraphRoots)); err != nil {
+			return chanio.Query{}, fmt.Errorf("stage 1 search: %w", err)
 		}
 	}
 	return in, nil
 }
 
 // walkResults are the channel's first k documents, ranked by graph score.
-func walkResults(qvec []float32, ch graphChannel, k int) []Doc {
+func walkResults(qvec []float32, ch kgchan.Output, k int) []Doc {
 	out := []Doc{}
-	for i, h := range ch.hits {
+	for i, h := range ch.Hits {
 		if i == k {
 			break
 		}
@@ -87,7 +90,7 @@ func walkResults(qvec []float32, ch graphChannel, k int) []Doc {
 		if len(h.Doc.Vector) > 0 {
 			d.Breakdown.Semantic = vec.Cosine(qvec, h.Doc.Vector)
 		}
-		gp := ch.paths[h.Doc.ID]
+		gp := ch.Paths[h.Doc.ID]
 		d.Breakdown.Source, d.Breakdown.Graph = "kg", &gp
 		out = append(out, d)
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -51,7 +52,7 @@ type Options struct {
 	Filter             retrieval.Filter `json:"filter"`
 	Persist            bool             `json:"persist"` // record the retrieval in the graph (Neo4j)
 
-	// The graph channel (beyond the paper; kgchannel.go): off by default.
+	// The graph channel (beyond the paper; the kgchan package): off by default.
 	GraphRecall    int     `json:"graph_recall"`    // hops walked from Q's entities: 0 (off), 1 or 2
 	GraphRecallK   int     `json:"graph_recall_k"`  // documents the channel adds to each search's candidates
 	GraphWeight    float64 `json:"graph_weight"`    // weight of cos(enc(Q), enc(D)) in the graph score
@@ -62,12 +63,12 @@ type Options struct {
 	// entities as the channel's roots; 0 (off) walks from the linked ones only.
 	GraphRoots int `json:"graph_roots,omitempty"`
 	// GraphPopularity is the weight of ln(1 + degree) of a reached entity in
-	// its document's graph score (kgscore.go): among the entities a relation
+	// its document's graph score (kgchan): among the entities a relation
 	// reaches ("what school did X go to"), questions ask after the better
 	// known ones. 0: off.
 	GraphPopularity float64 `json:"graph_popularity,omitempty"`
 	// GraphMentions is the weight of a document that mentions a reached
-	// entity (kgdocs.go): its path relevance is the path's x graph_mentions
+	// entity (kgchan): its path relevance is the path's x graph_mentions
 	// x the mention's place weight x the entity's IDF over the corpus, so
 	// the channel reaches documents whose IDs are not QIDs. 0: the
 	// entities' own pages only, dmar's too until its ranker reads the
@@ -75,7 +76,7 @@ type Options struct {
 	GraphMentions float64 `json:"graph_mentions,omitempty"`
 	// GraphRelationQuery is the text the graph channel's relation cosines
 	// read: question ("": Q, as the document cosine) or masked (Q without
-	// its linked mentions, kgquery.go: what Q asks about them, not who
+	// its linked mentions, kgchan: what Q asks about them, not who
 	// they are).
 	GraphRelationQuery string `json:"graph_relation_query,omitempty"`
 	// StructureNeedsChannel: with the graph channel on, a request whose
@@ -205,6 +206,13 @@ func (o Options) Paper() Options {
 	return o
 }
 
+// kgOptions are the KG channel's settings in o.
+func (o Options) kgOptions() kgchan.Options {
+	return kgchan.Options{Recall: o.GraphRecall, K: o.GraphRecallK, Weight: o.GraphWeight, Relations: o.GraphRelations,
+		Roots: o.GraphRoots, Popularity: o.GraphPopularity, Mentions: o.GraphMentions, RelationQuery: o.GraphRelationQuery,
+		HubDegree: o.HubDegree, Filter: o.Filter}
+}
+
 // SubgraphParams are the options' subgraph parameters.
 func (o Options) SubgraphParams() kg.SubgraphParams {
 	return kg.SubgraphParams{Hops: o.Hops, MaxNodes: o.MaxNodes, HubDegree: o.HubDegree}
@@ -243,39 +251,15 @@ func ValidateSubgraph(p kg.SubgraphParams) error {
 // field (the API's 400/422 message).
 func (o Options) Validate() error {
 	for _, err := range []error{
-		optionalOneOf("method", o.Method, Methods...),
-		intIn("n", o.N, 1, 1000),
-		intIn("m", o.M, 0, 20),
-		intIn("p", o.P, 1, 200),
-		intIn("k", o.K, 1, 200),
-		ValidateSubgraph(o.SubgraphParams()),
-		unit("lambda", o.Lambda),
-		oneOf("shapley", o.Shapley, "exact", "montecarlo"),
-		intIn("samples", o.Samples, 1, 10_000),
-		oneOf("stage1", o.Stage1, "bm25", "hybrid"),
-		unit("stage1_alpha", o.Stage1Alpha),
-		oneOf("stage2", o.Stage2, "hybrid", "vector"),
-		unit("stage2_alpha", o.Stage2Alpha),
-		oneOf("stage2_vector", o.Stage2Vector, "", "reformulated", "question"),
-		oneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
-		oneOf("reformulator", o.Reformulator, "builtin", "chat", "none"),
-		oneOf("gate", o.Gate, "learned", "fixed", "evidence"),
-		unit("fixed_alpha", o.FixedAlpha),
-		oneOf("structure", o.Structure, "gnn", "ged", "off"),
-		oneOf("linking", o.Linking, "", "exact", "context"),
-		intIn("snippet_chars", o.SnippetChars, 50, 5000),
-		intIn("max_anchor_subgraphs", o.MaxAnchorSubgraphs, 0, 50),
-		intIn("graph_recall", o.GraphRecall, 0, 2),
-		intIn("graph_recall_k", o.GraphRecallK, 1, 500),
-		unit("graph_weight", o.GraphWeight),
-		within("graph_boost", o.GraphBoost, 0, 100),
-		oneOf("graph_relations", o.GraphRelations, "plain", "directed", "none"),
-		intIn("graph_roots", o.GraphRoots, 0, 10),
-		within("graph_popularity", o.GraphPopularity, 0, 1),
-		unit("graph_mentions", o.GraphMentions),
-		intIn("title_links", o.TitleLinks, 0, 10),
-		oneOf("graph_relation_query", o.GraphRelationQuery, "", "question", "masked"),
-		oneOf("final_rank", o.FinalRank, "", FinalRankBoost, FinalRankLearned),
+		errs.OptionalOneOf("method", o.Method, Methods...),
+		o.recallOptions().validate(),
+		o.paperOptions().validate(),
+		o.scoreOptions().validate(),
+		o.linkOptions().validate(),
+		o.explainOptions().validate(),
+		o.kgOptions().Validate(),
+		errs.Within("graph_boost", o.GraphBoost, 0, 100),
+		o.rankOptions().validate(),
 		o.TextOptions.validate(),
 		o.FusionOptions.validate(),
 	} {
@@ -290,44 +274,4 @@ func (o Options) Validate() error {
 		return &errs.Error{Code: errs.Unprocessable, Field: "k", Message: "k: the results (k) cannot outnumber the stage-2 candidates (p)"}
 	}
 	return nil
-}
-
-// The range checks of Validate: each names the field it refuses.
-
-func intIn(name string, v, lo, hi int) error {
-	if v < lo || v > hi {
-		return errs.Field(name, "must be between %d and %d, got %d", lo, hi, v)
-	}
-	return nil
-}
-
-func unit(name string, v float64) error {
-	if !(v >= 0 && v <= 1) {
-		return errs.Field(name, "must be between 0 and 1, got %v", v)
-	}
-	return nil
-}
-
-func within(name string, v, lo, hi float64) error {
-	if !(v >= lo && v <= hi) {
-		return errs.Field(name, "must be between %v and %v, got %v", lo, hi, v)
-	}
-	return nil
-}
-
-func oneOf(name, v string, allowed ...string) error {
-	for _, a := range allowed {
-		if v == a {
-			return nil
-		}
-	}
-	return errs.Field(name, "must be one of %v, got %q", allowed, errs.Clip(v, errs.MaxEcho))
-}
-
-// optionalOneOf is oneOf where "" (unset) is allowed too.
-func optionalOneOf(name, v string, allowed ...string) error {
-	if v == "" {
-		return nil
-	}
-	return oneOf(name, v, allowed...)
 }

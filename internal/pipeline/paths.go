@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
@@ -45,8 +46,8 @@ type pathIndex struct {
 // document's entity. Explanations never fail a retrieval: if the relation
 // texts cannot be encoded, the documents name no path and the response says
 // why; only the context's errors are returned.
-func (r request) namePaths(ctx context.Context, relvec []float32, ch graphChannel, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
-	defer r.trace.timed("explain_paths", time.Now())
+func (e explainer) namePaths(ctx context.Context, relvec []float32, ch kgchan.Output, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
+	defer e.trace.timed("explain_paths", time.Now())
 	targets := map[string]bool{}
 	for _, ds := range docs {
 		for _, d := range ds {
@@ -57,12 +58,12 @@ func (r request) namePaths(ctx context.Context, relvec []float32, ch graphChanne
 		}
 	}
 	ix := pathIndex{best: map[string]map[string]pathrel.Path{}, kind: map[string]string{}, labels: map[string]string{}}
-	sgs, err := r.indexPaths(ctx, &ix, relvec, ch, qsubs, targets)
+	sgs, err := e.indexPaths(ctx, &ix, relvec, ch, qsubs, targets)
 	if err != nil {
 		if ctx.Err() != nil {
 			return pathIndex{}, ctx.Err()
 		}
-		r.trace.fallback("path_explanations_unavailable", "the results name no KG path: "+err.Error())
+		e.trace.fallback("path_explanations_unavailable", "the results name no KG path: "+err.Error())
 		return pathIndex{}, nil
 	}
 	ix.labelNodes(ch, linked, sgs)
@@ -72,17 +73,17 @@ func (r request) namePaths(ctx context.Context, relvec []float32, ch graphChanne
 // indexPaths puts in ix the best path from each root to each of targets:
 // G_Q's roots first, then the graph channel's. It returns the subgraphs
 // the paths were read from, where their nodes' labels are.
-func (r request) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32, ch graphChannel, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
+func (e explainer) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32, ch kgchan.Output, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
 	var sgs []kg.Subgraph
 	if len(qsubs) > 0 {
-		prior, err := r.stepPrior(ctx, relvec)
+		prior, err := e.kg.StepPrior(ctx, relvec, e.trace)
 		if err != nil {
 			return nil, err
 		}
-		rels := r.p.relations(r.opts.GraphRelations == "directed")
+		rels := e.kg.RelationTexts
 		for _, q := range qsubs {
 			root := q.sg.Root
-			paths, err := rels.Reach(ctx, ch.relationVector(relvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(r.opts.Hops, 2), prior)
+			paths, err := rels.Reach(ctx, ch.RelationVector(relvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(e.Subgraph.Hops, 2), prior)
 			if err != nil {
 				return nil, err
 			}
@@ -92,11 +93,11 @@ func (r request) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32
 			sgs = append(sgs, q.sg)
 		}
 	}
-	for _, p := range ch.reached {
+	for _, p := range ch.Reached {
 		ix.offer(p, targets)
 	}
-	for _, q := range ch.roots {
-		sgs = append(sgs, ch.subs[q.QID])
+	for _, q := range ch.Roots {
+		sgs = append(sgs, ch.Subs[q.QID])
 	}
 	return sgs, nil
 }
@@ -114,7 +115,7 @@ func (ix *pathIndex) offer(p pathrel.Path, targets map[string]bool) {
 		ix.best[q] = m
 		ix.roots = append(ix.roots, q)
 	}
-	if b, ok := m[p.Entity]; !ok || better(p, b) {
+	if b, ok := m[p.Entity]; !ok || pathrel.Better(p, b) {
 		m[p.Entity] = p
 	}
 }
@@ -122,9 +123,9 @@ func (ix *pathIndex) offer(p pathrel.Path, targets map[string]bool) {
 // labelNodes sets the kind of every root (a query entity, or a top stage-1
 // document's) and the labels of the paths' nodes, from the linked entities
 // first, then from the subgraphs sgs.
-func (ix *pathIndex) labelNodes(ch graphChannel, linked []QueryEntity, sgs []kg.Subgraph) {
+func (ix *pathIndex) labelNodes(ch kgchan.Output, linked []QueryEntity, sgs []kg.Subgraph) {
 	isLinked := map[string]bool{}
-	for _, q := range ch.roots {
+	for _, q := range ch.Roots {
 		// with structure off, the channel links Q itself: its mentioned
 		// roots are query entities that G_Q and phi lack
 		isLinked[q.QID] = isLinked[q.QID] || q.Mentioned
@@ -157,15 +158,6 @@ func (ix *pathIndex) labelNodes(ch graphChannel, linked []QueryEntity, sgs []kg.
 	}
 }
 
-// better orders paths as pathrel.Reach does: higher relevance, then the
-// path's text.
-func better(a, b pathrel.Path) bool {
-	if a.Relevance != b.Relevance {
-		return a.Relevance > b.Relevance
-	}
-	return a.String() < b.String()
-}
-
 // forDoc is the best few paths from a query entity to one of d's entities,
 // best first (ties: to d's own entity first); an empty list when none
 // reaches it. d's own ID counts as its entity when it is a QID (the entity-page convention the graph channel
@@ -194,7 +186,7 @@ func (ix pathIndex) forDoc(d Doc) []NamedPath {
 		if a.Relevance == b.Relevance && (a.Entity == d.ID) != (b.Entity == d.ID) {
 			return a.Entity == d.ID
 		}
-		return better(a, b)
+		return pathrel.Better(a, b)
 	})
 	keep := cands[:min(len(cands), maxNamedPaths)]
 	if g := d.Breakdown.Graph; g != nil && len(g.Steps) > 0 {

@@ -1,19 +1,26 @@
-// Package pipeline runs DMAR (docs/method.md) in four phases:
+// Package pipeline runs DMAR (docs/method.md) as one-way stages, each a
+// small type with its own options that takes the previous stage's output
+// and returns its own (docs/architecture.md):
 //
-//  1. recall: BM25 (or hybrid) recall of n candidates for the query Q
-//     (recall.go), joined by the channels' candidates (channel.go: the KG's
-//     graph channel, kg*.go, beyond the paper);
-//  2. dual-path scoring of the candidates against Q, semantic and structural
-//     (the Shapley value of Q's entity subgraphs in each document's game),
-//     and selection of the m best as anchors (score.go, structural.go);
-//  3. anchor-guided reformulation of Q into Q' (reform.go) and a second search
-//     for Q' over the whole corpus (second.go);
-//  4. fidelity-controlled reranking of the second-stage candidates against
-//     the ORIGINAL query (rerank.go), explained in the result (explain.go).
+//  1. link (linker: question.go, linkfilter.go): Q encoded and linked;
+//     recall (recaller: recall.go): BM25 (or hybrid) recall of n candidates,
+//     joined by the channels' candidates (channel.go: the Channel interface,
+//     implemented by the KG's graph channel, package kgchan, and the text
+//     graph channel, package textchan; beyond the paper);
+//  2. dual-path scoring (scorer: score.go, structural.go, evidence.go, with
+//     the subgraph/embedding cache, cache.go) of the candidates against Q,
+//     semantic and structural (the Shapley value of Q's entity subgraphs in
+//     each document's game), the channels' scores fused in (fusion.go), and
+//     selection of the m best as anchors;
+//  3. the paper's phases past scoring (paper: paper.go): anchor-guided
+//     reformulation of Q into Q' (reform.go), a second search for Q' over
+//     the whole corpus (second.go), and
+//  4. fidelity-controlled reranking of its candidates against the ORIGINAL
+//     query (rerank.go);
 //
-// Each phase is a function from the previous phase's typed output to its
-// own; Retrieve chains them. The subgraph/embedding cache is cache.go. The
-// package declares what it consumes; cmd/dmar wires backends in.
+// then the learned final ranking (finalRanker: finalrank.go, titlelinks.go)
+// and the explanation (explainer: explain.go, paths.go). Retrieve chains
+// them. The package declares what it consumes; cmd/dmar wires backends in.
 package pipeline
 
 import (
@@ -207,60 +214,35 @@ func (p *Pipeline) retrieveLogged(ctx context.Context, query string, opts Option
 	// repeats stage 1's vector scan under stage2_vector question).
 	ctx = retrieval.WithSearchMemo(ctx)
 	r := p.newRequest(query, opts)
-	r.evlog, r.ranklog = evlog, ranklog
 
 	// Phase 1: recall n candidates for Q.
-	rec, err := r.recall(ctx)
+	rec, err := r.recaller().recall(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// Phase 2: score them on both paths; the m best are the anchors.
-	sc, err := r.score(ctx, rec)
+	score := r.scorer(evlog)
+	sc, err := score.score(ctx, rec)
 	if err != nil {
 		return nil, err
 	}
-	anchors := r.anchors(sc)
-	ref, second, fin, err := r.anchorsGuided(ctx, rec, sc, anchors)
+	anchors := score.anchors(sc)
+	// Phases 3 and 4, the paper's: reformulation, second search, rerank.
+	ref, second, fin, err := r.paper(score).anchorsGuided(ctx, rec, sc, anchors)
 	if err != nil {
 		return nil, err
 	}
 	// The learned final ranking (final_rank learned) orders every candidate
 	// the request found.
-	if fin, err = r.rankFinal(ctx, sc, anchors, second, fin); err != nil {
+	if fin, err = r.finalRanker(ranklog).rankFinal(ctx, sc, anchors, second, fin); err != nil {
 		return nil, err
 	}
-	res, err := r.explain(ctx, sc, anchors, ref, fin)
+	res, err := r.explainer().explain(ctx, r.result(sc.grounded), sc, anchors, ref, fin)
 	if err != nil {
 		return nil, err
 	}
 	res.TimingsMS["total"] = float64(time.Since(begin).Microseconds()) / 1000
 	return res, nil
-}
-
-// anchorsGuided is phases 3 and 4: the anchors guide the reformulation Q',
-// searched for over the whole corpus, and the second search's candidates
-// are reranked against the original Q. With m = 0 there are no anchors to
-// guide anything: Q' is Q, there is no second search, and the results are
-// phase 2's candidates in their order.
-func (r request) anchorsGuided(ctx context.Context, rec recalled, sc scored, anchors []Doc) (reformulated, searchHits, reranked, error) {
-	if r.opts.M == 0 {
-		docs := []Doc{}
-		for _, d := range topByScore(sc.docs, r.opts.K) {
-			d.Breakdown.InFirst = true
-			docs = append(docs, d)
-		}
-		return reformulated{query: r.query, by: "none"}, searchHits{}, reranked{docs: docs, st: sc.st}, nil
-	}
-	ref, err := r.reformulate(ctx, sc, anchors)
-	if err != nil {
-		return reformulated{}, searchHits{}, reranked{}, err
-	}
-	second, err := r.secondStage(ctx, rec, ref)
-	if err != nil {
-		return reformulated{}, searchHits{}, reranked{}, err
-	}
-	fin, err := r.rerank(ctx, sc, anchors, second.hits)
-	return ref, second, fin, err
 }
 
 // Candidates runs phases 1 and 2 only and returns every stage-1 candidate
@@ -275,11 +257,11 @@ func (p *Pipeline) Candidates(ctx context.Context, query string, opts Options) (
 		return nil, nil, err
 	}
 	r := p.newRequest(query, opts)
-	rec, err := r.recall(ctx)
+	rec, err := r.recaller().recall(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	sc, err := r.score(ctx, rec)
+	sc, err := r.scorer(nil).score(ctx, rec)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -293,4 +275,12 @@ func cleanQuery(query string) (string, error) {
 		return "", errs.Field("query", "must not be empty")
 	}
 	return query, nil
+}
+
+// relations returns the relation-text cache for the request's text mode.
+func (p *Pipeline) relations(directed bool) *pathrel.Relations {
+	if directed {
+		return p.relsDirected
+	}
+	return p.relsPlain
 }

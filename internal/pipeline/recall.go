@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -24,86 +26,128 @@ type recalled struct {
 	sim      func(q, d *entry) float64 // the structural similarity in use
 }
 
+// recaller is phase 1's stage, composed with the link stage, the channels
+// and the scorer (whose structural similarity phase 2 uses): Q encoded and
+// linked, the stage-1 search, the channels' documents added. It reads the
+// index and its own options; of the request, the query and the trace.
+type recaller struct {
+	index    retrieval.Index
+	link     linker
+	channels channelSet
+	score    scorer
+	query    string
+	trace    *trace
+	recallOptions
+}
+
+// recallOptions are phase 1's options.
+type recallOptions struct {
+	N           int    // stage-1 candidates
+	Stage1      string // bm25 | hybrid
+	Stage1Alpha float64
+	Fusion      retrieval.Fusion // hybrid fusion: relativeScore | rankedFusion (stage 2's too)
+	Filter      retrieval.Filter
+	// StructureNeedsChannel: with the KG channel on, a request whose
+	// channel reached no entity's own page loses its structural path.
+	StructureNeedsChannel bool
+}
+
+func (o recallOptions) validate() error {
+	for _, err := range []error{
+		errs.IntIn("n", o.N, 1, 1000),
+		errs.OneOf("stage1", o.Stage1, "bm25", "hybrid"),
+		errs.Unit("stage1_alpha", o.Stage1Alpha),
+		errs.OneOf("fusion", string(o.Fusion), string(retrieval.RelativeScore), string(retrieval.RankedFusion)),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recallOptions are phase 1's settings in o.
+func (o Options) recallOptions() recallOptions {
+	return recallOptions{N: o.N, Stage1: o.Stage1, Stage1Alpha: o.Stage1Alpha, Fusion: o.Fusion, Filter: o.Filter,
+		StructureNeedsChannel: o.StructureNeedsChannel}
+}
+
+// recaller is the request's phase 1.
+func (r request) recaller() recaller {
+	return recaller{index: r.p.cfg.Index, link: r.linker(), channels: r.channels(), score: r.scorer(nil), query: r.query, trace: r.trace,
+		recallOptions: r.opts.recallOptions()}
+}
+
 // recall is phase 1: BM25 (or hybrid) recall of n candidates for Q, joined
 // by the channels' (channel.go). Q is encoded and linked on the way: the
 // semantic score needs enc(Q), the structural path Q's entities.
-func (r request) recall(ctx context.Context) (recalled, error) {
+func (rc recaller) recall(ctx context.Context) (recalled, error) {
 	var rec recalled
 	t := time.Now()
-	q, err := r.encodeQuestion(ctx)
+	lk := rc.link
+	q, err := lk.encodeQuestion(ctx)
 	if err != nil {
 		return rec, err
 	}
 	rec.qvec, rec.relvec = q.vec, q.relvec
-	r.trace.timed("encode", t)
+	rc.trace.timed("encode", t)
 
 	t = time.Now()
-	rec.mentions, rec.structOn, err = r.linkQuery(ctx, q)
+	rec.mentions, rec.structOn, err = lk.linkQuery(ctx, q)
 	if err != nil {
 		return rec, err
 	}
-	r.trace.timed("link", t)
-	rec.sim = r.similarity(rec.structOn)
-	relq := r.prefetchRelationQuery(ctx, q, rec.mentions)
-	nbq := r.prefetchNeighbourhoods(ctx, rec.mentions)
+	rc.trace.timed("link", t)
+	rec.sim = rc.score.similarity(rec.structOn)
+	// The KG channel's relation query and its linked roots' neighbourhoods
+	// are read while stage 1 searches.
+	chs := rc.channels
+	cq := chanio.Query{Text: rc.query, Vector: rec.qvec, RelVector: rec.relvec, Mentions: rec.mentions}
+	if chs.kg.RelationAhead = q.early.relationQuery(rc.query, rec.mentions); chs.kg.RelationAhead == nil {
+		chs.kg.RelationAhead = chs.kg.PrefetchRelationQuery(ctx, cq)
+	}
+	chs.kg.NeighbourhoodsAhead = chs.kg.PrefetchNeighbourhoods(ctx, rec.mentions)
 
 	t = time.Now()
-	q1 := r.stage1Query(rec.qvec, r.opts.N)
+	q1 := rc.stage1Query(rec.qvec, rc.N)
 	q1.WithVectors = true
-	rec.hits, err = r.p.cfg.Index.Search(ctx, q1)
+	rec.hits, err = rc.index.Search(ctx, q1)
 	if err != nil {
 		return rec, fmt.Errorf("stage 1 search: %w", err)
 	}
-	r.trace.timed("recall", t)
+	rc.trace.timed("recall", t)
 	rec.search = len(rec.hits)
-	return r.withChannels(ctx, rec, relq, nbq)
+	cq.Hits = rec.hits
+	return rc.withChannels(ctx, rec, chs, cq)
 }
 
 // withChannels runs the channels after the stage-1 search and adds their
 // documents to its candidates. With structure_needs_channel, a request
 // whose graph channel reached no entity's own page (only documents that
 // mention one, or nothing) loses its structural path.
-func (r request) withChannels(ctx context.Context, rec recalled, relq *relationPrefetch, nbq *neighbourhoodPrefetch) (recalled, error) {
-	o := r.opts
-	if o.GraphRecall == 0 && o.TextGraph == 0 {
+func (rc recaller) withChannels(ctx context.Context, rec recalled, chs channelSet, q chanio.Query) (recalled, error) {
+	if !chs.kgOn && !chs.textOn {
 		return rec, nil
 	}
-	in := channelQuery{qvec: rec.qvec, relvec: rec.relvec, mentions: rec.mentions, hits: rec.hits, relq: relq, nbq: nbq}
-	ch, err := r.runChannels(ctx, in)
+	ch, err := chs.run(ctx, q, rc.trace)
 	if err != nil {
 		return rec, err
 	}
 	rec.channels = ch
 	rec.hits = mergeHits(rec.hits, ch.hits())
-	if o.StructureNeedsChannel && o.GraphRecall > 0 && !ch.kg.ownPages() && rec.structOn {
+	if rc.StructureNeedsChannel && chs.kgOn && !ch.kg.OwnPages() && rec.structOn {
 		rec.structOn = false
-		r.trace.fallback("no_graph_evidence", "the graph channel reached no entity's own page: the question-blind structural score is off (alpha=1, beta=0)")
+		rc.trace.fallback("no_graph_evidence", "the graph channel reached no entity's own page: the question-blind structural score is off (alpha=1, beta=0)")
 	}
 	return rec, nil
 }
 
 // stage1Query is phase 1's search for Q: BM25, or hybrid with stage1_alpha.
-func (r request) stage1Query(qvec []float32, limit int) retrieval.Query {
-	o := r.opts
-	q := retrieval.Query{Mode: retrieval.BM25, Text: r.query, Limit: limit, Filter: o.Filter}
+func (rc recaller) stage1Query(qvec []float32, limit int) retrieval.Query {
+	o := rc.recallOptions
+	q := retrieval.Query{Mode: retrieval.BM25, Text: rc.query, Limit: limit, Filter: o.Filter}
 	if o.Stage1 == "hybrid" {
 		q.Mode, q.Vector, q.Alpha, q.Fusion = retrieval.Hybrid, qvec, o.Stage1Alpha, o.Fusion
 	}
 	return q
-}
-
-// linkQuery links Q (the graph channel and the final ranking read its
-// entities whatever the structural path does) and says whether the
-// structural path is on: the request may turn it off (structure off), and
-// a graph failure turns it off instead of failing the request.
-func (r request) linkQuery(ctx context.Context, q question) ([]kg.Mention, bool, error) {
-	ms, err := r.linkWith(ctx, q.vec, q.early)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, false, ctx.Err()
-		}
-		r.trace.fallback("graph_unavailable", "linking failed, structural path off: "+err.Error())
-		return ms, false, nil
-	}
-	return ms, r.opts.Structure != "off", nil
 }

@@ -31,30 +31,30 @@ type reformulated struct {
 // reformulate is phase 3's first half: the anchors' Shapley values rank the
 // bridge entities and relations that, with the anchors' snippets, guide the
 // reformulation of Q into Q'.
-func (r request) reformulate(ctx context.Context, sc scored, anchors []Doc) (reformulated, error) {
+func (pp paper) reformulate(ctx context.Context, sc scored, anchors []Doc) (reformulated, error) {
 	t := time.Now()
-	phis, err := r.anchorPhis(ctx, sc, anchors)
+	phis, err := pp.anchorPhis(ctx, sc, anchors)
 	if err != nil {
 		return reformulated{}, err
 	}
 	ref := reformulated{phis: phis}
-	if ref.in, err = r.reformInput(ctx, sc.grounded, anchors, ref.phis); err != nil {
+	if ref.in, err = pp.reformInput(ctx, sc.grounded, anchors, ref.phis); err != nil {
 		return reformulated{}, err
 	}
-	ref.query, ref.by = r.runReformulator(ctx, ref.in)
-	r.trace.timed("reformulate", t)
+	ref.query, ref.by = pp.runReformulator(ctx, ref.in)
+	pp.trace.timed("reformulate", t)
 	return ref, nil
 }
 
 // anchorPhis explains each anchor's game.
-func (r request) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[string]anchorPhi, error) {
+func (pp paper) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[string]anchorPhi, error) {
 	gameOf := map[string]*scoring.Game{}
 	for i, h := range sc.hits {
 		gameOf[h.Doc.ID] = sc.games[i]
 	}
 	phis := map[string]anchorPhi{}
 	for _, a := range anchors {
-		phi, exact, err := r.phi(ctx, gameOf[a.ID], a.ID)
+		phi, exact, err := pp.score.phi(ctx, gameOf[a.ID], a.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -65,14 +65,14 @@ func (r request) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[
 
 // reformInput gathers the reformulator's input: snippets of the anchors, and
 // the bridge entities and relations ranked by Shapley contribution.
-func (r request) reformInput(ctx context.Context, g grounded, anchors []Doc, phis map[string]anchorPhi) (reformulate.Input, error) {
-	in := reformulate.Input{Query: r.query}
+func (pp paper) reformInput(ctx context.Context, g grounded, anchors []Doc, phis map[string]anchorPhi) (reformulate.Input, error) {
+	in := reformulate.Input{Query: pp.query}
 	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
 	in.Bridges = rankTerms(bridge, bridgeLabel)
 	in.Relations = rankTerms(rel, nil)
 	names := names(g.ents, g.st.qsubs, bridge)
 	for _, a := range anchors {
-		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, r.opts.SnippetChars)})
+		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, pp.SnippetChars)})
 	}
 	return in, nil
 }
@@ -251,23 +251,23 @@ func sentences(text string) []string {
 
 // runReformulator runs the requested reformulator; the chat one falls back to
 // the built-in one on any error, and says so.
-func (r request) runReformulator(ctx context.Context, in reformulate.Input) (string, string) {
-	switch r.opts.Reformulator {
+func (pp paper) runReformulator(ctx context.Context, in reformulate.Input) (string, string) {
+	switch pp.Reformulator {
 	case "none":
 		return in.Query, "none"
 	case "chat":
-		if r.p.cfg.Chat == nil {
-			r.trace.fallback("reformulator_chat_unavailable", "no chat endpoint is configured; the built-in reformulator ran")
+		if pp.chat == nil {
+			pp.trace.fallback("reformulator_chat_unavailable", "no chat endpoint is configured; the built-in reformulator ran")
 			break
 		}
-		q, err := r.p.cfg.Chat.Reformulate(ctx, in)
+		q, err := pp.chat.Reformulate(ctx, in)
 		if err == nil {
 			return q, "chat"
 		}
 		if ctx.Err() != nil {
 			break
 		}
-		r.trace.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
+		pp.trace.fallback("reformulator_chat_failed", "chat reformulator failed ("+err.Error()+"); the built-in reformulator ran")
 	}
 	q, _ := reformulate.Builtin{MaxBridges: ReformBridges, MaxRelations: ReformRelations}.Reformulate(ctx, in)
 	return q, "builtin"

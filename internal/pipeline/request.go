@@ -6,18 +6,17 @@ import (
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
-// request is what every phase of one retrieval reads: the pipeline, the
-// validated options and the query. Its fields are set once; the only things
-// phases write through it are the trace and the evidence log, append-only
-// logs. What one phase hands the next is in its return value.
+// request is one retrieval: the pipeline, the validated options, the query
+// and the trace. It builds the stages (linker, the channels, recaller,
+// scorer, paper, finalRanker, explainer), each with only the backends and
+// the options it reads; what one stage hands the
+// next is in its return value. The only thing stages share is the trace,
+// an append-only log.
 type request struct {
 	p     *Pipeline
 	opts  Options
 	query string
 	trace *trace
-	evlog *evidenceLog // collects the scored candidates' evidence; nil: not collected
-	// ranklog collects the final pool's ranker inputs; nil: not collected
-	ranklog *rankLog
 }
 
 func (p *Pipeline) newRequest(query string, opts Options) request {
@@ -63,7 +62,8 @@ func (t *trace) fallback(name, reason string) {
 	}
 }
 
-func (t *trace) hasFallback(name string) bool {
+// HasFallback reports whether fallback name was recorded.
+func (t *trace) HasFallback(name string) bool {
 	for _, f := range t.fallbacks {
 		if f.Name == name {
 			return true
@@ -75,13 +75,13 @@ func (t *trace) hasFallback(name string) bool {
 // timed adds the time since start to stage name.
 func (t *trace) timed(name string, start time.Time) {
 	d := time.Since(start)
-	t.add(name, d)
+	t.Add(name, d)
 	if t.metrics != nil {
 		t.metrics.Stage(name, d)
 	}
 }
 
-// add adds d to stage name without reporting it to the metrics.
-func (t *trace) add(name string, d time.Duration) {
+// Add adds d to stage name without reporting it to the metrics.
+func (t *trace) Add(name string, d time.Duration) {
 	t.timings[name] += float64(d.Microseconds()) / 1000
 }

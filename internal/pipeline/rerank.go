@@ -20,13 +20,13 @@ type reranked struct {
 // query Q, not Q', so that the reformulation widens the search without
 // drifting from what was asked (fidelity control). Results say whether they
 // were also stage-1 candidates or anchors.
-func (r request) rerank(ctx context.Context, sc scored, anchors []Doc, second []retrieval.Hit) (reranked, error) {
+func (pp paper) rerank(ctx context.Context, sc scored, anchors []Doc, second []retrieval.Hit) (reranked, error) {
 	t := time.Now()
-	st, err := r.withSubgraphsOf(ctx, sc.st, second)
+	st, err := pp.withSubgraphsOf(ctx, sc.st, second)
 	if err != nil {
 		return reranked{}, err
 	}
-	final, _, err := r.scoreHits(ctx, st, sc.qvec, second, sc.channels, "second")
+	final, _, err := pp.score.scoreHits(ctx, st, sc.qvec, second, sc.channels, "second")
 	if err != nil {
 		return reranked{}, err
 	}
@@ -39,17 +39,17 @@ func (r request) rerank(ctx context.Context, sc scored, anchors []Doc, second []
 		isAnchor[a.ID] = true
 	}
 	docs := []Doc{}
-	for _, d := range topByScore(final, r.opts.K) {
+	for _, d := range topByScore(final, pp.K) {
 		d.Breakdown.InFirst, d.Breakdown.Anchor = inFirst[d.ID], isAnchor[d.ID]
 		docs = append(docs, d)
 	}
-	r.trace.timed("rerank", t)
+	pp.trace.timed("rerank", t)
 	return reranked{docs: docs, all: final, st: st}, nil
 }
 
 // withSubgraphsOf adds the subgraphs of the hits' entities that st lacks; a
 // graph failure turns the structural path off.
-func (r request) withSubgraphsOf(ctx context.Context, st structure, hits []retrieval.Hit) (structure, error) {
+func (pp paper) withSubgraphsOf(ctx context.Context, st structure, hits []retrieval.Hit) (structure, error) {
 	if !st.on {
 		return st, nil
 	}
@@ -61,13 +61,13 @@ func (r request) withSubgraphsOf(ctx context.Context, st structure, hits []retri
 			}
 		}
 	}
-	more, err := r.subgraphs(ctx, missing)
+	more, err := pp.score.subgraphs(ctx, missing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
 		st.on = false
-		r.trace.fallback("graph_unavailable", "subgraph extraction for the rerank failed, structural path off: "+err.Error())
+		pp.trace.fallback("graph_unavailable", "subgraph extraction for the rerank failed, structural path off: "+err.Error())
 	}
 	subs := make(map[string]*entry, len(st.subs)+len(more))
 	for k, v := range st.subs {

@@ -52,16 +52,16 @@ type (
 	// graph's own tool (Neo4j Browser).
 	Statement = api.Statement
 	// GraphPath is the path that brought a document in through the graph
-	// channel, and its scores (kgchannel.go).
+	// channel, and its scores (kgchan).
 	GraphPath = api.GraphPath
 	// Bridge is how the graph channel reached a document that mentions a
-	// reached entity (graph_mentions; kgdocs.go).
+	// reached entity (graph_mentions; kgchan).
 	Bridge = api.GraphBridge
 	// NamedPath is a KG path from a query entity to one of a document's
 	// entities, and its question relevance (paths.go).
 	NamedPath = api.NamedPath
 	// TextHit is what the text channel says of one document it reached
-	// (textchannel.go).
+	// (textchan).
 	TextHit = api.TextHit
 	// RankBreakdown says how the learned ranker saw a result (finalrank.go).
 	RankBreakdown = api.RankBreakdown

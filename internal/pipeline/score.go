@@ -6,11 +6,78 @@ import (
 	"sort"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/expirable"
+
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
+
+// scorer is phase 2's stage, dual-path scoring (this file, structural.go,
+// evidence.go, and the subgraph cache, cache.go): candidates scored against
+// Q on the semantic and the structural path, the gate's weights, the
+// channels' scores fused in. It reads its models, the graph and the cache,
+// its own options, and the fusion it is given; of the request, only the
+// trace and the evidence log.
+type scorer struct {
+	graph     kg.Graph
+	gnn       scoring.GraphEncoder
+	gateModel scoring.Gate
+	evGate    scoring.EvidenceGate
+	cache     *expirable.LRU[string, *entry]
+	metrics   Metrics
+	maxEvals  int64 // Config.MaxShapleyEvaluations
+	fuse      fusion
+	trace     *trace
+	evlog     *evidenceLog // nil: not collected
+	scoreOptions
+}
+
+// scoreOptions are the scoring stage's options (docs/method.md, phase 2).
+type scoreOptions struct {
+	Structure  string            // gnn | ged | off
+	Subgraph   kg.SubgraphParams // the subgraphs' radius h, N_max and hub cap
+	Lambda     float64           // coverage vs GNN similarity in F
+	Shapley    string            // exact | montecarlo
+	Samples    int               // Monte Carlo trials T per player
+	Seed       uint64
+	Gate       string  // learned | fixed | evidence
+	FixedAlpha float64 // semantic weight of the fixed gate
+	M, P       int     // anchors and stage-2 candidates: the structural work's budget
+}
+
+func (o scoreOptions) validate() error {
+	for _, err := range []error{
+		ValidateSubgraph(o.Subgraph),
+		errs.Unit("lambda", o.Lambda),
+		errs.OneOf("shapley", o.Shapley, "exact", "montecarlo"),
+		errs.IntIn("samples", o.Samples, 1, 10_000),
+		errs.OneOf("gate", o.Gate, "learned", "fixed", "evidence"),
+		errs.Unit("fixed_alpha", o.FixedAlpha),
+		errs.OneOf("structure", o.Structure, "gnn", "ged", "off"),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scoreOptions are the scoring stage's settings in o.
+func (o Options) scoreOptions() scoreOptions {
+	return scoreOptions{Structure: o.Structure, Subgraph: o.SubgraphParams(), Lambda: o.Lambda, Shapley: o.Shapley, Samples: o.Samples,
+		Seed: o.Seed, Gate: o.Gate, FixedAlpha: o.FixedAlpha, M: o.M, P: o.P}
+}
+
+// scorer is the request's scoring stage; evlog collects its evidence
+// (nil: not collected).
+func (r request) scorer(evlog *evidenceLog) scorer {
+	p, o, tr := r.p, r.opts, r.trace
+	return scorer{graph: p.cfg.Graph, gnn: p.cfg.GNN, gateModel: p.cfg.Gate, evGate: p.cfg.EvidenceGate, cache: p.cache,
+		metrics: p.cfg.Metrics, maxEvals: p.cfg.MaxShapleyEvaluations, fuse: o.fusion(), trace: tr, evlog: evlog, scoreOptions: o.scoreOptions()}
+}
 
 // structure is the structural path of one request: whether it is on, G_Q,
 // the subgraphs of the documents' entities, and the pairwise subgraph
@@ -48,20 +115,20 @@ type scored struct {
 // ground extracts G_Q together with the candidates' subgraphs (one batched
 // fetch) and labels the query entities. A graph failure, or a query without
 // an entity that has a subgraph, turns the structural path off.
-func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
+func (sr scorer) ground(ctx context.Context, rec recalled) (grounded, error) {
 	g := grounded{recalled: rec, st: structure{on: rec.structOn, sim: rec.sim, conf: linkConfidence(rec.mentions)}}
 	t := time.Now()
 	qids := kg.QIDs(rec.mentions)
 	g.st.subs = map[string]*entry{}
 	if g.st.on {
 		roots := append(append([]string(nil), qids...), entitiesOf(rec.hits)...)
-		subs, err := r.subgraphs(ctx, roots)
+		subs, err := sr.subgraphs(ctx, roots)
 		if err != nil {
 			if ctx.Err() != nil {
 				return g, ctx.Err()
 			}
 			g.st.on = false
-			r.trace.fallback("graph_unavailable", "subgraph extraction failed, structural path off: "+err.Error())
+			sr.trace.fallback("graph_unavailable", "subgraph extraction failed, structural path off: "+err.Error())
 		}
 		g.st.subs = subs
 	}
@@ -70,7 +137,7 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 			g.st.qsubs = append(g.st.qsubs, e)
 		}
 	}
-	ents, err := r.p.cfg.Graph.Entities(ctx, entityIDs(qids, g.st.qsubs))
+	ents, err := sr.graph.Entities(ctx, entityIDs(qids, g.st.qsubs))
 	if err != nil {
 		if ctx.Err() != nil {
 			return g, ctx.Err()
@@ -80,10 +147,10 @@ func (r request) ground(ctx context.Context, rec recalled) (grounded, error) {
 	g.ents, g.entities = ents, queryEntities(rec.mentions, ents)
 	if g.st.on && len(g.st.qsubs) == 0 {
 		g.st.on = false
-		r.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
+		sr.trace.fallback("no_query_entities", "the query links to no entity with a subgraph; structural branch off (alpha=1, beta=0)")
 	}
 	if rec.structOn {
-		r.trace.timed("subgraphs", t) // with the path off, only the labels were read
+		sr.trace.timed("subgraphs", t) // with the path off, only the labels were read
 	}
 	return g, nil
 }
@@ -112,16 +179,16 @@ func entityIDs(qids []string, qsubs []*entry) []string {
 
 // score is phase 2 up to the anchors: Q and the candidates on the graph
 // (ground), then the dual-path evaluation of every candidate against Q.
-func (r request) score(ctx context.Context, rec recalled) (scored, error) {
-	g, err := r.ground(ctx, rec)
+func (sr scorer) score(ctx context.Context, rec recalled) (scored, error) {
+	g, err := sr.ground(ctx, rec)
 	if err != nil {
 		return scored{}, err
 	}
-	if err := r.withinBudget(g.st, len(g.hits)); err != nil {
+	if err := sr.withinBudget(g.st, len(g.hits)); err != nil {
 		return scored{}, err
 	}
 	start := time.Now()
-	docs, games, err := r.scoreHits(ctx, g.st, g.qvec, g.hits, g.channels, "first")
+	docs, games, err := sr.scoreHits(ctx, g.st, g.qvec, g.hits, g.channels, "first")
 	if err != nil {
 		return scored{}, err
 	}
@@ -129,9 +196,9 @@ func (r request) score(ctx context.Context, rec recalled) (scored, error) {
 }
 
 // anchors are the m best-scored candidates.
-func (r request) anchors(sc scored) []Doc {
-	a := topByScore(sc.docs, r.opts.M)
-	r.trace.timed("anchor_scoring", sc.start)
+func (sr scorer) anchors(sc scored) []Doc {
+	a := topByScore(sc.docs, sr.M)
+	sr.trace.timed("anchor_scoring", sc.start)
 	return a
 }
 
@@ -140,26 +207,26 @@ func (r request) anchors(sc scored) []Doc {
 // structural ent(D), the mean Shapley value of G_Q's subgraphs in D's game,
 // z-normalised over hits and fused with the gate's weights, plus the
 // channels' scores of the documents they reached.
-func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hits []retrieval.Hit, ch channels, stage string) ([]Doc, []*scoring.Game, error) {
+func (sr scorer) scoreHits(ctx context.Context, st structure, qvec []float32, hits []retrieval.Hit, ch channels, stage string) ([]Doc, []*scoring.Game, error) {
 	n := len(hits)
-	sem, dvecs := r.semantic(qvec, hits, stage)
+	sem, dvecs := sr.semantic(qvec, hits, stage)
 	ent, games := make([]float64, n), make([]*scoring.Game, n)
 	if st.on {
-		defer r.trace.timed("structural", time.Now())
+		defer sr.trace.timed("structural", time.Now())
 		var err error
-		if ent, games, err = r.structural(ctx, st, hits, stage); err != nil {
+		if ent, games, err = sr.structural(ctx, st, hits, stage); err != nil {
 			return nil, nil, err
 		}
 	}
 	if st.on {
-		r.trace.entSpread(stage, ent)
+		sr.trace.entSpread(stage, ent)
 	}
 	zs, ze := scoring.ZScores(sem), scoring.ZScores(ent)
 	var ev []scoring.Evidence
-	if st.on && (r.opts.Gate == "evidence" || r.evlog != nil) {
-		ev = r.evidence(st, hits, ch, sem, ent, zs, ze)
+	if st.on && (sr.Gate == "evidence" || sr.evlog != nil) {
+		ev = sr.evidence(st, hits, ch, sem, ent, zs, ze)
 	}
-	weights, err := r.weights(ctx, st.on, qvec, dvecs, ev)
+	weights, err := sr.weights(ctx, st.on, qvec, dvecs, ev)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,14 +242,14 @@ func (r request) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 			},
 		}
 	}
-	r.fusion().fuse(out, ch)
-	r.record(stage, out, ch, ev)
+	sr.fuse.fuse(out, ch)
+	sr.record(stage, out, ch, ev)
 	return out, games, nil
 }
 
 // semantic is each hit's cosine to enc(Q) (0 without a stored vector, which
 // is flagged), and the hits' vectors for the gate.
-func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([]float64, [][]float32) {
+func (sr scorer) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([]float64, [][]float32) {
 	sem, dvecs := make([]float64, len(hits)), make([][]float32, len(hits))
 	missingVec := false
 	for i, h := range hits {
@@ -194,7 +261,7 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 		sem[i] = vec.Cosine(qvec, h.Doc.Vector)
 	}
 	if missingVec {
-		r.trace.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")
+		sr.trace.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")
 	}
 	return sem, dvecs
 }
@@ -202,10 +269,10 @@ func (r request) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([
 // structural is each hit's ent(D) and game: exact, or a Monte Carlo
 // estimate seeded per stage and document. It times the Shapley part alone
 // (exact vs Monte Carlo).
-func (r request) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
+func (sr scorer) structural(ctx context.Context, st structure, hits []retrieval.Hit, stage string) ([]float64, []*scoring.Game, error) {
 	ent, games := make([]float64, len(hits)), make([]*scoring.Game, len(hits))
 	var shapley time.Duration
-	b := newGameBuilder(st, r.opts.Lambda)
+	b := newGameBuilder(st, sr.Lambda)
 	for i, h := range hits {
 		// Each document's game costs up to |G_Q| x its subgraphs similarity
 		// look-ups (and, in Monte Carlo mode, 2 x |G_Q| x T evaluations):
@@ -216,8 +283,8 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 		g := b.game(h.Doc, st.subs)
 		games[i] = g
 		t := time.Now()
-		if r.opts.Shapley == "montecarlo" {
-			phi, err := g.ShapleyMonteCarlo(ctx, r.opts.Samples, scoring.NewRand(r.opts.Seed, stage+"|"+h.Doc.ID))
+		if sr.Shapley == "montecarlo" {
+			phi, err := g.ShapleyMonteCarlo(ctx, sr.Samples, scoring.NewRand(sr.Seed, stage+"|"+h.Doc.ID))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -227,14 +294,14 @@ func (r request) structural(ctx context.Context, st structure, hits []retrieval.
 		}
 		shapley += time.Since(t)
 	}
-	r.trace.add("shapley", shapley)
+	sr.trace.Add("shapley", shapley)
 	return ent, games, nil
 }
 
 // weights are the gate's per-document fusion weights, or [1, 0] when the
 // structural branch is off (the adaptive fallback). ev is each document's
 // evidence, for gate=evidence.
-func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dvecs [][]float32, ev []scoring.Evidence) ([][2]float64, error) {
+func (sr scorer) weights(ctx context.Context, structOn bool, qvec []float32, dvecs [][]float32, ev []scoring.Evidence) ([][2]float64, error) {
 	if !structOn {
 		out := make([][2]float64, len(dvecs))
 		for i := range out {
@@ -242,13 +309,13 @@ func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dve
 		}
 		return out, nil
 	}
-	if r.opts.Gate == "evidence" {
-		if w, ok, err := r.evidenceWeights(ctx, ev); ok || err != nil {
+	if sr.Gate == "evidence" {
+		if w, ok, err := sr.evidenceWeights(ctx, ev); ok || err != nil {
 			return w, err
 		}
 	}
-	if r.opts.Gate == "learned" {
-		if g := r.p.cfg.Gate; g != nil {
+	if sr.Gate == "learned" {
+		if g := sr.gateModel; g != nil {
 			ok := true
 			for _, v := range dvecs {
 				ok = ok && len(v) > 0
@@ -261,11 +328,11 @@ func (r request) weights(ctx context.Context, structOn bool, qvec []float32, dve
 				return w, nil
 			}
 		}
-		if !r.trace.hasFallback("gate_unavailable") {
-			r.trace.fallback("gate_unavailable", fmt.Sprintf("no gate model is configured (or vectors are missing); fixed weights %.2f/%.2f", r.opts.FixedAlpha, 1-r.opts.FixedAlpha))
+		if !sr.trace.HasFallback("gate_unavailable") {
+			sr.trace.fallback("gate_unavailable", fmt.Sprintf("no gate model is configured (or vectors are missing); fixed weights %.2f/%.2f", sr.FixedAlpha, 1-sr.FixedAlpha))
 		}
 	}
-	return scoring.FixedGate{Semantic: r.opts.FixedAlpha}.Weights(ctx, qvec, dvecs)
+	return scoring.FixedGate{Semantic: sr.FixedAlpha}.Weights(ctx, qvec, dvecs)
 }
 
 func entitiesOf(hs []retrieval.Hit) []string {

@@ -11,13 +11,13 @@ import (
 // secondStage is phase 3's second half: p candidates for Q' (vector or
 // hybrid search) over the whole corpus, not only the stage-1 candidates, so
 // that evidence BM25 missed can surface; the channels' documents join them.
-func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated) (searchHits, error) {
+func (pp paper) secondStage(ctx context.Context, rec recalled, ref reformulated) (searchHits, error) {
 	t := time.Now()
-	o := r.opts
+	o := pp.paperOptions
 	q2 := retrieval.Query{Mode: retrieval.Vector, Limit: o.P, Filter: o.Filter, WithVectors: true, Text: ref.query}
 	q2vec := rec.qvec
-	if ref.query != r.query && o.Stage2Vector != "question" {
-		v, err := r.p.cfg.Encoder.Encode(ctx, []string{ref.query})
+	if ref.query != pp.query && o.Stage2Vector != "question" {
+		v, err := pp.encoder.Encode(ctx, []string{ref.query})
 		if err != nil {
 			return searchHits{}, fmt.Errorf("encode reformulated query: %w", err)
 		}
@@ -27,10 +27,10 @@ func (r request) secondStage(ctx context.Context, rec recalled, ref reformulated
 	if o.Stage2 == "hybrid" {
 		q2.Mode, q2.Alpha, q2.Fusion = retrieval.Hybrid, o.Stage2Alpha, o.Fusion
 	}
-	hits, err := r.p.cfg.Index.Search(ctx, q2)
+	hits, err := pp.index.Search(ctx, q2)
 	if err != nil {
 		return searchHits{}, fmt.Errorf("stage 2 search: %w", err)
 	}
-	r.trace.timed("second_stage", t)
+	pp.trace.timed("second_stage", t)
 	return searchHits{hits: mergeHits(hits, rec.channels.hits()), search: len(hits)}, nil
 }

@@ -16,12 +16,12 @@ import (
 // similarity picks the pairwise subgraph similarity of the utility's sim
 // term: the Siamese GNN's cosine, or the GED heuristic (ablation, or no GNN
 // configured, which is flagged while the structural path is on).
-func (r request) similarity(structOn bool) func(q, d *entry) float64 {
-	useGNN := r.opts.Structure == "gnn"
-	if useGNN && r.p.cfg.GNN == nil {
+func (sr scorer) similarity(structOn bool) func(q, d *entry) float64 {
+	useGNN := sr.Structure == "gnn"
+	if useGNN && sr.gnn == nil {
 		useGNN = false
 		if structOn {
-			r.trace.fallback("gnn_unavailable", "no GNN model is configured; the GED heuristic scores structure")
+			sr.trace.fallback("gnn_unavailable", "no GNN model is configured; the GED heuristic scores structure")
 		}
 	}
 	if useGNN {
@@ -94,14 +94,14 @@ func (b *gameBuilder) game(doc retrieval.Document, subs map[string]*entry) *scor
 
 // phi is the explanation of an anchor's game: exact by enumeration for small
 // G_Q, Monte Carlo otherwise.
-func (r request) phi(ctx context.Context, g *scoring.Game, docID string) ([]float64, bool, error) {
+func (sr scorer) phi(ctx context.Context, g *scoring.Game, docID string) ([]float64, bool, error) {
 	if g == nil {
 		return nil, true, nil
 	}
 	if g.Players() <= scoring.MaxExactPlayers {
 		return g.ShapleyExact(), true, nil
 	}
-	phi, err := g.ShapleyMonteCarlo(ctx, r.opts.Samples, scoring.NewRand(r.opts.Seed, "phi|"+docID))
+	phi, err := g.ShapleyMonteCarlo(ctx, sr.Samples, scoring.NewRand(sr.Seed, "phi|"+docID))
 	return phi, false, err
 }
 
@@ -141,26 +141,26 @@ func rankDocSubgraphs(doc Doc, st structure, max int) []kg.Subgraph {
 // (phases 2 and 4, and the anchors' phi) would exceed the configured number
 // of game evaluations: its cost is known once G_Q is, and a request that
 // cannot fit is answered at once (422) instead of running into its timeout.
-func (r request) withinBudget(st structure, candidates int) error {
+func (sr scorer) withinBudget(st structure, candidates int) error {
 	if !st.on {
 		return nil
 	}
-	players, docs := len(st.qsubs), candidates+r.opts.P
+	players, docs := len(st.qsubs), candidates+sr.P
 	var cost int64
-	if r.opts.Shapley == "montecarlo" {
-		cost = int64(docs) * scoring.MonteCarloEvaluations(players, r.opts.Samples)
+	if sr.Shapley == "montecarlo" {
+		cost = int64(docs) * scoring.MonteCarloEvaluations(players, sr.Samples)
 	} else {
 		cost = int64(docs) // one evaluation of F per document
 	}
 	if players > scoring.MaxExactPlayers { // the anchors' phi is estimated
-		cost += int64(r.opts.M) * scoring.MonteCarloEvaluations(players, r.opts.Samples)
+		cost += int64(sr.M) * scoring.MonteCarloEvaluations(players, sr.Samples)
 	} else {
-		cost += int64(r.opts.M) * int64(players) << players
+		cost += int64(sr.M) * int64(players) << players
 	}
-	if max := r.p.cfg.MaxShapleyEvaluations; cost > max {
+	if max := sr.maxEvals; cost > max {
 		return &errs.Error{Code: errs.Unprocessable, Field: "samples", Message: fmt.Sprintf(
 			"the request needs %d Shapley game evaluations (%d query entities with subgraphs x %d samples x %d documents, shapley=%s), over this server's limit of %d: lower samples, n or p, use shapley=exact, or ask a shorter question",
-			cost, players, r.opts.Samples, docs, r.opts.Shapley, max)}
+			cost, players, sr.Samples, docs, sr.Shapley, max)}
 	}
 	return nil
 }

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 )
 
-// TextOptions are the text graph channel's options (textchannel.go; beyond
-// the paper), off by default: a request turns it on with text_graph > 0.
+// TextOptions are the text graph channel's request options (the textchan
+// package; beyond the paper), off by default: a request turns it on with
+// text_graph > 0.
 type TextOptions struct {
 	// TextGraph turns the channel on (> 0) where a text graph is
 	// configured. Under final_rank boost it is the weight of the channel's
@@ -28,14 +30,20 @@ func textDefaults() TextOptions {
 }
 
 func (o TextOptions) validate() error {
-	if err := within("text_graph", o.TextGraph, 0, 100); err != nil {
+	if err := errs.Within("text_graph", o.TextGraph, 0, 100); err != nil {
 		return err
 	}
-	if err := intIn("text_graph_k", o.TextGraphK, 1, 500); err != nil {
-		return err
-	}
-	if !o.TextParams.Valid() {
-		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
-	}
-	return nil
+	return textchan.Options{Params: o.TextParams, K: o.TextGraphK}.Validate()
+}
+
+// TextParams are the text channel's settings that no request sets
+// (textchan.Params): dmar eval's ppr variants sweep them.
+type TextParams = textchan.Params
+
+// TextDefaults are the text channel's settings (textchan.Defaults).
+func TextDefaults() TextParams { return textchan.Defaults() }
+
+// textOptions are the text channel's settings in o.
+func (o Options) textOptions() textchan.Options {
+	return textchan.Options{Params: o.TextParams, K: o.TextGraphK, Filter: o.Filter}
 }

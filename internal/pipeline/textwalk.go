@@ -7,6 +7,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
@@ -42,7 +43,7 @@ func (p *Pipeline) TextWalk(ctx context.Context, query string, opts Options) (*R
 	}
 	r.trace.timed("recall", t)
 	t = time.Now()
-	ch, err := r.textWalk(ctx, qvec, nil, hits)
+	ch, err := r.channels().text.Run(ctx, chanio.Query{Text: r.query, Vector: qvec, Hits: hits}, r.trace)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ func (p *Pipeline) Warm(ctx context.Context, roots []string, opts Options) (int,
 	if len(roots) > p.cfg.CacheSize {
 		roots = roots[:p.cfg.CacheSize]
 	}
-	r := p.newRequest("", opts)
+	sr := p.newRequest("", opts).scorer(nil)
 	// With the graph channel on, the relation texts on the subgraphs' edges
 	// are embedded too (a first request would otherwise encode them all).
 	rels := opts.GraphRecall > 0 && opts.GraphRelations != "none"
@@ -28,7 +28,7 @@ func (p *Pipeline) Warm(ctx context.Context, roots []string, opts Options) (int,
 	n := 0
 	for start := 0; start < len(roots); start += batch {
 		end := min(start+batch, len(roots))
-		got, err := r.subgraphs(ctx, roots[start:end])
+		got, err := sr.subgraphs(ctx, roots[start:end])
 		if err != nil {
 			return n, fmt.Errorf("warm cache: %w", err)
 		}

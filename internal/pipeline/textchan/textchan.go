@@ -4,10 +4,10 @@
 // phrases and entities, synonym and KG edges), seeded with Q's linked
 // entities, the phrases Q names or resembles, and the search's best
 // passages. It is one of the pipeline's channels, candidate sources beside
-// the searches: it takes a Query and returns an Output, records a backend
-// failure as a fallback in the Trace it is given and adds nothing then, and
-// never sees the request. Its stages, each a function from the previous
-// one's value to its own:
+// the searches (pipeline.Channel): it takes a chanio.Query and returns an
+// Output, records a backend failure as a fallback in the chanio.Trace it is
+// given and adds nothing then, and never sees the request. Its stages, each
+// a function from the previous one's value to its own:
 //
 //	seeds          []textgraph.Seed     Q's entities, phrases and top passages (seeds)
 //	neighbourhood  textgraph.Subgraph   the seeds' neighbourhood, one round trip
@@ -21,7 +21,9 @@ import (
 	"math"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 )
@@ -50,11 +52,6 @@ func (p Params) Valid() bool {
 	return p.Hops >= 1 && p.Hops <= 4 && p.HubDegree >= 1 && p.Passages >= 0 && p.Phrases >= 0 && p.Damping > 0 && p.Damping < 1 && p.PassageW >= 0
 }
 
-// Trace records the channel's degradations (the request's trace).
-type Trace interface {
-	Fallback(name, reason string)
-}
-
 // Documents fetches documents by ID (retrieval.Index satisfies it).
 type Documents interface {
 	Documents(ctx context.Context, ids []string) ([]retrieval.Document, error)
@@ -65,15 +62,7 @@ type Channel struct {
 	Store  textgraph.Store // nil: the channel adds nothing and says so
 	Linker kg.Graph        // finds the phrases Q names (textgraph.QuestionKeys)
 	Docs   Documents
-}
-
-// Query is what the channel starts from: Q, enc(Q), Q's linked mentions
-// (none: no entity seeds, the peers' recipe) and a search's hits.
-type Query struct {
-	Text     string
-	Vector   []float32
-	Mentions []kg.Mention
-	Hits     []retrieval.Hit
+	Options
 }
 
 // Options are a run's settings: the walk's, the documents it returns (K)
@@ -82,6 +71,17 @@ type Options struct {
 	Params
 	K      int
 	Filter retrieval.Filter
+}
+
+// Validate checks the options, naming the request option each comes from.
+func (o Options) Validate() error {
+	if err := errs.IntIn("text_graph_k", o.K, 1, 500); err != nil {
+		return err
+	}
+	if !o.Valid() {
+		return &errs.Error{Code: errs.Invalid, Field: "text_graph", Message: "text_graph: the walk's settings are out of range"}
+	}
+	return nil
 }
 
 // Output is the channel's documents, best first, and what it says of each.
@@ -93,7 +93,8 @@ type Output struct {
 // Run is the channel's stages for q. A store failure leaves the output
 // empty and names a fallback; only a done context and the walk's own
 // errors fail the run.
-func (c Channel) Run(ctx context.Context, q Query, o Options, tr Trace) (Output, error) {
+func (c Channel) Run(ctx context.Context, q chanio.Query, tr chanio.Trace) (Output, error) {
+	o := c.Options
 	if c.Store == nil {
 		tr.Fallback("text_graph_unavailable", "no text graph is configured (textgraph.extractor): the text channel adds nothing")
 		return Output{}, nil
@@ -130,7 +131,7 @@ func (c Channel) Run(ctx context.Context, q Query, o Options, tr Trace) (Output,
 // (weight 1) or resembles (weight: the cosine), each divided by the
 // passages that hold it, as HippoRAG 2 weighs a phrase by its specificity;
 // and the first Passages hits, PassageW x their min-max normalised scores.
-func (c Channel) seeds(ctx context.Context, q Query, p Params) ([]textgraph.Seed, error) {
+func (c Channel) seeds(ctx context.Context, q chanio.Query, p Params) ([]textgraph.Seed, error) {
 	keys, err := textgraph.QuestionKeys(ctx, c.Linker, q.Text)
 	if err != nil {
 		return nil, err
@@ -232,7 +233,7 @@ func (c Channel) documents(ctx context.Context, ranked []textgraph.Ranked, o Opt
 
 // failed is the channel after a backend failure: empty, with the fallback
 // in the trace; a done context is the run's error.
-func failed(ctx context.Context, tr Trace, what string, err error) (Output, error) {
+func failed(ctx context.Context, tr chanio.Trace, what string, err error) (Output, error) {
 	if ctx.Err() != nil {
 		return Output{}, ctx.Err()
 	}

@@ -5,9 +5,13 @@ import (
 	"errors"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/textgraph"
@@ -53,10 +57,17 @@ func (d docs) Documents(_ context.Context, ids []string) ([]retrieval.Document, 
 	return out, nil
 }
 
+// The channel is one of the pipeline's.
+var _ pipeline.Channel[textchan.Output] = textchan.Channel{}
+
 // trace records fallbacks by name.
 type trace []string
 
 func (t *trace) Fallback(name, _ string) { *t = append(*t, name) }
+
+func (*trace) Add(string, time.Duration) {}
+
+func (t *trace) HasFallback(name string) bool { return slices.Contains(*t, name) }
 
 var corpus = docs{
 	"inception":  {ID: "inception", Title: "Inception", Text: "Inception is a film directed by Christopher Nolan, with Leonardo DiCaprio."},
@@ -76,16 +87,16 @@ func channel(t *testing.T) textchan.Channel {
 	if err := m.Put(context.Background(), textgraph.Builder{Extractor: textgraph.Heuristic{}, Encoder: words{}, SynonymMin: 0.8}, ds); err != nil {
 		t.Fatal(err)
 	}
-	return textchan.Channel{Store: m, Docs: corpus}
+	return textchan.Channel{Store: m, Docs: corpus, Options: textchan.Options{Params: textchan.Defaults(), K: 10}}
 }
 
-func query(t *testing.T, text string) textchan.Query {
+func query(t *testing.T, text string) chanio.Query {
 	t.Helper()
 	v, err := words{}.Encode(context.Background(), []string{text})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return textchan.Query{Text: text, Vector: v[0]}
+	return chanio.Query{Text: text, Vector: v[0]}
 }
 
 // The channel runs alone: the passages around the phrases Q names come
@@ -96,7 +107,7 @@ func TestRun(t *testing.T) {
 	c := channel(t)
 	var tr trace
 	q := query(t, "Which films did Christopher Nolan direct?")
-	out, err := c.Run(context.Background(), q, textchan.Options{Params: textchan.Defaults(), K: 10}, &tr)
+	out, err := c.Run(context.Background(), q, &tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +126,8 @@ func TestRun(t *testing.T) {
 	if first := out.Docs[out.Hits[0].Doc.ID]; first.Norm != 1 || (out.Hits[0].Doc.ID != "nolan" && out.Hits[0].Doc.ID != "inception") {
 		t.Errorf("first %s: %+v", out.Hits[0].Doc.ID, first)
 	}
-	only, err := c.Run(context.Background(), q, textchan.Options{Params: textchan.Defaults(), K: 10, Filter: retrieval.Filter{IDs: []string{"prestige"}}}, &tr)
+	c.Filter = retrieval.Filter{IDs: []string{"prestige"}}
+	only, err := c.Run(context.Background(), q, &tr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,18 +148,18 @@ func TestRunDegrades(t *testing.T) {
 	q := query(t, "Which films did Christopher Nolan direct?")
 	o := textchan.Options{Params: textchan.Defaults(), K: 10}
 	var tr trace
-	if out, err := (textchan.Channel{Docs: corpus}).Run(context.Background(), q, o, &tr); err != nil || len(out.Hits) != 0 || len(tr) != 1 || tr[0] != "text_graph_unavailable" {
+	if out, err := (textchan.Channel{Docs: corpus, Options: o}).Run(context.Background(), q, &tr); err != nil || len(out.Hits) != 0 || len(tr) != 1 || tr[0] != "text_graph_unavailable" {
 		t.Errorf("no store: %v, %+v, fallbacks %v", err, out, tr)
 	}
 	c := channel(t)
 	c.Store = failing{c.Store}
 	tr = nil
-	if out, err := c.Run(context.Background(), q, o, &tr); err != nil || len(out.Hits) != 0 || len(tr) != 1 || tr[0] != "text_graph_unavailable" {
+	if out, err := c.Run(context.Background(), q, &tr); err != nil || len(out.Hits) != 0 || len(tr) != 1 || tr[0] != "text_graph_unavailable" {
 		t.Errorf("failing store: %v, %+v, fallbacks %v", err, out, tr)
 	}
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := c.Run(done, q, o, &tr); !errors.Is(err, context.Canceled) {
+	if _, err := c.Run(done, q, &tr); !errors.Is(err, context.Canceled) {
 		t.Errorf("done context: %v, want context.Canceled", err)
 	}
 }

@@ -500,3 +500,12 @@ func neighbours(sg kg.Subgraph, root string, second bool) ([]int, map[string]*ne
 	}
 	return adj, ns
 }
+
+// Better orders paths as Reach does: higher relevance, then the path's
+// text.
+func Better(a, b Path) bool {
+	if a.Relevance != b.Relevance {
+		return a.Relevance > b.Relevance
+	}
+	return a.String() < b.String()
+}

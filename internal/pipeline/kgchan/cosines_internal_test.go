@@ -1,10 +1,11 @@
-package pipeline
+package kgchan
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -53,15 +54,15 @@ func TestIndexCosinesAsksForWhatTheRankingNeeds(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			x := &cosineTable{cos: map[string]float64{}}
-			p := &Pipeline{cfg: Config{Index: x}}
-			o := Defaults().QuestionAware()
+			// the dmar method's channel settings
+			o := Options{Recall: 2, K: 50, Weight: 0.3, Relations: "plain", Roots: 1, Popularity: 0.01, RelationQuery: "masked"}
 			if c.graphRelation != "" {
-				o.GraphRelations = c.graphRelation
+				o.Relations = c.graphRelation
 			}
-			r := p.newRequest("q", o)
-			d := kgDocuments{pathOf: map[string]pathrel.Path{}, pending: true}
+			r := Channel{Docs: x, Options: o}
+			d := documents{pathOf: map[string]pathrel.Path{}, pending: true}
 			pop := map[string]float64{}
-			all := kgDocuments{pathOf: d.pathOf}
+			all := documents{pathOf: d.pathOf}
 			for i := range c.n {
 				id := fmt.Sprintf("Q%d", i+1)
 				d.pathOf[id] = pathrel.Path{Entity: id, Relevance: 1 - c.spread*float64(i)/float64(c.n)}
@@ -73,7 +74,7 @@ func TestIndexCosinesAsksForWhatTheRankingNeeds(t *testing.T) {
 				x.cos[id] = rng.Float64()*1.2 - 0.2
 				all.docs = append(all.docs, reachedDoc{id: id, cosQD: x.cos[id]})
 			}
-			got, err := r.indexCosines(context.Background(), nil, d, pop)
+			got, err := r.indexCosines(context.Background(), nil, d, pop, nopTrace{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +86,7 @@ func TestIndexCosinesAsksForWhatTheRankingNeeds(t *testing.T) {
 			if diff := cmp.Diff(want.paths, have.paths); diff != "" {
 				t.Errorf("paths (-all known +asked):\n%s", diff)
 			}
-			if n := min(len(all.docs), o.GraphRecallK); len(have.hits) != n {
+			if n := min(len(all.docs), o.K); len(have.hits) != n {
 				t.Errorf("kept %d, want %d", len(have.hits), n)
 			}
 			if len(x.asked) == 0 || len(x.asked) > 2 || len(x.asked[0]) != min(cosineBatch, c.n) {
@@ -105,3 +106,10 @@ func TestIndexCosinesAsksForWhatTheRankingNeeds(t *testing.T) {
 		})
 	}
 }
+
+// nopTrace records nothing.
+type nopTrace struct{}
+
+func (nopTrace) Fallback(string, string)   {}
+func (nopTrace) Add(string, time.Duration) {}
+func (nopTrace) HasFallback(string) bool   { return false }

@@ -1,4 +1,4 @@
-package pipeline
+package kgchan
 
 import (
 	"math/rand/v2"

@@ -1,27 +1,29 @@
-package pipeline
+package kgchan
 
 import (
 	"context"
 	"slices"
 	"strings"
 
+	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/mentions"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
-// kgDocuments is the documents stage's output: the documents of the reached
+// documents is the documents stage's output: the documents of the reached
 // entities that pass the request's filter, best path first, and the path
 // to each document's entity by document ID. From an index that computes
 // cosines (pending), docs are every reached entity's ID, and the cosines
-// stage (kgcosines.go) keeps those with a document. A document reached
+// stage (cosines.go) keeps those with a document. A document reached
 // through what it mentions (graph_mentions) has the path to the entity it
 // mentions, its relevance scaled by the bridge's weight, and its bridge.
-type kgDocuments struct {
+type documents struct {
 	docs    []reachedDoc
 	pathOf  map[string]pathrel.Path
-	bridges map[string]Bridge
+	bridges map[string]api.GraphBridge
 	pending bool
 }
 
@@ -66,8 +68,8 @@ func (d reachedDoc) cos() float64 {
 // entities. An entity's document is the document whose ID is its QID (the
 // convention of the entity-page corpora, codexm and codexm-film). Index
 // errors are returned.
-func (r request) entityDocuments(ctx context.Context, qvec []float32, w kgWalk) (kgDocuments, error) {
-	paths := w.reached
+func (c Channel) entityDocuments(ctx context.Context, qvec []float32, w Walk, tr chanio.Trace) (documents, error) {
+	paths := w.Reached
 	if len(paths) > graphMaxEntities {
 		paths = paths[:graphMaxEntities]
 	}
@@ -76,28 +78,28 @@ func (r request) entityDocuments(ctx context.Context, qvec []float32, w kgWalk) 
 	for i, p := range paths {
 		ids[i], pathOf[p.Entity] = p.Entity, p
 	}
-	bridged, bridges, err := r.bridges(ctx, paths, pathOf)
+	bridged, bridges, err := c.bridges(ctx, paths, pathOf, tr)
 	if err != nil {
-		return kgDocuments{}, err
+		return documents{}, err
 	}
 	ids = append(ids, bridged...)
-	if _, ok := r.p.cfg.Index.(retrieval.CosineReader); ok {
+	if _, ok := c.Docs.(retrieval.CosineReader); ok {
 		docs := make([]reachedDoc, len(ids))
 		for i, id := range ids {
 			_, b := bridges[id]
 			docs[i] = reachedDoc{id: id, bridged: b}
 		}
-		return kgDocuments{docs: docs, pathOf: pathOf, bridges: bridges, pending: true}, nil
+		return documents{docs: docs, pathOf: pathOf, bridges: bridges, pending: true}, nil
 	}
-	docs, err := r.reachedDocuments(ctx, qvec, ids)
+	docs, err := c.reachedDocuments(ctx, qvec, ids)
 	if err != nil {
-		return kgDocuments{}, err
+		return documents{}, err
 	}
 	for i := range docs {
 		_, docs[i].bridged = bridges[docs[i].id]
 	}
-	r.noDocuments(len(docs), len(paths))
-	return kgDocuments{docs: docs, pathOf: pathOf, bridges: bridges}, nil
+	c.noDocuments(len(docs), len(paths), tr)
+	return documents{docs: docs, pathOf: pathOf, bridges: bridges}, nil
 }
 
 // bridges are the documents that mention the best graphBridgeEntities
@@ -107,9 +109,9 @@ func (r request) entityDocuments(ctx context.Context, qvec []float32, w kgWalk) 
 // those not already an own page's. A document that is also a reached
 // entity's own page keeps the better of the two. A failing mention index
 // leaves the bridges out and says so.
-func (r request) bridges(ctx context.Context, paths []pathrel.Path, pathOf map[string]pathrel.Path) ([]string, map[string]Bridge, error) {
-	w := r.opts.GraphMentions
-	if w == 0 || r.p.cfg.Mentions == nil || len(paths) == 0 {
+func (c Channel) bridges(ctx context.Context, paths []pathrel.Path, pathOf map[string]pathrel.Path, tr chanio.Trace) ([]string, map[string]api.GraphBridge, error) {
+	w := c.Mentions
+	if w == 0 || c.MentionIndex == nil || len(paths) == 0 {
 		return nil, nil, nil
 	}
 	paths = paths[:min(len(paths), graphBridgeEntities)]
@@ -117,16 +119,16 @@ func (r request) bridges(ctx context.Context, paths []pathrel.Path, pathOf map[s
 	for i, p := range paths {
 		qids[i] = p.Entity
 	}
-	found, err := r.p.cfg.Mentions.Mentioning(ctx, qids, graphBridgeDocs)
+	found, err := c.MentionIndex.Mentioning(ctx, qids, graphBridgeDocs)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil, ctx.Err()
 		}
-		r.trace.fallback("graph_mentions_unavailable", "reading the documents that mention the reached entities failed, the graph channel reaches their own pages only: "+err.Error())
+		tr.Fallback("graph_mentions_unavailable", "reading the documents that mention the reached entities failed, the graph channel reaches their own pages only: "+err.Error())
 		return nil, nil, nil
 	}
 	best := map[string]pathrel.Path{}
-	bridges := map[string]Bridge{}
+	bridges := map[string]api.GraphBridge{}
 	for _, p := range paths {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -136,12 +138,12 @@ func (r request) bridges(ctx context.Context, paths []pathrel.Path, pathOf map[s
 			if m.Doc == p.Entity {
 				continue // the entity's own page
 			}
-			b := Bridge{Entity: p.Entity, Place: m.Place.String(), IDF: idf, Weight: w * placeWeight[m.Place] * idf, PathRelevance: p.Relevance}
+			b := api.GraphBridge{Entity: p.Entity, Place: m.Place.String(), IDF: idf, Weight: w * placeWeight[m.Place] * idf, PathRelevance: p.Relevance}
 			bp := pathrel.Path{Entity: p.Entity, Steps: p.Steps, Relevance: p.Relevance * b.Weight}
-			if cur, ok := best[m.Doc]; ok && !better(bp, cur) {
+			if cur, ok := best[m.Doc]; ok && !pathrel.Better(bp, cur) {
 				continue
 			}
-			if own, ok := pathOf[m.Doc]; ok && own.Entity == m.Doc && !better(bp, own) {
+			if own, ok := pathOf[m.Doc]; ok && own.Entity == m.Doc && !pathrel.Better(bp, own) {
 				continue
 			}
 			best[m.Doc], bridges[m.Doc] = bp, b
@@ -178,9 +180,9 @@ func (r request) bridges(ctx context.Context, paths []pathrel.Path, pathOf map[s
 
 // noDocuments says so in the trace when n entities were reached and none
 // has a document.
-func (r request) noDocuments(docs, reached int) {
-	if docs == 0 && reached > 0 && r.opts.Filter.Empty() {
-		r.trace.fallback("graph_recall_no_documents", "no reachable entity has a document (no document ID is an entity's QID, and none mentions a reached entity): the graph channel adds nothing")
+func (c Channel) noDocuments(docs, reached int, tr chanio.Trace) {
+	if docs == 0 && reached > 0 && c.Filter.Empty() {
+		tr.Fallback("graph_recall_no_documents", "no reachable entity has a document (no document ID is an entity's QID, and none mentions a reached entity): the graph channel adds nothing")
 	}
 }
 
@@ -188,14 +190,14 @@ func (r request) noDocuments(docs, reached int) {
 // in the order of ids, fetched whole (memindex: no copy, no wire), their
 // cosines computed as needed. An index that computes cosines where the
 // documents are (retrieval.CosineReader: Weaviate) sends only the cosines
-// the ranking can need instead (kgcosines.go), and fetchKept fetches the
+// the ranking can need instead (cosines.go), and fetchKept fetches the
 // few kept.
-func (r request) reachedDocuments(ctx context.Context, qvec []float32, ids []string) ([]reachedDoc, error) {
-	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+func (c Channel) reachedDocuments(ctx context.Context, qvec []float32, ids []string) ([]reachedDoc, error) {
+	docs, err := c.Docs.Documents(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	keep := r.opts.Filter.Matcher()
+	keep := c.Filter.Matcher()
 	qc := vec.NewCosiner(qvec)
 	out := make([]reachedDoc, 0, len(docs))
 	for i := range docs {
@@ -212,16 +214,4 @@ func set(xs []string) map[string]bool {
 		m[x] = true
 	}
 	return m
-}
-
-// ownPages reports whether the channel kept a reached entity's own page,
-// not only documents that mention one: the question-blind structural score
-// has question-aware evidence behind it only then (structure_needs_channel).
-func (ch graphChannel) ownPages() bool {
-	for _, h := range ch.hits {
-		if gp, ok := ch.paths[h.Doc.ID]; ok && gp.Bridge == nil {
-			return true
-		}
-	}
-	return false
 }

@@ -1,4 +1,4 @@
-package pipeline
+package kgchan
 
 import (
 	"testing"
@@ -20,7 +20,7 @@ func TestMaskMentions(t *testing.T) {
 		{"surface absent", []kg.Mention{{Surface: "Obama", Start: -1, End: -1}}, q},
 		{"only a mention left", []kg.Mention{{Surface: q[:len(q)-1], Start: 0, End: len(q) - 1}}, ""},
 	} {
-		if got := maskMentions(q, c.ms); got != c.want {
+		if got := MaskMentions(q, c.ms); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}

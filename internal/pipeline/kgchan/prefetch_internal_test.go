@@ -1,4 +1,4 @@
-package pipeline
+package kgchan
 
 import (
 	"context"
@@ -26,10 +26,8 @@ func TestPrefetchedNeighbourhoodsEqualOneCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := memkg.FromBundle(b)
-	p := &Pipeline{cfg: Config{Graph: g}}
-	o := Defaults().QuestionAware()
-	o.HubDegree = 100 // the United States (Q30) has 160 edges in codexm-film: a hub root
-	r := p.newRequest("q", o)
+	// the dmar method's walk: two hops
+	r := Channel{Graph: g, Options: Options{Recall: 2, K: 50, Weight: 0.3, Relations: "plain", HubDegree: 100}} // the United States (Q30) has 160 edges in codexm-film: a hub root
 	ctx := context.Background()
 	// the United States (Q30) is a hub; Nolan (Q25191) is not; the
 	// top stage-1 document's entity (Inception, Q25188) is added after.
@@ -40,7 +38,7 @@ func TestPrefetchedNeighbourhoodsEqualOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pf := r.prefetchNeighbourhoods(ctx, linked)
+	pf := r.PrefetchNeighbourhoods(ctx, linked)
 	if pf == nil {
 		t.Fatal("no prefetch for two linked entities")
 	}
@@ -49,13 +47,13 @@ func TestPrefetchedNeighbourhoodsEqualOneCall(t *testing.T) {
 		t.Fatal(err)
 	}
 	hub := false
-	for _, n := range one.subs["Q30"].Nodes {
+	for _, n := range one.Subs["Q30"].Nodes {
 		hub = hub || (n.QID == "Q30" && n.Hub)
 	}
-	if len(one.subs) != 3 || !hub {
-		t.Fatalf("the case tests no hub root among 3: %d subgraphs", len(one.subs))
+	if len(one.Subs) != 3 || !hub {
+		t.Fatalf("the case tests no hub root among 3: %d subgraphs", len(one.Subs))
 	}
-	if d := cmp.Diff(one, two, cmp.AllowUnexported(kgNeighbourhoods{})); d != "" {
+	if d := cmp.Diff(one, two, cmp.AllowUnexported(Neighbourhoods{})); d != "" {
 		t.Errorf("two calls differ from one (-one +two):\n%s", d)
 	}
 	if pf.of([]kg.Mention{{QID: "Q25191"}}) != nil {

@@ -1,4 +1,4 @@
-package pipeline
+package kgchan
 
 import (
 	"cmp"
@@ -8,39 +8,41 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
-// kgScored is the scores stage's output: the graph_recall_k best documents
+// scored is the scores stage's output: the graph_recall_k best documents
 // by graph score, best first, their scores, and which of them hold only
 // their ID so far (their cosines came from the index).
-type kgScored struct {
+type scored struct {
 	hits      []retrieval.Hit
-	paths     map[string]GraphPath // by document ID, for at least the kept ones
+	paths     map[string]api.GraphPath // by document ID, for at least the kept ones
 	pathOf    map[string]pathrel.Path
-	bridges   map[string]Bridge
+	bridges   map[string]api.GraphBridge
 	unfetched map[string]bool
 }
 
 // scoreDocuments gives each document its graph score: the path's
 // relevance, graph_weight x cos(enc(Q), enc(D)), the entity's popularity
 // (pop), and keeps the graph_recall_k best.
-func (r request) scoreDocuments(d kgDocuments, pop map[string]float64) kgScored {
-	o := r.opts
-	sc := kgScored{paths: map[string]GraphPath{}, pathOf: d.pathOf, bridges: d.bridges, unfetched: map[string]bool{}}
+func (c Channel) scoreDocuments(d documents, pop map[string]float64) scored {
+	o := c.Options
+	sc := scored{paths: map[string]api.GraphPath{}, pathOf: d.pathOf, bridges: d.bridges, unfetched: map[string]bool{}}
 	// Only the graph_recall_k best are kept: a document whose score cannot
 	// reach the k-th best so far, whatever its cosine, is passed over
 	// (documents come best path first, so most are). The bound is strict,
 	// so the kept ones are those of the full ranking.
-	floor := newScoreFloor(o.GraphRecallK)
-	reach := cosineReach(o.GraphWeight)
+	floor := newScoreFloor(o.K)
+	reach := cosineReach(o.Weight)
 	for _, doc := range d.docs {
-		gp := r.pathScore(d.pathOf[doc.id], pop[doc.id])
+		gp := c.pathScore(d.pathOf[doc.id], pop[doc.id])
 		if floor.below(scoreBound(gp, reach)) {
 			continue
 		}
-		gp.Score = withCosine(gp, o.GraphWeight, doc.cos())
+		gp.Score = withCosine(gp, o.Weight, doc.cos())
 		floor.add(gp.Score)
 		sc.paths[doc.id] = gp
 		hit := retrieval.Document{ID: doc.id}
@@ -51,16 +53,16 @@ func (r request) scoreDocuments(d kgDocuments, pop map[string]float64) kgScored 
 		}
 		sc.hits = append(sc.hits, retrieval.Hit{Doc: hit, Score: gp.Score})
 	}
-	sc.hits = best(sc.hits, o.GraphRecallK)
+	sc.hits = best(sc.hits, o.K)
 	return sc
 }
 
 // pathScore is a reached document's graph path scored without its cosine:
 // Score the path's relevance (0 in the ablation without relations), and
 // its entity's popularity.
-func (r request) pathScore(p pathrel.Path, pop float64) GraphPath {
-	gp := GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
-	if r.opts.GraphRelations == "none" {
+func (c Channel) pathScore(p pathrel.Path, pop float64) api.GraphPath {
+	gp := api.GraphPath{Steps: p.Steps, Relevance: p.Relevance, Score: p.Relevance}
+	if c.Relations == "none" {
 		gp.Score = 0 // the ablation: the document's cosine alone ranks
 	}
 	gp.Popularity = pop
@@ -71,10 +73,10 @@ func (r request) pathScore(p pathrel.Path, pop float64) GraphPath {
 func cosineReach(graphWeight float64) float64 { return math.Abs(graphWeight)*(1+1e-9) + 1e-12 }
 
 // scoreBound is the most gp's graph score can be with its cosine term.
-func scoreBound(gp GraphPath, reach float64) float64 { return gp.Score + gp.Popularity + reach }
+func scoreBound(gp api.GraphPath, reach float64) float64 { return gp.Score + gp.Popularity + reach }
 
 // withCosine is gp's graph score with its cosine term and popularity.
-func withCosine(gp GraphPath, graphWeight, cos float64) float64 {
+func withCosine(gp api.GraphPath, graphWeight, cos float64) float64 {
 	s := gp.Score + graphWeight*cos
 	s += gp.Popularity
 	return s
@@ -83,14 +85,14 @@ func withCosine(gp GraphPath, graphWeight, cos float64) float64 {
 // keptPaths is the paths stage: the kept documents fetched where only
 // their IDs are held, each with its path and its path's text. Index errors
 // are returned.
-func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, error) {
-	hits, err := r.fetchKept(ctx, sc.hits, sc.unfetched)
+func (c Channel) keptPaths(ctx context.Context, sc scored) (Output, error) {
+	hits, err := c.fetchKept(ctx, sc.hits, sc.unfetched)
 	if err != nil {
-		return graphChannel{}, err
+		return Output{}, err
 	}
 	paths := sc.paths
 	if len(paths) > len(hits) {
-		paths = make(map[string]GraphPath, len(hits))
+		paths = make(map[string]api.GraphPath, len(hits))
 		for _, h := range hits {
 			paths[h.Doc.ID] = sc.paths[h.Doc.ID]
 		}
@@ -107,7 +109,7 @@ func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, erro
 		}
 		paths[h.Doc.ID] = gp
 	}
-	return graphChannel{hits: hits, paths: paths}, nil
+	return Output{Hits: hits, Paths: paths}, nil
 }
 
 // popularity is graph_popularity x ln(1 + degree) of each document's
@@ -115,8 +117,8 @@ func (r request) keptPaths(ctx context.Context, sc kgScored) (graphChannel, erro
 // the neighbourhoods' when the graph read them with those (degrees), else
 // they come in one Entities call; when that fails the channel ranks
 // without them and the trace says so.
-func (r request) popularity(ctx context.Context, docs []reachedDoc, degrees map[string]int) (map[string]float64, error) {
-	w := r.opts.GraphPopularity
+func (c Channel) popularity(ctx context.Context, docs []reachedDoc, degrees map[string]int, tr chanio.Trace) (map[string]float64, error) {
+	w := c.Popularity
 	if w == 0 || len(docs) == 0 {
 		return nil, nil
 	}
@@ -138,12 +140,12 @@ func (r request) popularity(ctx context.Context, docs []reachedDoc, degrees map[
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	ents, err := r.p.cfg.Graph.Entities(ctx, ids)
+	ents, err := c.Graph.Entities(ctx, ids)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		r.trace.fallback("graph_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
+		tr.Fallback("graph_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
 		return nil, nil
 	}
 	out := make(map[string]float64, len(ents))
@@ -156,7 +158,7 @@ func (r request) popularity(ctx context.Context, docs []reachedDoc, degrees map[
 // fetchKept gives the kept hits that hold only their ID (unfetched: their
 // cosines came from the index) their documents, in one Documents call; a
 // document deleted since is dropped.
-func (r request) fetchKept(ctx context.Context, hits []retrieval.Hit, unfetched map[string]bool) ([]retrieval.Hit, error) {
+func (c Channel) fetchKept(ctx context.Context, hits []retrieval.Hit, unfetched map[string]bool) ([]retrieval.Hit, error) {
 	var ids []string
 	for _, h := range hits {
 		if unfetched[h.Doc.ID] {
@@ -166,7 +168,7 @@ func (r request) fetchKept(ctx context.Context, hits []retrieval.Hit, unfetched 
 	if len(ids) == 0 {
 		return hits, nil
 	}
-	docs, err := r.p.cfg.Index.Documents(ctx, ids)
+	docs, err := c.Docs.Documents(ctx, ids)
 	if err != nil {
 		return nil, err
 	}

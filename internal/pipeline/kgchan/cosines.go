@@ -1,8 +1,9 @@
-package pipeline
+package kgchan
 
 import (
 	"context"
 
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -24,33 +25,33 @@ const cosineBatch = 64
 // pending: at most two CosineReader calls, and only the documents with a
 // cosine (those the index holds and the filter passes) that the scores stage
 // can read stay. Index errors are returned.
-func (r request) indexCosines(ctx context.Context, qvec []float32, d kgDocuments, pop map[string]float64) (kgDocuments, error) {
+func (c Channel) indexCosines(ctx context.Context, qvec []float32, d documents, pop map[string]float64, tr chanio.Trace) (documents, error) {
 	if !d.pending {
 		return d, nil
 	}
-	c := r.p.cfg.Index.(retrieval.CosineReader)
+	cr := c.Docs.(retrieval.CosineReader)
 	first := d.docs[:min(cosineBatch, len(d.docs))]
-	cos, err := c.Cosines(ctx, qvec, docIDs(first), r.opts.Filter)
+	cos, err := cr.Cosines(ctx, qvec, docIDs(first), c.Filter)
 	if err != nil {
-		return kgDocuments{}, err
+		return documents{}, err
 	}
-	floor := newScoreFloor(r.opts.GraphRecallK)
+	floor := newScoreFloor(c.K)
 	for _, doc := range first {
 		if v, ok := cos[doc.id]; ok {
-			floor.add(withCosine(r.pathScore(d.pathOf[doc.id], pop[doc.id]), r.opts.GraphWeight, v))
+			floor.add(withCosine(c.pathScore(d.pathOf[doc.id], pop[doc.id]), c.Weight, v))
 		}
 	}
-	reach := cosineReach(r.opts.GraphWeight)
+	reach := cosineReach(c.Weight)
 	var more []string
 	for _, doc := range d.docs[len(first):] {
-		if !floor.below(scoreBound(r.pathScore(d.pathOf[doc.id], pop[doc.id]), reach)) {
+		if !floor.below(scoreBound(c.pathScore(d.pathOf[doc.id], pop[doc.id]), reach)) {
 			more = append(more, doc.id)
 		}
 	}
 	if len(more) > 0 {
-		rest, err := c.Cosines(ctx, qvec, more, r.opts.Filter)
+		rest, err := cr.Cosines(ctx, qvec, more, c.Filter)
 		if err != nil {
-			return kgDocuments{}, err
+			return documents{}, err
 		}
 		for id, v := range rest {
 			cos[id] = v
@@ -62,8 +63,8 @@ func (r request) indexCosines(ctx context.Context, qvec []float32, d kgDocuments
 			out = append(out, reachedDoc{id: doc.id, cosQD: v, bridged: doc.bridged})
 		}
 	}
-	r.noDocuments(len(out), len(d.docs))
-	return kgDocuments{docs: out, pathOf: d.pathOf, bridges: d.bridges}, nil
+	c.noDocuments(len(out), len(d.docs), tr)
+	return documents{docs: out, pathOf: d.pathOf, bridges: d.bridges}, nil
 }
 
 func docIDs(docs []reachedDoc) []string {

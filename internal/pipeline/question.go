@@ -1,0 +1,159 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
+	"github.com/dmar-kg/dmar/internal/scoring"
+)
+
+// Q encoded (phase 1). Path relevance compares Q with the relation texts
+// on a path under the relation encoder (Config.RelationEncoder, or the
+// encoder); with graph_relation_query masked the graph channel reads Q
+// without its linked mentions (kgchan), which the early link lets the
+// request encode together with Q.
+
+// question is phase 1's encoding of Q: enc(Q), Q under the relation
+// encoder, and the early link when the masked relation query was encoded
+// with Q.
+type question struct {
+	vec    []float32 // enc(Q)
+	relvec []float32 // Q under the relation encoder; vec without one of its own
+	early  *earlyLink
+}
+
+// earlyLink is what a masked relation query lets the request read before
+// it encodes Q: Q's link candidates (one round trip, which linking then
+// reuses) and the masked question of their resolution without context,
+// encoded in the same call as Q. Context (enc(Q)) rarely changes which
+// spans are linked; when it does, the relation query is encoded again.
+type earlyLink struct {
+	toks   []kg.Token
+	spans  []kg.SpanCandidates
+	masked string
+	vec    []float32 // enc(masked), nil when masked is not encoded
+}
+
+// encodeQuestion is enc(Q), Q under the relation encoder and, for a request
+// whose graph channel matches relations against the masked question (with
+// the context linker over a graph that lists candidates), the early link
+// and its masked question, encoded together with Q.
+func (l linker) encodeQuestion(ctx context.Context) (question, error) {
+	if !l.ownRelEncoder {
+		return l.encodeQuestionOnce(ctx)
+	}
+	// enc(Q) needs no link candidates: it runs while they are read (a
+	// round trip on Neo4j) and while the relation encoder takes Q and the
+	// masked Q. The batches are the same as when run one after the other.
+	type encoded struct {
+		vecs [][]float32
+		err  error
+	}
+	qc := make(chan encoded, 1)
+	go func() {
+		vecs, err := l.encoder.Encode(ctx, []string{l.query})
+		qc <- encoded{vecs, err}
+	}()
+	el, err := l.earlyLink(ctx)
+	if err != nil {
+		return question{}, err
+	}
+	texts, masked := l.questionTexts(el)
+	rel, relErr := l.encodeRelationQuestion(ctx, texts)
+	q := <-qc
+	if q.err != nil {
+		return question{}, fmt.Errorf("encode query: %w", q.err)
+	}
+	if relErr != nil {
+		return question{}, relErr
+	}
+	if masked {
+		el.vec = rel[1]
+	}
+	return question{vec: q.vecs[0], relvec: rel[0], early: el}, nil
+}
+
+// encodeQuestionOnce encodes Q and the masked Q in one call of the one
+// encoder there is (no relation encoder configured).
+func (l linker) encodeQuestionOnce(ctx context.Context) (question, error) {
+	el, err := l.earlyLink(ctx)
+	if err != nil {
+		return question{}, err
+	}
+	texts, masked := l.questionTexts(el)
+	vecs, err := l.encoder.Encode(ctx, texts)
+	if err != nil {
+		return question{}, fmt.Errorf("encode query: %w", err)
+	}
+	if masked {
+		el.vec = vecs[1]
+	}
+	return question{vec: vecs[0], relvec: vecs[0], early: el}, nil
+}
+
+// questionTexts are Q and, when the early link masked something, the
+// masked Q.
+func (l linker) questionTexts(el *earlyLink) ([]string, bool) {
+	texts := []string{l.query}
+	masked := el != nil && el.masked != "" && el.masked != strings.TrimSpace(l.query)
+	if masked {
+		texts = append(texts, el.masked)
+	}
+	return texts, masked
+}
+
+// earlyLink reads Q's link candidates before Q is encoded when the request
+// will encode its masked question; nil otherwise, or when reading them
+// failed (linking then asks again and handles the error).
+func (l linker) earlyLink(ctx context.Context) (*earlyLink, error) {
+	cl, ok := l.graph.(kg.CandidateLinker)
+	if !ok || !l.masked || l.Linking != "context" {
+		return nil, nil
+	}
+	toks, spans, err := cl.LinkCandidates(ctx, l.query)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, nil
+	}
+	return &earlyLink{toks: toks, spans: spans, masked: kgchan.MaskMentions(l.query, kg.ResolveConfident(l.query, toks, spans, nil, kg.DefaultConfidenceParams()))}, nil
+}
+
+// relationEncoder is the encoder of the relation texts and the question
+// they are compared with.
+func (p *Pipeline) relationEncoder() scoring.Encoder {
+	if p.cfg.RelationEncoder != nil {
+		return p.cfg.RelationEncoder
+	}
+	return p.cfg.Encoder
+}
+
+// encodeRelationQuestion encodes texts (Q first) with the relation encoder.
+func (l linker) encodeRelationQuestion(ctx context.Context, texts []string) ([][]float32, error) {
+	vs, err := l.relEncoder.Encode(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("encode the relation query: %w", err)
+	}
+	return vs, nil
+}
+
+// candidates are the early link's candidates; ok is false without one.
+func (el *earlyLink) candidates() (toks []kg.Token, spans []kg.SpanCandidates, ok bool) {
+	if el == nil {
+		return nil, nil, false
+	}
+	return el.toks, el.spans, true
+}
+
+// relationQuery is the relation query of mentions when the early link
+// encoded it (its masked question is theirs), else nil.
+func (el *earlyLink) relationQuery(query string, mentions []kg.Mention) *kgchan.RelationPrefetch {
+	if el == nil || el.vec == nil || kgchan.MaskMentions(query, mentions) != el.masked {
+		return nil
+	}
+	return kgchan.Encoded(mentions, el.vec)
+}
