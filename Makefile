@@ -5,7 +5,7 @@
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
-.PHONY: demo test setup build bench vet clean
+.PHONY: demo test setup build bench vet lint clean
 
 setup:
 	scripts/setup.sh
@@ -25,6 +25,10 @@ bench: setup build
 vet:
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || (gofmt -l . && exit 1)
+
+# golangci-lint, pinned, with .golangci.yml (installed into ~/.cache/dmar/bin once)
+lint:
+	scripts/lint.sh
 
 clean:
 	rm -rf bin
