@@ -353,7 +353,7 @@ var probeClient = &http.Client{Timeout: 3 * time.Second}
 
 // ready: the node answers /v1/.well-known/ready.
 func (f Failover) ready(ctx context.Context, base string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
 		return false
 	}
@@ -367,7 +367,7 @@ func (f Failover) ready(ctx context.Context, base string) bool {
 
 // nodeStatus is every node's status as the node at base reports them.
 func (f Failover) nodeStatus(ctx context.Context, base string) (map[string]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/nodes", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/nodes", http.NoBody)
 	if err != nil {
 		return nil, err
 	}

@@ -324,7 +324,7 @@ func equalVec(a, b []float32) bool {
 
 // The index port's conformance suite on the embedded index.
 func TestConformanceMemindex(t *testing.T) {
-	docstoretest.Run(t, func(t *testing.T) docstoretest.Backend { return memindex.New(memindex.DefaultParams()) })
+	docstoretest.Run(t, func(_ *testing.T) docstoretest.Backend { return memindex.New(memindex.DefaultParams()) })
 }
 
 // A second store on the same folder (another dmar serve on the same

@@ -55,7 +55,7 @@ func readAnswerRecords(path, what string) (*Dataset, string, error) {
 	qpath, dir := benchFile(path, "dev.jsonl")
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
-	err := eachLine(qpath, func(n int, line []byte) error {
+	err := eachLine(qpath, func(_ int, line []byte) error {
 		var r struct {
 			ID         string   `json:"id"`
 			Source     string   `json:"source"`
@@ -107,7 +107,7 @@ func readFEVER(path string) (*Dataset, error) {
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
 	verifiable := 0
-	err := eachLine(qpath, func(n int, line []byte) error {
+	err := eachLine(qpath, func(_ int, line []byte) error {
 		var r struct {
 			ID         string          `json:"id"`
 			Source     string          `json:"source"`

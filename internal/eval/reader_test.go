@@ -46,7 +46,7 @@ func TestReaderAnswersAndScores(t *testing.T) {
 }
 
 func TestReaderErrors(t *testing.T) {
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
 	defer down.Close()
 	for _, q := range []Question{{Question: "q", Answers: []string{"a"}}, {Question: "c", Label: LabelRefutes}} {
 		rec := Record{Metrics: map[string]float64{}}
@@ -127,7 +127,7 @@ func TestClaimMetrics(t *testing.T) {
 // model or a new prompt asks again.
 func TestReaderCache(t *testing.T) {
 	calls := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		calls++
 		w.Write([]byte(`{"choices":[{"message":{"content":"Christopher Nolan"}}]}`))
 	}))

@@ -24,7 +24,7 @@ var (
 // or fails every call after the first fail.
 func countingReader(t *testing.T, failAfter int64) (*httptest.Server, *atomic.Int64) {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		k := n.Add(1)
 		if failAfter > 0 && k > failAfter {
 			w.WriteHeader(500)

@@ -69,7 +69,7 @@ var externalTools = map[string][][]string{
 // openDump opens path. Unless mode is "go", gzip and bzip2 streams are piped
 // through a decompressor found on PATH (pigz, lbzip2, …) that runs in its own
 // process; "external" fails when there is none, "auto" falls back on Go's.
-func openDump(path string, mode string) (*input, error) {
+func openDump(path, mode string) (*input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open dump: %w", err)

@@ -188,7 +188,7 @@ func (p *hostPool) check(i int) {
 }
 
 func (p *hostPool) ready(ctx context.Context, i int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.scheme+"://"+p.hosts[i]+"/v1/.well-known/ready", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.scheme+"://"+p.hosts[i]+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
 		return err
 	}
