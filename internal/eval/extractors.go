@@ -114,7 +114,9 @@ func CompareExtractors(ctx context.Context, ps []textgraph.Passage, gold *textgr
 // process of its own, that process's.
 func cpuSeconds(ex textgraph.Extractor) float64 {
 	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0 // not on this system: the report shows no CPU time
+	}
 	s := float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 	if c, ok := ex.(interface{ CPUSeconds() float64 }); ok {
 		s += c.CPUSeconds()

@@ -24,7 +24,9 @@ func TestReaderAnswersAndScores(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		json.NewDecoder(r.Body).Decode(&got)
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
 		w.Write([]byte(`{"choices":[{"message":{"content":"<think>hmm</think>\nThe Christopher Nolan\nextra"}}]}`))
 	}))
 	defer srv.Close()
@@ -81,7 +83,9 @@ func TestClaimMetrics(t *testing.T) {
 	var reply string
 	var got map[string]json.RawMessage
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		json.NewDecoder(r.Body).Decode(&got)
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
 		b, _ := json.Marshal(reply)
 		w.Write([]byte(`{"choices":[{"message":{"content":` + string(b) + `}}]}`))
 	}))

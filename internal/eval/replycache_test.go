@@ -99,9 +99,16 @@ func TestReplyCacheSurvivesAReaderThatDies(t *testing.T) {
 	if errors != 2 {
 		t.Fatalf("%d errors, want the last two calls failed", errors)
 	}
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"model_sha256":"` + shaA + `","request_sha2`)
-	f.Close()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"model_sha256":"` + shaA + `","request_sha2`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	rc, err = OpenReplyCache(path, shaA)
 	if err != nil || rc.Len() != 2 || rc.Bad != 1 {
 		t.Fatalf("after a torn write: %v, %d replies, %d bad", err, rc.Len(), rc.Bad)

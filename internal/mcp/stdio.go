@@ -104,7 +104,7 @@ func check(line []byte) []byte {
 			var v struct {
 				ID json.RawMessage `json:"id"`
 			}
-			json.Unmarshal(m, &v)
+			_ = json.Unmarshal(m, &v) // best effort: a reply without an id where there is none
 			return errorLine(v.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 		}
 	}

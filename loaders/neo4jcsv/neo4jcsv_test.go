@@ -141,7 +141,9 @@ func TestFailedRunKeepsPreviousFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}})
+		if err := s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}}); err != nil {
+			t.Fatal(err)
+		}
 		if name == "abort" {
 			if err := s.Abort(); err != nil {
 				t.Fatal(err)

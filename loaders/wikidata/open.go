@@ -145,7 +145,7 @@ func (in *input) pipeThrough(tool []string, f *os.File, br *bufio.Reader) error 
 	}
 	in.close = func() error {
 		_ = cmd.Process.Kill() // harmless after a normal exit; stops it on an early return
-		wait()
+		_ = wait()             // killed above: its exit status says nothing
 		return f.Close()
 	}
 	return nil

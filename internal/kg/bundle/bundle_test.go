@@ -116,7 +116,9 @@ func TestRepeatedRelationKeepsTheFirst(t *testing.T) {
 	}
 	s := strings.TrimRight(string(b), "\n }")
 	s += "\n },\n \"P17\": {\n  \"label\": \"EVIL\"\n }\n}\n"
-	os.WriteFile(p, []byte(s), 0o644)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	line := strings.Count(s[:strings.LastIndex(s, `"P17"`)], "\n") + 1
 	out, err := Read(context.Background(), dir)
 	if err != nil {

@@ -59,7 +59,9 @@ func TestSnapshotKeepsLoadStats(t *testing.T) {
 		if f == "entities.jsonl" {
 			b = append(b, "not json\n"...)
 		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	b, err := bundle.Read(context.Background(), dir)
 	if err != nil {
@@ -110,10 +112,8 @@ func TestOldSnapshotIsRejected(t *testing.T) {
 		Triples   []kg.Triple
 	}
 	p := filepath.Join(t.TempDir(), "kg.gob")
-	f, _ := os.Create(p)
-	gob.NewEncoder(f).Encode(&v1{Version: 1, Entities: []kg.Entity{{QID: "Q1", Label: "x"}},
+	writeGob(t, p, &v1{Version: 1, Entities: []kg.Entity{{QID: "Q1", Label: "x"}},
 		Relations: map[string]kg.Relation{"P31": {PID: "P31", Label: "instance of"}}})
-	f.Close()
 	if _, err := memkg.Load(p); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Fatalf("old snapshot: err = %v", err)
 	}
@@ -140,18 +140,14 @@ func TestDamagedSnapshotIsRefused(t *testing.T) {
 		"triple count":           {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 2},
 	} {
 		p := filepath.Join(t.TempDir(), "kg.gob")
-		f, _ := os.Create(p)
-		gob.NewEncoder(f).Encode(&c)
-		f.Close()
+		writeGob(t, p, &c)
 		if _, err := memkg.Load(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: err = %v, want an error naming the file", name, err)
 		}
 	}
 	// The same rows, undamaged, load and answer.
 	p := filepath.Join(t.TempDir(), "kg.gob")
-	f, _ := os.Create(p)
-	gob.NewEncoder(f).Encode(&v3{Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 1})
-	f.Close()
+	writeGob(t, p, &v3{Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 1})
 	g, err := memkg.Load(p)
 	if err != nil {
 		t.Fatal(err)
@@ -179,5 +175,20 @@ func TestRepeatedAndLoopTriples(t *testing.T) {
 	want := []kg.Edge{{From: "Q1", To: "Q1", PID: "P1"}, {From: "Q1", To: "Q2", PID: "P31", Label: "instance of"}}
 	if got := sgs["Q1"].Edges; !reflect.DeepEqual(got, want) {
 		t.Errorf("edges %+v, want %+v", got, want)
+	}
+}
+
+// writeGob writes v gob-encoded to path.
+func writeGob(t *testing.T, path string, v any) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gob.NewEncoder(f).Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

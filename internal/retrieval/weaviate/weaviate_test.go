@@ -164,7 +164,9 @@ func fakeWeaviate(t *testing.T, graphql func(w http.ResponseWriter, query string
 		case "/v1/graphql":
 			var body struct{ Query string }
 			b, _ := io.ReadAll(r.Body)
-			json.Unmarshal(b, &body)
+			if err := json.Unmarshal(b, &body); err != nil {
+				t.Error(err)
+			}
 			graphql(w, body.Query)
 		default:
 			http.NotFound(w, r)
