@@ -134,7 +134,7 @@ func TestReplyCacheSurvivesAReaderThatDies(t *testing.T) {
 func TestRequestKey(t *testing.T) {
 	m := []chat.Message{{Role: "user", Content: "a"}}
 	if RequestKey(m, nil, 48) == RequestKey(m, nil, 96) || RequestKey(m, nil, 48) == RequestKey(m, &chat.Schema{Name: "s", Schema: []byte(`{}`)}, 48) ||
-		RequestKey(m, nil, 48) == RequestKey([]chat.Message{{Role: "user", Content: "b"}}, nil, 48) || RequestKey(m, nil, 48) != RequestKey(m, nil, 48) {
+		RequestKey(m, nil, 48) == RequestKey([]chat.Message{{Role: "user", Content: "b"}}, nil, 48) || RequestKey(m, nil, 48) != RequestKey(append([]chat.Message(nil), m...), nil, 48) {
 		t.Error("the key must follow the messages, the schema and the length bound, and only them")
 	}
 }

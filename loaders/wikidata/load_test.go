@@ -159,7 +159,7 @@ func TestLoadCompressedEqualsPlain(t *testing.T) {
 			t.Run(name+" "+mode, func(t *testing.T) {
 				skipWithoutTool(t, f, mode)
 				got, st := load(t, f, Options{Decompress: mode, Workers: 3})
-				if st.Counts.Read != wst.Read || st.Loaded != wst.Loaded || st.Bytes != wst.Bytes {
+				if st.Read != wst.Read || st.Loaded != wst.Loaded || st.Bytes != wst.Bytes {
 					t.Fatalf("stats %+v, want %+v", st, wst)
 				}
 				if !reflect.DeepEqual(got.ents, want.ents) || !reflect.DeepEqual(got.triples, want.triples) {

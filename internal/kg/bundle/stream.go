@@ -50,7 +50,8 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 			}
 		}
 	}, st.longLine(path, &st.EntitiesRead, &st.EntitiesBad))
-	if flushEntities(); err == nil {
+	flushEntities()
+	if err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -72,7 +73,8 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 			}
 		}
 	}, st.longLine(path, &st.TriplesRead, &st.TriplesBad))
-	if flushTriples(); err == nil {
+	flushTriples()
+	if err == nil {
 		err = werr
 	}
 	return st, err

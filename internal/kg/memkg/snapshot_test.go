@@ -132,10 +132,10 @@ func TestDamagedSnapshotIsRefused(t *testing.T) {
 		NTriples     int
 	}
 	ents := []kg.Entity{{QID: "Q1", Label: "a", Degree: 1}, {QID: "Q2", Label: "b", Degree: 1}}
-	good := []uint64{1<<32 | 0, 0<<32 | 1} // Q1 -P31-> Q2, and its incoming half
+	good := []uint64{adj(1, 0), adj(0, 1)} // Q1 -P31-> Q2, and its incoming half
 	for name, c := range map[string]v3{
-		"neighbour out of range": {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{7<<32 | 0, 0<<32 | 1}, NTriples: 1},
-		"property out of range":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{1<<32 | 4, 0<<32 | 5}, NTriples: 1},
+		"neighbour out of range": {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{adj(7, 0), adj(0, 1)}, NTriples: 1},
+		"property out of range":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{adj(1, 4), adj(0, 5)}, NTriples: 1},
 		"degrees do not add up":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good[:1], NTriples: 1},
 		"triple count":           {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 2},
 	} {
@@ -192,3 +192,6 @@ func writeGob(t *testing.T, path string, v any) {
 		t.Fatal(err)
 	}
 }
+
+// adj is a packed adjacency entry: the neighbour's index, then the property's.
+func adj(neighbour, pid uint64) uint64 { return neighbour<<32 | pid }

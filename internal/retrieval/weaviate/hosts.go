@@ -164,12 +164,6 @@ func (p *hostPool) markDown(i int) {
 	}
 }
 
-func (p *hostPool) markUp(i int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down[i], p.wait[i] = time.Time{}, 0
-}
-
 // check probes node i's readiness once: ready puts it back in the turn,
 // anything else probes again later (backing off to maxProbe).
 func (p *hostPool) check(i int) {

@@ -65,7 +65,8 @@ func TestRegistryTokenizersMatchReference(t *testing.T) {
 				s := it.Prefix + strings.TrimFunc(texts[i], unicode.IsSpace)
 				got := tok.Encode(s, it.MaxLen)
 				if !slices.Equal(got, it.IDs) {
-					if bad++; bad <= 5 {
+					bad++
+					if bad <= 5 {
 						t.Errorf("%s (prefix %q, max %d):\n got  %v\n want %v", it.Label(), it.Prefix, it.MaxLen, got, it.IDs)
 					}
 				}

@@ -35,8 +35,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hostile: -pid is required")
 		os.Exit(2)
 	}
-	nest := func(open, close string, depth int) string {
-		return strings.Repeat(open, depth) + strings.Repeat(close, depth)
+	nest := func(opening, closing string, depth int) string {
+		return strings.Repeat(opening, depth) + strings.Repeat(closing, depth)
 	}
 	meta := func(v string) string {
 		return `{"documents":[{"id":"a","title":"t","text":"x","metadata":{"a":` + v + `}}]}`
