@@ -9,28 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 )
 
 // copyFilm copies the real codexm-film bundle into a temporary directory.
 func copyFilm(t *testing.T) string {
 	t.Helper()
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return datatest.CopyBundle(t, "codexm-film", "")
 }
 
 func appendTo(t *testing.T, path, text string) int {
