@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -46,23 +46,7 @@ func TestSnapshotDeterministic(t *testing.T) {
 // TestSnapshotKeepsLoadStats: a graph loaded from its snapshot reports the
 // bundle's read statistics (bad lines included) as the first build did.
 func TestSnapshotKeepsLoadStats(t *testing.T) {
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "entities.jsonl" {
-			b = append(b, "not json\n"...)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dir := datatest.CopyBundle(t, "codexm-film", "not json\n")
 	b, err := bundle.Read(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
