@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dmar-kg/dmar/internal/answer"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/answer"
 	"github.com/dmar-kg/dmar/internal/verify"
 )
 
