@@ -31,7 +31,7 @@ func runConfigCheck(_ context.Context, args []string, stdout, stderr io.Writer) 
 	return nil
 }
 
-func runConfigHashKey(_ context.Context, args []string, stdout, stderr io.Writer) error {
+func runConfigHashKey(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(args) > 0 {
 		return usageError{Msg: "config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
 	}

@@ -237,7 +237,9 @@ func TestMCPCallStopsWhenClientGoes(t *testing.T) {
 	case <-wait:
 		t.Fatal("the call went on after its client had gone")
 	}
-	_ = <-done // the cancelled call's error, whatever it says
+	if err := <-done; err != nil {
+		t.Logf("the cancelled call: %v", err) // expected; what matters is that it stopped
+	}
 }
 
 // The answers to one POST together are bounded as a REST answer is: past

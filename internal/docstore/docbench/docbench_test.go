@@ -93,7 +93,7 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	for _, line := range strings.Split(out.String(), "\n") {
 		var n int
 		if i := strings.Index(line, "embedding"); i > 0 && strings.Contains(line, "documents written meanwhile") {
-			if _, err := fmt.Sscanf(line[strings.LastIndex(line[:strings.Index(line, " documents written")], " ")+1:], "%d", &n); err != nil {
+			if _, err := fmt.Sscanf(lastField(line, " documents written"), "%d", &n); err != nil {
 				t.Errorf("%q: %v", line, err)
 			}
 			if n == 0 {
@@ -155,4 +155,10 @@ func TestIndexOnly(t *testing.T) {
 	if rows != 3 || !strings.Contains(out.String(), "prepared afresh") {
 		t.Errorf("want the three index-only writers' rows, got\n%s", out.String())
 	}
+}
+
+// lastField is the word of line just before the first occurrence of marker.
+func lastField(line, marker string) string {
+	before, _, _ := strings.Cut(line, marker)
+	return before[strings.LastIndex(before, " ")+1:]
 }

@@ -233,7 +233,7 @@ func TestUnreachable(t *testing.T) {
 
 func TestSearchHonoursContext(t *testing.T) {
 	release := make(chan struct{})
-	s := newFake(t, fakeWeaviate(t, func(_ http.ResponseWriter, q string) { <-release }))
+	s := newFake(t, fakeWeaviate(t, func(http.ResponseWriter, string) { <-release }))
 	defer close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -249,7 +249,7 @@ func TestSearchHonoursContext(t *testing.T) {
 
 func TestSearchRejectsBadQueries(t *testing.T) {
 	var calls atomic.Int32
-	s := newFake(t, fakeWeaviate(t, func(_ http.ResponseWriter, q string) { calls.Add(1) }))
+	s := newFake(t, fakeWeaviate(t, func(http.ResponseWriter, string) { calls.Add(1) }))
 	nan := float32(0)
 	nan /= nan
 	for _, q := range []retrieval.Query{
