@@ -19,12 +19,7 @@ import (
 // over cfg (over the corpus the questions' dataset brings, where it brings
 // one), beside the embedded twin when cfg names remote backends.
 func RunLatency(ctx context.Context, cfg config.Config, f bench.LatencyFlags, stdout, stderr io.Writer, log *slog.Logger) error {
-	qs, corpus, err := f.ReadQuestions(cfg.State, cfg.Corpus)
-	if err != nil {
-		return err
-	}
-	cfg.Corpus = corpus
-	p, set, err := OpenPipeline(ctx, cfg, stderr, log, nil, false)
+	qs, p, set, err := benchPipeline(ctx, cfg, f.ReadQuestions, stderr, log)
 	if err != nil {
 		return err
 	}
@@ -45,12 +40,7 @@ func RunLatency(ctx context.Context, cfg config.Config, f bench.LatencyFlags, st
 // pipeline over cfg (over the dataset's corpus, where it brings one) by the
 // reader at cfg.Chat.
 func RunAnswer(ctx context.Context, cfg config.Config, f bench.AnswerFlags, stdout, stderr io.Writer, log *slog.Logger) error {
-	ds, corpus, err := f.Open(cfg.State, cfg.Corpus)
-	if err != nil {
-		return err
-	}
-	cfg.Corpus = corpus
-	p, set, err := OpenPipeline(ctx, cfg, stderr, log, nil, false)
+	ds, p, set, err := benchPipeline(ctx, cfg, f.Open, stderr, log)
 	if err != nil {
 		return err
 	}
@@ -58,6 +48,19 @@ func RunAnswer(ctx context.Context, cfg config.Config, f bench.AnswerFlags, stdo
 	c := cfg.Chat
 	reader := chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: 2 * time.Minute}
 	return f.Answer(ctx, p, reader, ds, stdout, stderr)
+}
+
+// benchPipeline reads a bench's inputs (read: its questions or dataset,
+// and the corpus they are searched in, given the state folder and the
+// configured corpus), then opens the pipeline over cfg with that corpus.
+func benchPipeline[T any](ctx context.Context, cfg config.Config, read func(state, corpus string) (T, string, error), stderr io.Writer, log *slog.Logger) (T, *pipeline.Pipeline, *Set, error) {
+	in, corpus, err := read(cfg.State, cfg.Corpus)
+	if err != nil {
+		return in, nil, nil, err
+	}
+	cfg.Corpus = corpus
+	p, set, err := OpenPipeline(ctx, cfg, stderr, log, nil, false)
+	return in, p, set, err
 }
 
 // RunSubgraphs runs dmar bench subgraphs: the embedded graph over cfg's
