@@ -2,6 +2,7 @@
 #   make demo   set up, then serve DMAR on the embedded default over ../shared/data/codexm-film and answer a query
 #   make test   set up, start the real backends the tests need, run the whole test suite
 # and: make bench  the Go benchmarks and the GNN table (scripts/bench.sh; DMAR_BENCHTIME=1x for a quick pass)
+#      make lint   golangci-lint with .golangci.yml (make test runs it too)
 GO ?= go
 ADDR ?= 127.0.0.1:8080
 
