@@ -96,7 +96,7 @@ func Load() (Set, []Migration, error) {
 	return load(files, Names)
 }
 
-var migrationRe = regexp.MustCompile(`^([0-9]{3})_([a-z0-9_]+)\.cypher$`)
+var migrationRe = regexp.MustCompile(`^(\d{3})_([a-z0-9_]+)\.cypher$`)
 
 func load(fsys fs.FS, names []string) (Set, []Migration, error) {
 	s := Set{}

@@ -29,6 +29,8 @@ scripts/services/lib_test.sh
 # `docker compose config` checks docker-compose.yml (no Docker engine is needed).
 scripts/install-compose.sh >/dev/null 2>&1 || echo "test: Compose v2 plugin not installed; the compose test uses docker-compose or skips" >&2
 go vet ./...
+# golangci-lint with the checked-in .golangci.yml: any finding fails the run.
+scripts/lint.sh
 go test -count=1 -timeout 45m ./... 2>&1 | tee /tmp/dmar-test.log
 # The live-document index and store under the race detector: their tests run
 # writers and searchers together (docs/documents.md).

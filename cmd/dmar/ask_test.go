@@ -24,7 +24,7 @@ func TestAsk(t *testing.T) {
 		}
 		raw, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(raw, &gotBody)
-		json.NewEncoder(w).Encode(api.AnswerResponse{Answer: "Christopher Nolan [Q25191]", Citations: []string{"Q25191"}, DroppedCitations: []string{"Q7"},
+		_ = json.NewEncoder(w).Encode(api.AnswerResponse{Answer: "Christopher Nolan [Q25191]", Citations: []string{"Q25191"}, DroppedCitations: []string{"Q7"},
 			Model: "m", TimingsMS: map[string]float64{"retrieve": 12, "generate": 3400},
 			Retrieval: &api.RetrieveResponse{Results: []api.Doc{{ID: "Q25191", Title: "Christopher Edward Nolan"}}}})
 	}))

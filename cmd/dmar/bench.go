@@ -4,98 +4,25 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/dmar-kg/dmar/internal/chat"
 	"io"
 	"log/slog"
 	"os"
-	"time"
 
 	"github.com/dmar-kg/dmar/internal/backends"
 	"github.com/dmar-kg/dmar/internal/bench"
 	"github.com/dmar-kg/dmar/internal/config"
-	"github.com/dmar-kg/dmar/internal/kg/neo4jkg"
 )
 
 func init() {
-	register("bench latency", "p50/p95 latency of DMAR (exact, Monte Carlo, question-aware) beside plain hybrid search, over a question file", runBenchLatency)
-	register("bench subgraphs", "p50/p95 of one Subgraphs call of N seeded roots on the embedded graph beside --graph (Neo4j), same roots; ends with p50_ratio=R", runBenchSubgraphs)
+	register("bench latency", "p50/p95 latency of DMAR (exact, Monte Carlo, question-aware) beside plain hybrid search, over a question file", benchWith("bench latency", backends.RunLatency))
+	register("bench subgraphs", "p50/p95 of one Subgraphs call of N seeded roots on the embedded graph beside --graph (Neo4j), same roots; ends with p50_ratio=R", benchWith("bench subgraphs", backends.RunSubgraphs))
 	register("bench failover", "retrieve requests and document writes against a Weaviate cluster while its nodes are killed -9 and restarted in turn; ends with failover requests=N failed=F acked_writes=W lost=L p99_ms=P", benchWith("bench failover", backends.RunFailover))
 	register("bench scale", "ingest rate, memory, hybrid search and default request latency at growing corpus sizes (real, then synthetic documents), embedded and with --index in Weaviate; ends with scale_ratio=R", benchWith("bench scale", backends.RunScale))
 	register("bench docs", "live documents: upsert docs/s beside the load path, search p50 alone and under writes, restart after changed documents beside a cold build, bytes per document", benchWith("bench docs", backends.RunDocBench))
 	register("bench load", "closed-loop load test of a running dmar serve: throughput, p50/p95/p99, errors and RSS by concurrency (CSV and a plot with --out)", runBenchLoad)
-	register("bench answer", "POST /v1/answer's latency, reader tokens and EM/F1 from the documents' heads (before) beside the default path (selected evidence, graph answers) on the same questions; ends with answer_p50_s=P answer_speedup=X f1_delta=D [lo, hi]", runBenchAnswer)
+	register("bench answer", "POST /v1/answer's latency, reader tokens and EM/F1 from the documents' heads (before) beside the default path (selected evidence, graph answers) on the same questions; ends with answer_p50_s=P answer_speedup=X f1_delta=D [lo, hi]", benchWith("bench answer", backends.RunAnswer))
 	register("bench textgraph", "documents/s of building the text graph of a corpus as the load did before (extract, then embed every new node, batch by batch) beside today's (the next batch extracted meanwhile, each label embedded once through the vector cache), cold and with the cache of an earlier load; the graphs must be equal", benchWith("bench textgraph", backends.RunTextGraphBench))
 	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
-}
-
-func runBenchLatency(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
-	var f bench.LatencyFlags
-	if _, err := a.parseArgs("bench latency", args, stderr, f.Register); err != nil {
-		return err
-	}
-	qs, corpus, err := f.ReadQuestions(a.cfg.State, a.cfg.Corpus)
-	if err != nil {
-		return cliErr(err)
-	}
-	a.cfg.Corpus = corpus
-	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
-	bs, err := set.LatencyBackends(ctx, p, stderr, warnLogger(stderr))
-	if err != nil {
-		return err
-	}
-	stop, err := f.StartProfile()
-	if err != nil {
-		return err
-	}
-	defer stop()
-	return f.Latency(qs, bs).Run(ctx, stdout, stderr)
-}
-
-func runBenchAnswer(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
-	var f bench.AnswerFlags
-	if _, err := a.parseArgs("bench answer", args, stderr, f.Register); err != nil {
-		return err
-	}
-	ds, corpus, err := f.Open(a.cfg.State, a.cfg.Corpus)
-	if err != nil {
-		return cliErr(err)
-	}
-	a.cfg.Corpus = corpus
-	p, set, err := a.pipelineFor(ctx, stderr, warnLogger(stderr), nil)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
-	c := a.cfg.Chat
-	reader := chat.Client{BaseURL: c.BaseURL, Model: c.Model, APIKey: c.APIKey.Reveal(), Timeout: 2 * time.Minute}
-	return cliErr(f.Answer(ctx, p, reader, ds, stdout, stderr))
-}
-
-func runBenchSubgraphs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var a appFlags
-	var f bench.SubgraphFlags
-	if _, err := a.parseArgs("bench subgraphs", args, stderr, f.Register); err != nil {
-		return err
-	}
-	if a.cfg.GraphBackend().Embedded() {
-		return usageError{Msg: "bench subgraphs: --graph must name the Neo4j to compare (neo4j://HOST:PORT or bolt://HOST:PORT)"}
-	}
-	emb, _, err := backends.Inputs(a.cfg, stderr).Graph(ctx)
-	if err != nil {
-		return err
-	}
-	st, err := neo4jkg.Open(ctx, backends.Neo4j(a.cfg))
-	if err != nil {
-		return err
-	}
-	defer st.Close(context.Background())
-	return f.Run(ctx, emb, st, a.cfg.Graph, stdout, stderr)
 }
 
 // runBenchLoad parses the flags of a bench.Load and runs it.

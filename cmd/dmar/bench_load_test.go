@@ -24,7 +24,9 @@ func TestBenchLoad(t *testing.T) {
 			w.Write([]byte(`{"status":"ready","checks":{}}`))
 		case "/v1/retrieve":
 			var b bytes.Buffer
-			b.ReadFrom(r.Body)
+			if _, err := b.ReadFrom(r.Body); err != nil {
+				t.Error(err)
+			}
 			if body := b.String(); !strings.Contains(body, `"k":3`) || !strings.Contains(body, `"query":"Who directed Inception?"`) || r.Header.Get("Authorization") != "Bearer lk" {
 				mu.Lock()
 				bad = append(bad, body)
@@ -40,7 +42,9 @@ func TestBenchLoad(t *testing.T) {
 	defer srv.Close()
 	dir := t.TempDir()
 	qfile := filepath.Join(dir, "q.jsonl")
-	os.WriteFile(qfile, []byte("{\"question\":\"Who directed Inception?\"}\nnot json\n"), 0o644)
+	if err := os.WriteFile(qfile, []byte("{\"question\":\"Who directed Inception?\"}\nnot json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("DMAR_API_KEY", "lk")
 	out := filepath.Join(dir, "out")
 	var stdout, stderr bytes.Buffer

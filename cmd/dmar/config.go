@@ -16,7 +16,7 @@ func init() {
 	register("config hash-key", "read an API key on stdin and print the SHA-256 to put in server.auth.keys[].sha256", runConfigHashKey)
 }
 
-func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runConfigCheck(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	a := appFlags{serve: true}
 	var show bool
 	if _, err := a.parseArgs("config check", args, stderr, func(fs *flag.FlagSet) {
@@ -31,7 +31,7 @@ func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	return nil
 }
 
-func runConfigHashKey(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runConfigHashKey(_ context.Context, args []string, stdout, _ io.Writer) error {
 	if len(args) > 0 {
 		return usageError{Msg: "config hash-key reads the key on stdin (never as an argument: it would stay in the shell history)"}
 	}

@@ -26,7 +26,7 @@ func TestDocumentsOnNeo4jAndWeaviate(t *testing.T) {
 		index += "?grpc=" + g
 	}
 	t.Cleanup(func() { // the test's class goes with it
-		req, _ := http.NewRequest("DELETE", strings.TrimRight(wurl, "/")+"/v1/schema/DocsLiveTest", nil)
+		req, _ := http.NewRequest("DELETE", strings.TrimRight(wurl, "/")+"/v1/schema/DocsLiveTest", http.NoBody)
 		doReq(req)
 	})
 	run("load", "corpus", "--data", film, "--index", index, "--state", state, "--quiet")

@@ -37,7 +37,9 @@ func TestDocsRepairCommand(t *testing.T) {
 	path := filepath.Join(dir, docstore.LogFile)
 	b, _ := os.ReadFile(path)
 	b[mid] ^= 1
-	os.WriteFile(path, b, 0o644)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	var out bytes.Buffer
 	if err := Run(ctx, []string{"docs", "repair", "--state", state, "--dry-run"}, &out, &out); err != nil {

@@ -147,7 +147,7 @@ func (p *dmarProc) post(path, body string, header ...string) reply {
 }
 
 func (p *dmarProc) get(path string, header ...string) reply {
-	req, _ := http.NewRequest("GET", p.url+path, nil)
+	req, _ := http.NewRequest("GET", p.url+path, http.NoBody)
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
@@ -157,7 +157,7 @@ func (p *dmarProc) get(path string, header ...string) reply {
 var client = &http.Client{Timeout: 60 * time.Second}
 
 func mustGet(url string) *http.Request {
-	req, err := http.NewRequest("GET", url, nil)
+	req, err := http.NewRequest("GET", url, http.NoBody)
 	if err != nil {
 		panic(err)
 	}

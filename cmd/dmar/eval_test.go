@@ -107,9 +107,13 @@ func TestEvalSkipMissingGold(t *testing.T) {
 	}
 	dir := t.TempDir()
 	corpus := filepath.Join(dir, "corpus.jsonl")
-	os.WriteFile(corpus, []byte(`{"id":"Q25191","title":"Christopher Nolan","text":"Christopher Nolan directed Inception."}`+"\n"+`{"id":"Q25188","title":"Inception","text":"Inception is a 2010 film."}`+"\n"), 0o644)
+	if err := os.WriteFile(corpus, []byte(`{"id":"Q25191","title":"Christopher Nolan","text":"Christopher Nolan directed Inception."}`+"\n"+`{"id":"Q25188","title":"Inception","text":"Inception is a 2010 film."}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	qs := filepath.Join(dir, "q.jsonl")
-	os.WriteFile(qs, []byte(`{"id":"a","question":"who directed inception","answers":["Christopher Nolan"],"gold_doc_ids":["Q25191"]}`+"\n"+`{"id":"b","question":"who scored inception","answers":["Hans Zimmer"],"gold_doc_ids":["Q76364"]}`+"\n"), 0o644)
+	if err := os.WriteFile(qs, []byte(`{"id":"a","question":"who directed inception","answers":["Christopher Nolan"],"gold_doc_ids":["Q25191"]}`+"\n"+`{"id":"b","question":"who scored inception","answers":["Hans Zimmer"],"gold_doc_ids":["Q76364"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "out")
 	args := []string{"eval", "--kg", film, "--corpus", corpus, "--state", filepath.Join(dir, "state"), "--gnn", "", "--gate", "", "--quiet",
 		"--dataset", "jsonl:" + qs, "--systems", "bm25,dmar", "--k-max", "2", "--out", out, "--skip-missing-gold"}

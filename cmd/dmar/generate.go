@@ -73,11 +73,11 @@ func (g requester[R]) runLocal(ctx context.Context, a *appFlags, reqJSON []byte,
 }
 
 // apiClient is the client of a server at base, with DMAR_API_KEY's key; a
-// bad base is a usage error named by flag.
-func apiClient(flag, base string, timeout time.Duration) (*api.Client, error) {
+// bad base is a usage error named by name (the flag).
+func apiClient(name, base string, timeout time.Duration) (*api.Client, error) {
 	c, err := api.Dial(base, config.ClientAPIKey(os.Getenv), timeout)
 	if err != nil {
-		return nil, usageError{Msg: flag + err.Error()}
+		return nil, usageError{Msg: name + err.Error()}
 	}
 	return c, nil
 }

@@ -46,7 +46,7 @@ func TestLoadWikidataCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(out, "b/entities.jsonl"))
+	b, _ := os.ReadFile(filepath.Join(out, "b", "entities.jsonl"))
 	if !strings.Contains(string(b), `"label":"Schottland"`) {
 		t.Fatalf("German label missing:\n%s", b)
 	}

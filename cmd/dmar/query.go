@@ -15,7 +15,7 @@ func init() {
 
 var queryCommand = requester[api.RetrieveResponse]{
 	name: "query", route: "/v1/retrieve", body: api.RawRequest, write: api.WriteTable,
-	local: func(ctx context.Context, a *appFlags, p *pipeline.Pipeline, reqJSON []byte) (*api.RetrieveResponse, error) {
+	local: func(ctx context.Context, _ *appFlags, p *pipeline.Pipeline, reqJSON []byte) (*api.RetrieveResponse, error) {
 		req, err := server.DecodeRetrieve(strings.NewReader(string(reqJSON)), p.Defaults())
 		if err != nil {
 			return nil, pipeline.RemovedOption(err)

@@ -43,7 +43,7 @@ func TestReplicasShareDocuments(t *testing.T) {
 		t.Fatalf("cannot name a collection in %q", cluster)
 	}
 	t.Cleanup(func() {
-		req, _ := http.NewRequest("DELETE", wc.URL+"/v1/schema/ReplicasTest", nil)
+		req, _ := http.NewRequest("DELETE", wc.URL+"/v1/schema/ReplicasTest", http.NoBody)
 		doReq(req)
 	})
 	cluster3 := []string{"--weaviate-replicas", "3", "--weaviate-write-consistency", "ALL"}

@@ -24,7 +24,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // runMCP serves one MCP client over stdio with DMAR_API_KEY as the caller's
 // key. Logs go to stderr; stdout is the protocol's.
-func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runMCP(ctx context.Context, args []string, _, stderr io.Writer) error {
 	s, err := serviceFor("mcp", args, stderr)
 	if err != nil {
 		return err

@@ -25,7 +25,7 @@ func TestVerifyCommand(t *testing.T) {
 		}
 		raw, _ := io.ReadAll(r.Body)
 		_ = json.Unmarshal(raw, &gotBody)
-		json.NewEncoder(w).Encode(api.VerifyResponse{Verdict: api.VerdictSupports, ModelVerdict: api.VerdictSupports, Model: "m",
+		_ = json.NewEncoder(w).Encode(api.VerifyResponse{Verdict: api.VerdictSupports, ModelVerdict: api.VerdictSupports, Model: "m",
 			Evidence: []api.Evidence{{ID: "Q25188", Title: "Inception", Sentence: 0, Text: "Inception is a 2010 film directed by Christopher Nolan.", Number: 1}},
 			Sources:  []string{"Q25188"}, SentencesShown: 3, TimingsMS: map[string]float64{"retrieve": 12, "generate": 3400}})
 	}))

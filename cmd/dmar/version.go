@@ -12,7 +12,7 @@ import (
 var version = "dev"
 
 func init() {
-	register("version", "print the version", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	register("version", "print the version", func(_ context.Context, _ []string, stdout, _ io.Writer) error {
 		fmt.Fprintln(stdout, cli.Version(version))
 		return nil
 	})

@@ -83,7 +83,7 @@ func (f *fakeGen) Complete(_ context.Context, msgs []chat.Message) (string, erro
 	return f.reply, f.err
 }
 
-func (f *fakeGen) Stream(ctx context.Context, msgs []chat.Message, onDelta func(string) error) (string, error) {
+func (f *fakeGen) Stream(_ context.Context, msgs []chat.Message, onDelta func(string) error) (string, error) {
 	f.got = msgs
 	if f.err != nil {
 		return "", f.err

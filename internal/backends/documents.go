@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -52,7 +53,7 @@ func (s *Set) Documents(ctx context.Context, log *slog.Logger) (*docstore.Store,
 	if err != nil {
 		cache.Close()
 		if cfg.OnClose != nil {
-			cfg.OnClose()
+			err = errors.Join(err, cfg.OnClose())
 		}
 		return nil, err
 	}

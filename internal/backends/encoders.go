@@ -33,8 +33,8 @@ func OpenDocEncoders(cfg config.Config) (DocEncoders, error) {
 	return DocEncoders{rt: rt, models: cfg.Models}, err
 }
 
-// Open opens the encoder called name; close frees it.
-func (d DocEncoders) Open(name string) (enc *onnx.Encoder, close func(), err error) {
+// Open opens the encoder called name; release frees it.
+func (d DocEncoders) Open(name string) (enc *onnx.Encoder, release func(), err error) {
 	m := d.models
 	m.Encoder = name
 	e, err := onnx.NewEncoder(d.rt, m.EncoderFolder(), onnx.WithEncoderName(name), onnx.WithBatchSize(m.EncoderBatch))

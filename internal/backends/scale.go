@@ -55,7 +55,7 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		return err
 	}
 	defer set.Close()
-	real, ok := set.Index.(*memindex.Index)
+	embedded, ok := set.Index.(*memindex.Index)
 	if !ok {
 		return fmt.Errorf("bench scale: the embedded index is a %T", set.Index)
 	}
@@ -67,7 +67,7 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 	if err != nil {
 		return err
 	}
-	b := bench.Scale{Sizes: sizes, Real: real.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
+	b := bench.Scale{Sizes: sizes, Real: embedded.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
 		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0, EfSweep: sweep, RemoteOnly: f.NoEmbedded,
 		Pipeline: func(x retrieval.Index) (*pipeline.Pipeline, error) {
 			set.Index = x

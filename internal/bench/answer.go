@@ -258,7 +258,7 @@ func runAnswer(ctx context.Context, a *answer.Answerer, gen *usageGen, q eval.Qu
 	return run
 }
 
-func (f AnswerFlags) report(w io.Writer, reader chat.Client, ds *eval.Dataset, recs []AnswerRecord) error {
+func (f AnswerFlags) report(w io.Writer, reader chat.Client, _ *eval.Dataset, recs []AnswerRecord) error {
 	half := ""
 	if f.Half != "" {
 		half = ", " + f.Half + " half"

@@ -248,10 +248,7 @@ func (f Failover) killOne(ctx context.Context, nodes []procNode, i int, t0 time.
 		return rep, [2]time.Time{}, err
 	}
 	fmt.Fprintf(out, "kill: node %s restarted as pid %d after %.1fs down\n", f.Nodes[i], pid, restarted.Sub(killed).Seconds())
-	for {
-		if f.ready(ctx, f.Nodes[i]) && f.healthy(ctx) {
-			break
-		}
+	for !f.ready(ctx, f.Nodes[i]) || !f.healthy(ctx) {
 		if time.Since(restarted) > 3*time.Minute {
 			return rep, [2]time.Time{}, fmt.Errorf("the restarted node was not serving after 3 minutes")
 		}
@@ -304,15 +301,16 @@ func (f Failover) summarise(res *FailoverResult, samples []sample, windows [][2]
 		}
 		for k, w := range windows {
 			// A request that overlaps the outage at all counts as one of it.
-			if s.end.After(w[0]) && s.start.Before(w[1]) {
-				outage = append(outage, ms)
-				perKill[k] = append(perKill[k], ms)
-				res.Kills[k].Requests++
-				if s.err != nil {
-					res.Kills[k].Failed++
-				}
-				break
+			if !s.end.After(w[0]) || !s.start.Before(w[1]) {
+				continue
 			}
+			outage = append(outage, ms)
+			perKill[k] = append(perKill[k], ms)
+			res.Kills[k].Requests++
+			if s.err != nil {
+				res.Kills[k].Failed++
+			}
+			break
 		}
 	}
 	res.OutageRequests = len(outage)
@@ -353,7 +351,7 @@ var probeClient = &http.Client{Timeout: 3 * time.Second}
 
 // ready: the node answers /v1/.well-known/ready.
 func (f Failover) ready(ctx context.Context, base string) bool {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
 		return false
 	}
@@ -367,7 +365,7 @@ func (f Failover) ready(ctx context.Context, base string) bool {
 
 // nodeStatus is every node's status as the node at base reports them.
 func (f Failover) nodeStatus(ctx context.Context, base string) (map[string]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/nodes", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/nodes", http.NoBody)
 	if err != nil {
 		return nil, err
 	}

@@ -40,9 +40,9 @@ func (f *LatencyFlags) Register(fs *flag.FlagSet) {
 // ReadQuestions reads the --questions file, up to --limit questions. A dmar
 // eval dataset (FORMAT:PATH) gives its questions and, where it brings a
 // corpus of its own (HotpotQA's, MuSiQue's), the corpus file dmar eval
-// searches for it (written once into the state folder), unless corpus (the
-// configured --corpus) names one: the caller searches the returned corpus.
-func (f LatencyFlags) ReadQuestions(state, corpus string) ([]string, string, error) {
+// searches for it (written once into the state folder), unless corpusPath
+// (the configured --corpus) names one: the caller searches the returned corpus.
+func (f LatencyFlags) ReadQuestions(state, corpusPath string) ([]string, string, error) {
 	if f.Questions == "" {
 		return nil, "", errs.E(errs.Invalid, "bench latency: --questions is required")
 	}
@@ -50,17 +50,17 @@ func (f LatencyFlags) ReadQuestions(state, corpus string) ([]string, string, err
 		return nil, "", errs.E(errs.Invalid, "bench latency: --cold=false and --warm=false leave nothing to time")
 	}
 	if format, _, ok := strings.Cut(f.Questions, ":"); ok && slices.Contains(eval.Formats, format) {
-		return datasetQuestions(f.Questions, f.Limit, state, corpus)
+		return datasetQuestions(f.Questions, f.Limit, state, corpusPath)
 	}
 	qs, err := ReadQuestions(f.Questions, f.Limit)
-	return qs, corpus, err
+	return qs, corpusPath, err
 }
 
 // datasetQuestions are a dmar eval dataset's questions and the corpus to
 // search them in (eval.CorpusFor). Per-question pools and passages added to
 // the configured corpus (NQ-open, TriviaQA) are refused: the latency bench
 // searches one corpus, unfiltered.
-func datasetQuestions(spec string, limit int, state, corpus string) ([]string, string, error) {
+func datasetQuestions(spec string, limit int, state, corpusPath string) ([]string, string, error) {
 	ds, err := eval.Open(spec, 0)
 	if err != nil {
 		return nil, "", errs.E(errs.Invalid, "bench latency: %s", err)
@@ -69,14 +69,14 @@ func datasetQuestions(spec string, limit int, state, corpus string) ([]string, s
 		return nil, "", errs.E(errs.Invalid, "bench latency: %s searches per-question pools or adds passages to the corpus; give its questions as a JSONL file and the corpus with --corpus", spec)
 	}
 	ds.Limit(limit)
-	if corpus, err = eval.CorpusFor(ds, state, corpus); err != nil {
+	if corpusPath, err = eval.CorpusFor(ds, state, corpusPath); err != nil {
 		return nil, "", err
 	}
 	qs := make([]string, len(ds.Questions))
 	for i, q := range ds.Questions {
 		qs[i] = q.Question
 	}
-	return qs, corpus, nil
+	return qs, corpusPath, nil
 }
 
 // Latency is the benchmark of the flags: the questions on each backend.

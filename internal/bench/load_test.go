@@ -56,7 +56,9 @@ func TestLoadRun(t *testing.T) {
 	srv, seen := loadServer(t)
 	dir := t.TempDir()
 	qfile := filepath.Join(dir, "q.jsonl")
-	os.WriteFile(qfile, []byte("{\"question\":\"Who directed Inception?\"}\nnot json\n{\"question\":\"fails\"}\n"), 0o644)
+	if err := os.WriteFile(qfile, []byte("{\"question\":\"Who directed Inception?\"}\nnot json\n{\"question\":\"fails\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var stdout, stderr bytes.Buffer
 	qs, err := LoadQuestions(qfile, &stderr)
 	if err != nil || len(qs) != 2 {

@@ -12,13 +12,17 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 )
 
+// newPlot is an empty plot with its title and axis labels.
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text, p.Y.Label.Text = title, x, y
+	return p
+}
+
 // drawLoadPlot draws latency percentiles and throughput by concurrency, and
 // RSS over time, one above the other, into a PNG.
 func drawLoadPlot(path string, lv []loadLevel, rss []rssSample) error {
-	lat := plot.New()
-	lat.Title.Text = "dmar retrieve: latency by concurrency"
-	lat.X.Label.Text = "concurrent clients"
-	lat.Y.Label.Text = "ms"
+	lat := newPlot("dmar retrieve: latency by concurrency", "concurrent clients", "ms")
 	for i, s := range []struct {
 		name string
 		get  func(loadLevel) float64
@@ -32,10 +36,7 @@ func drawLoadPlot(path string, lv []loadLevel, rss []rssSample) error {
 			return err
 		}
 	}
-	thr := plot.New()
-	thr.Title.Text = "throughput"
-	thr.X.Label.Text = "concurrent clients"
-	thr.Y.Label.Text = "requests/s"
+	thr := newPlot("throughput", "concurrent clients", "requests/s")
 	pts := make(plotter.XYs, len(lv))
 	for i, l := range lv {
 		pts[i] = plotter.XY{X: float64(l.Concurrency), Y: l.Throughput}
@@ -43,10 +44,7 @@ func drawLoadPlot(path string, lv []loadLevel, rss []rssSample) error {
 	if err := addLoadLine(thr, "req/s", pts, 0); err != nil {
 		return err
 	}
-	mem := plot.New()
-	mem.Title.Text = "server RSS over time"
-	mem.X.Label.Text = "s"
-	mem.Y.Label.Text = "MiB"
+	mem := newPlot("server RSS over time", "s", "MiB")
 	mp := make(plotter.XYs, len(rss))
 	for i, s := range rss {
 		mp[i] = plotter.XY{X: s.At.Seconds(), Y: float64(s.RSS) / (1 << 20)}

@@ -123,7 +123,6 @@ func (s Scale) Run(ctx context.Context, out io.Writer) ([]ScaleRow, error) {
 			rows = append(rows, r)
 			fmt.Fprintln(out, r)
 		}
-		docs = nil
 		freeMemory()
 	}
 	fmt.Fprintf(out, "scale_ratio=%.2f\n", ScaleRatio(rows))
@@ -247,7 +246,8 @@ func (s Scale) remote(ctx context.Context, docs []retrieval.Document, syn int) (
 			r.RSS, r.PeakRSS = procMemory(pid)
 		}
 	}
-	return r, s.measure(ctx, x, &r)
+	err = s.measure(ctx, x, &r)
+	return r, err
 }
 
 // measure times hybrid searches (every question, limit 100, alpha 0.5) and

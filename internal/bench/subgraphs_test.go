@@ -56,7 +56,7 @@ func TestSubgraphsBench(t *testing.T) {
 	if !strings.Contains(out.String(), "identical subgraphs: 200 of 200 roots") {
 		t.Errorf("report does not say all 4 x 50 subgraphs were compared and equal:\n%s", out.String())
 	}
-	if !regexp.MustCompile(`\np50_ratio=[0-9]+\.[0-9]{2}\n$`).MatchString(out.String()) {
+	if !regexp.MustCompile(`\np50_ratio=\d+\.\d{2}\n$`).MatchString(out.String()) {
 		t.Errorf("report does not end with p50_ratio=R:\n%s", out.String())
 	}
 	// The same draw for a seed, another for another seed, no repeats.
@@ -160,7 +160,7 @@ func TestLinkingBench(t *testing.T) {
 		t.Fatal("the film graph links none of the texts")
 	}
 	if !strings.Contains(out.String(), "identical links: 3 of 3 texts") || !regexp.MustCompile(`same +[0-9.]+ +[0-9.]+ +`+strconv.Itoa(want)+`\n`).MatchString(out.String()) ||
-		!regexp.MustCompile(`\nlink_p50_ratio=[0-9]+\.[0-9]{2}\n`).MatchString(out.String()) {
+		!regexp.MustCompile(`\nlink_p50_ratio=\d+\.\d{2}\n`).MatchString(out.String()) {
 		t.Errorf("report:\n%s", out.String())
 	}
 	out.Reset()

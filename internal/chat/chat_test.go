@@ -53,7 +53,7 @@ func TestCompleteErrors(t *testing.T) {
 		{"no choices", `{"choices":[]}`, 200, "response has no choices", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 				w.WriteHeader(c.status)
 				w.Write([]byte(c.body))
 			}))
@@ -71,7 +71,7 @@ func TestCompleteErrors(t *testing.T) {
 }
 
 func TestCompleteTimeout(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 		case <-time.After(time.Second):
@@ -121,7 +121,7 @@ func TestStreamLlamaCpp(t *testing.T) {
 }
 
 func TestStreamStopsOnCallbackError(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		for _, d := range []string{"a", "b", "c"} {
 			fmt.Fprintf(w, "data: {\"choices\":[{\"delta\":{\"content\":%q}}]}\n\n", d)
 		}
@@ -143,7 +143,7 @@ func TestStreamStopsOnCallbackError(t *testing.T) {
 }
 
 func TestStreamBadEvent(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Write([]byte("data: {nope\n\n"))
 	}))
 	defer srv.Close()

@@ -142,7 +142,7 @@ func assertNoSecret(t *testing.T, c config.Config, secret string) {
 	js, _ := json.Marshal(c)
 	ym, _ := yaml.Marshal(c)
 	for name, out := range map[string]string{"slog": logs.String(), "json": string(js), "yaml": string(ym), "Redacted": c.Redacted(),
-		"%v": fmt.Sprintf("%v", c), "%+v": fmt.Sprintf("%+v", c), "%#v": fmt.Sprintf("%#v", c), "%s": fmt.Sprintf("%s", c.Neo4j.Password)} {
+		"%v": fmt.Sprintf("%v", c), "%+v": fmt.Sprintf("%+v", c), "%#v": fmt.Sprintf("%#v", c), "%s": fmt.Sprintf("%s", c.Neo4j.Password)} { //nolint:gocritic,staticcheck // the test is what %s prints {
 		if strings.Contains(out, secret) {
 			t.Errorf("%s output contains the secret: %s", name, out)
 		}

@@ -11,7 +11,7 @@ func TestHashKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// sha256("0123456789abcdef")
+	// the SHA-256 of the key 0123456789abcdef
 	if h != "9f9f5111f7b27a781f1f1ddde5ebc2dd2b796bfc7365c9c28b548e564176929f" {
 		t.Errorf("hash %s", h)
 	}

@@ -14,7 +14,7 @@ import (
 
 var (
 	hexSHA256 = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	origin    = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$`)
+	origin    = regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:\d{1,5})?$`)
 )
 
 // Validate names every wrong field of c, section by section.

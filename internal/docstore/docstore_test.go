@@ -324,7 +324,7 @@ func equalVec(a, b []float32) bool {
 
 // The index port's conformance suite on the embedded index.
 func TestConformanceMemindex(t *testing.T) {
-	docstoretest.Run(t, func(t *testing.T) docstoretest.Backend { return memindex.New(memindex.DefaultParams()) })
+	docstoretest.Run(t, func(_ *testing.T) docstoretest.Backend { return memindex.New(memindex.DefaultParams()) })
 }
 
 // A second store on the same folder (another dmar serve on the same
@@ -369,7 +369,9 @@ func TestCorruptLogRefusedThenRepaired(t *testing.T) {
 	}
 	at := (starts[20] + starts[21]) / 2
 	b[at] ^= 0x04
-	os.WriteFile(path, b, 0o644)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	_, err = docstore.Open(ctx, docstore.Config{Dir: dir, Index: memindex.New(memindex.DefaultParams()), Graph: docstoretest.Graph(), KGKey: "kg1",
 		Encoder: &docstoretest.Encoder{}, Replay: true, Logger: docstoretest.Quiet()})
@@ -394,7 +396,9 @@ func TestCorruptLogRefusedThenRepaired(t *testing.T) {
 		t.Errorf("report %+v", r)
 	}
 	var out bytes.Buffer
-	docstore.WriteRepairReports(&out, reps, false)
+	if err := docstore.WriteRepairReports(&out, reps, false); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range []string{"1 record lost", "kept 39 intact records (20 before the first damage, 19 after it)", r.SetAside} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("report lacks %q:\n%s", s, out.String())

@@ -81,7 +81,9 @@ func FuzzLogCorruption(f *testing.F) {
 			t.Fatalf("open replayed %d records, want the %d before the damage", len(got), prefix)
 		}
 
-		os.WriteFile(path, b, 0o644)
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := repairLog(path, false, nil); err != nil {
 			t.Fatalf("repair: %v", err)
 		}

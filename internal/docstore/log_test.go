@@ -189,7 +189,9 @@ func TestHeaderCutOff(t *testing.T) {
 	dir := t.TempDir()
 	for n := 0; n < len(fileHeader); n++ {
 		path := filepath.Join(dir, fmt.Sprintf("h%d.log", n))
-		os.WriteFile(path, []byte(fileHeader[:n]), 0o644)
+		if err := os.WriteFile(path, []byte(fileHeader[:n]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		got, _, err := replayed(path)
 		if err != nil || len(got) != 0 {
 			t.Fatalf("header cut at %d: %q, %v", n, got, err)
@@ -219,7 +221,9 @@ func TestTornTailIsCut(t *testing.T) {
 		"garbage after":          append(append([]byte(nil), orig...), "garbage"...),
 	} {
 		t.Run(name, func(t *testing.T) {
-			os.WriteFile(path, b, 0o644)
+			if err := os.WriteFile(path, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			got, torn, err := replayed(path)
 			want := ps
 			if len(b) <= len(orig) {
@@ -271,7 +275,9 @@ func TestCorruptionIsRefusedAndRepaired(t *testing.T) {
 			writeRecords(t, path, ps)
 			orig, _ := os.ReadFile(path)
 			bad := c.damage(orig)
-			os.WriteFile(path, bad, 0o644)
+			if err := os.WriteFile(path, bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			_, _, err := replayed(path)
 			var ce *CorruptError
 			if !errors.As(err, &ce) || !errors.Is(err, ErrCorrupt) {
@@ -346,7 +352,9 @@ func TestFormat1LogOpens(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "v1.log")
 	old := v1Log(ps)
-	os.WriteFile(path, old, 0o644)
+	if err := os.WriteFile(path, old, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	got, torn, err := replayed(path)
 	if err != nil || torn != 0 || !reflect.DeepEqual(got, ps) {
 		t.Fatalf("format 1: %d records, torn %d, %v", len(got), torn, err)
@@ -359,7 +367,9 @@ func TestFormat1LogOpens(t *testing.T) {
 		t.Fatalf("after an append: %d, %v", len(got), err)
 	}
 
-	os.WriteFile(path, old[:len(old)-4], 0o644)
+	if err := os.WriteFile(path, old[:len(old)-4], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if got, torn, err := replayed(path); err != nil || torn == 0 || !reflect.DeepEqual(got, ps[:9]) {
 		t.Fatalf("format 1, torn: %d records, torn %d, %v", len(got), torn, err)
 	}
@@ -367,7 +377,9 @@ func TestFormat1LogOpens(t *testing.T) {
 	bad := append([]byte(nil), old...)
 	at := len(v1Log(ps[:5])) + 8 + 2
 	bad[at] ^= 1
-	os.WriteFile(path, bad, 0o644)
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, _, err = replayed(path)
 	var ce *CorruptError
 	if !errors.As(err, &ce) || ce.After != 4 || ce.Before != 5 {

@@ -68,7 +68,7 @@ func eachLine(path string, fn func(n int, line []byte) error) error {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
 	for n := 1; sc.Scan(); n++ {
-		if len(strings.TrimSpace(sc.Text())) == 0 {
+		if strings.TrimSpace(sc.Text()) == "" {
 			continue
 		}
 		if err := fn(n, sc.Bytes()); err != nil {
@@ -87,7 +87,7 @@ func eachLine(path string, fn func(n int, line []byte) error) error {
 func readKGQA(path string) (*Dataset, error) {
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
-	err := eachLine(path, func(n int, line []byte) error {
+	err := eachLine(path, func(_ int, line []byte) error {
 		var r struct {
 			ID            string     `json:"id"`
 			Source        string     `json:"source"`
@@ -144,7 +144,7 @@ type PlainRecord struct {
 func readPlain(path string) (*Dataset, error) {
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
-	err := eachLine(path, func(n int, line []byte) error {
+	err := eachLine(path, func(_ int, line []byte) error {
 		var r PlainRecord
 		dec := json.NewDecoder(strings.NewReader(string(line)))
 		dec.DisallowUnknownFields()
@@ -450,7 +450,7 @@ func (r musiqueRecord) question(i int, qpath string, id func(title, text string)
 	}
 	q := Question{ID: r.ID, Question: r.Question, Answers: append([]string{r.Answer}, r.Aliases...), Strata: map[string]string{}}
 	hops, _, _ := strings.Cut(r.ID, "__")
-	if len(hops) > 0 && hops[0] >= '2' && hops[0] <= '9' {
+	if hops != "" && hops[0] >= '2' && hops[0] <= '9' {
 		q.Strata["hops"] = hops[:1] + "-hop"
 	}
 	for _, p := range r.Paragraphs {

@@ -115,9 +115,13 @@ func TestOpenKGQAAndPlain(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.jsonl")
-	os.WriteFile(bad, []byte(`{"id":"a","question":"q","gold_doc_ids":["x"]}`+"\n"+`{"id":"b","question":"q","gold":["x"]}`+"\n"), 0o644)
+	if err := os.WriteFile(bad, []byte(`{"id":"a","question":"q","gold_doc_ids":["x"]}`+"\n"+`{"id":"b","question":"q","gold":["x"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dup := filepath.Join(dir, "dup.jsonl")
-	os.WriteFile(dup, []byte(`{"id":"a","question":"q","gold_doc_ids":["x"]}`+"\n"+`{"id":"a","question":"r","gold_doc_ids":["x"]}`+"\n"), 0o644)
+	if err := os.WriteFile(dup, []byte(`{"id":"a","question":"q","gold_doc_ids":["x"]}`+"\n"+`{"id":"a","question":"r","gold_doc_ids":["x"]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for spec, want := range map[string]string{
 		"nocolon":      "FORMAT:PATH",
 		"trec:x":       "unknown format",

@@ -174,13 +174,19 @@ func (f *ExtractorFlags) Run(ctx context.Context, w io.Writer) error {
 		return errs.E(errs.Invalid, "textgraph compare: %s", err)
 	}
 	var exs []textgraph.Extractor
+	var spacies []*textgraph.Spacy // closed when the comparison ends
+	defer func() {
+		for _, sp := range spacies {
+			sp.Close()
+		}
+	}()
 	for _, name := range strings.Split(f.extractors, ",") {
 		switch strings.TrimSpace(name) {
 		case "heuristic":
 			exs = append(exs, textgraph.Heuristic{})
 		case "spacy":
 			sp := &textgraph.Spacy{Python: f.python}
-			defer sp.Close()
+			spacies = append(spacies, sp)
 			exs = append(exs, sp)
 		default:
 			return errs.E(errs.Invalid, "textgraph compare: unknown extractor %q (heuristic, spacy)", name)

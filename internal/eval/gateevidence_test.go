@@ -21,7 +21,7 @@ import (
 // question, an error for the question "fail".
 type rowsSource map[string][]pipeline.EvidenceRow
 
-func (s rowsSource) RetrieveEvidence(ctx context.Context, q string, o pipeline.Options) (*pipeline.Result, []pipeline.EvidenceRow, error) {
+func (s rowsSource) RetrieveEvidence(ctx context.Context, q string, _ pipeline.Options) (*pipeline.Result, []pipeline.EvidenceRow, error) {
 	if q == "fail" {
 		return nil, nil, errors.New("backend down")
 	}

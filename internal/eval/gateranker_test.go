@@ -19,7 +19,7 @@ import (
 // question, an error for the question "fail".
 type poolSource map[string][]pipeline.RankRow
 
-func (s poolSource) RetrieveRanked(ctx context.Context, q string, o pipeline.Options) (*pipeline.Result, []pipeline.RankRow, error) {
+func (s poolSource) RetrieveRanked(ctx context.Context, q string, _ pipeline.Options) (*pipeline.Result, []pipeline.RankRow, error) {
 	if q == "fail" {
 		return nil, nil, errors.New("backend down")
 	}

@@ -31,7 +31,7 @@ func (graphSource) LinkQuery(_ context.Context, q string, _ []float32, _ pipelin
 	return []kg.Mention{{QID: "A", Surface: "a", Confidence: 0.9}}, nil
 }
 
-func (graphSource) ChannelSubgraphs(_ context.Context, roots []string, hops, _ int) (map[string]kg.Subgraph, error) {
+func (graphSource) ChannelSubgraphs(_ context.Context, _ []string, _, _ int) (map[string]kg.Subgraph, error) {
 	return map[string]kg.Subgraph{"A": {Root: "A",
 		Nodes: []kg.Node{{QID: "A"}, {QID: "B", Hop: 1}, {QID: "D", Hop: 1}, {QID: "H", Hop: 1, Hub: true}, {QID: "C", Hop: 2}, {QID: "E", Hop: 2}},
 		Edges: []kg.Edge{{From: "A", To: "B", PID: "P19", Label: "place of birth"}, {From: "B", To: "C", PID: "P17", Label: "country"},

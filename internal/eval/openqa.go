@@ -23,29 +23,7 @@ const NQCorpusFile = "corpus.jsonl"
 // Its passages (corpus.jsonl beside FILE) are searched together with the
 // configured corpus, not instead of it.
 func readNQ(path string) (*Dataset, error) {
-	qpath, dir := benchFile(path, "dev.jsonl")
-	ds := &Dataset{Setting: "pooled"}
-	seen := map[string]bool{}
-	err := eachLine(qpath, func(n int, line []byte) error {
-		var r struct {
-			ID         string   `json:"id"`
-			Source     string   `json:"source"`
-			Question   string   `json:"question"`
-			Answers    []string `json:"answers"`
-			GoldDocIDs []string `json:"gold_doc_ids"`
-		}
-		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("not an nq-open record: %w", err)
-		}
-		if err := checkRecord(r.ID, r.Question, seen); err != nil {
-			return err
-		}
-		if len(r.GoldDocIDs) == 0 {
-			return fmt.Errorf("question %q: nq-open record needs gold_doc_ids", r.ID)
-		}
-		ds.Questions = append(ds.Questions, Question{ID: r.ID, Question: r.Question, Answers: r.Answers, Gold: r.GoldDocIDs, Strata: map[string]string{}})
-		return nil
-	})
+	ds, dir, err := readAnswerRecords(path, "nq-open")
 	if err != nil {
 		return nil, err
 	}
@@ -61,10 +39,23 @@ func readNQ(path string) (*Dataset, error) {
 // readTriviaQA reads TriviaQA over codexm: answers = the dataset's aliases,
 // gold = the answer entities' extracts (AnswerQIDs give the hub strata).
 func readTriviaQA(path string) (*Dataset, error) {
-	qpath, _ := benchFile(path, "dev.jsonl")
+	ds, _, err := readAnswerRecords(path, "triviaqa")
+	if err != nil {
+		return nil, err
+	}
+	ds.Notes = append(ds.Notes, "TriviaQA over the configured corpus: gold = the extract of the entity the answer names (the kgqa convention).")
+	return ds, nil
+}
+
+// readAnswerRecords reads the question file of NQ-open or TriviaQA (named
+// by what in errors): records with answers and gold passages, and
+// answer_qids where the dataset has them. It returns the dataset and the
+// folder the questions came from.
+func readAnswerRecords(path, what string) (*Dataset, string, error) {
+	qpath, dir := benchFile(path, "dev.jsonl")
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
-	err := eachLine(qpath, func(n int, line []byte) error {
+	err := eachLine(qpath, func(_ int, line []byte) error {
 		var r struct {
 			ID         string   `json:"id"`
 			Source     string   `json:"source"`
@@ -74,23 +65,30 @@ func readTriviaQA(path string) (*Dataset, error) {
 			GoldDocIDs []string `json:"gold_doc_ids"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
-			return fmt.Errorf("not a triviaqa record: %w", err)
+			return fmt.Errorf("not %s %s record: %w", article(what), what, err)
 		}
 		if err := checkRecord(r.ID, r.Question, seen); err != nil {
 			return err
 		}
 		if len(r.GoldDocIDs) == 0 {
-			return fmt.Errorf("question %q: triviaqa record needs gold_doc_ids", r.ID)
+			return fmt.Errorf("question %q: %s record needs gold_doc_ids", r.ID, what)
 		}
 		ds.Questions = append(ds.Questions, Question{ID: r.ID, Question: r.Question, Answers: r.Answers, Gold: r.GoldDocIDs,
 			AnswerQIDs: r.AnswerQIDs, Strata: map[string]string{}})
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	ds.Notes = append(ds.Notes, "TriviaQA over the configured corpus: gold = the extract of the entity the answer names (the kgqa convention).")
-	return ds, nil
+	return ds, dir, nil
+}
+
+// article is "a" or "an" before word.
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }
 
 // FEVER's labels as the dataset spells them.
@@ -109,7 +107,7 @@ func readFEVER(path string) (*Dataset, error) {
 	ds := &Dataset{Setting: "pooled"}
 	seen := map[string]bool{}
 	verifiable := 0
-	err := eachLine(qpath, func(n int, line []byte) error {
+	err := eachLine(qpath, func(_ int, line []byte) error {
 		var r struct {
 			ID         string          `json:"id"`
 			Source     string          `json:"source"`

@@ -123,7 +123,7 @@ func TestHalves(t *testing.T) {
 		}
 	}
 	// The rule is the id's, not the file's order.
-	if HalfOf("fever-64721") != HalfOf("fever-64721") || HalfOf("a") == HalfOf("b") && HalfOf("b") == HalfOf("c") && HalfOf("c") == HalfOf("d") && HalfOf("d") == HalfOf("e") {
+	if a, b := HalfOf("fever-64721"), HalfOf("fever-64721"); a != b || HalfOf("a") == HalfOf("b") && HalfOf("b") == HalfOf("c") && HalfOf("c") == HalfOf("d") && HalfOf("d") == HalfOf("e") {
 		t.Errorf("HalfOf is not a split")
 	}
 	if err := ds.KeepHalf("train"); err == nil || !strings.Contains(err.Error(), `"train"`) {

@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/dmar-kg/dmar/internal/answer"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/answer"
 	"github.com/dmar-kg/dmar/internal/verify"
 )
 
@@ -24,7 +24,9 @@ func TestReaderAnswersAndScores(t *testing.T) {
 			http.NotFound(w, r)
 			return
 		}
-		json.NewDecoder(r.Body).Decode(&got)
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
 		w.Write([]byte(`{"choices":[{"message":{"content":"<think>hmm</think>\nThe Christopher Nolan\nextra"}}]}`))
 	}))
 	defer srv.Close()
@@ -46,7 +48,7 @@ func TestReaderAnswersAndScores(t *testing.T) {
 }
 
 func TestReaderErrors(t *testing.T) {
-	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(500) }))
 	defer down.Close()
 	for _, q := range []Question{{Question: "q", Answers: []string{"a"}}, {Question: "c", Label: LabelRefutes}} {
 		rec := Record{Metrics: map[string]float64{}}
@@ -81,7 +83,9 @@ func TestClaimMetrics(t *testing.T) {
 	var reply string
 	var got map[string]json.RawMessage
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		json.NewDecoder(r.Body).Decode(&got)
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
 		b, _ := json.Marshal(reply)
 		w.Write([]byte(`{"choices":[{"message":{"content":` + string(b) + `}}]}`))
 	}))
@@ -127,7 +131,7 @@ func TestClaimMetrics(t *testing.T) {
 // model or a new prompt asks again.
 func TestReaderCache(t *testing.T) {
 	calls := 0
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		calls++
 		w.Write([]byte(`{"choices":[{"message":{"content":"Christopher Nolan"}}]}`))
 	}))

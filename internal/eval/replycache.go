@@ -77,7 +77,7 @@ func OpenReplyCache(path, model string) (*ReplyCache, error) {
 	// A torn last line (no newline) stays as it is, reported; the next
 	// reply starts on a line of its own.
 	if len(raw) > 0 && raw[len(raw)-1] != '\n' {
-		if _, err := c.f.Write([]byte("\n")); err != nil {
+		if _, err := c.f.WriteString("\n"); err != nil {
 			c.f.Close()
 			return nil, fmt.Errorf("reply cache %s: %w", path, err)
 		}

@@ -24,7 +24,7 @@ var (
 // or fails every call after the first fail.
 func countingReader(t *testing.T, failAfter int64) (*httptest.Server, *atomic.Int64) {
 	var n atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		k := n.Add(1)
 		if failAfter > 0 && k > failAfter {
 			w.WriteHeader(500)
@@ -99,9 +99,16 @@ func TestReplyCacheSurvivesAReaderThatDies(t *testing.T) {
 	if errors != 2 {
 		t.Fatalf("%d errors, want the last two calls failed", errors)
 	}
-	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
-	f.WriteString(`{"model_sha256":"` + shaA + `","request_sha2`)
-	f.Close()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"model_sha256":"` + shaA + `","request_sha2`); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
 	rc, err = OpenReplyCache(path, shaA)
 	if err != nil || rc.Len() != 2 || rc.Bad != 1 {
 		t.Fatalf("after a torn write: %v, %d replies, %d bad", err, rc.Len(), rc.Bad)
@@ -127,7 +134,7 @@ func TestReplyCacheSurvivesAReaderThatDies(t *testing.T) {
 func TestRequestKey(t *testing.T) {
 	m := []chat.Message{{Role: "user", Content: "a"}}
 	if RequestKey(m, nil, 48) == RequestKey(m, nil, 96) || RequestKey(m, nil, 48) == RequestKey(m, &chat.Schema{Name: "s", Schema: []byte(`{}`)}, 48) ||
-		RequestKey(m, nil, 48) == RequestKey([]chat.Message{{Role: "user", Content: "b"}}, nil, 48) || RequestKey(m, nil, 48) != RequestKey(m, nil, 48) {
+		RequestKey(m, nil, 48) == RequestKey([]chat.Message{{Role: "user", Content: "b"}}, nil, 48) || RequestKey(m, nil, 48) != RequestKey(append([]chat.Message(nil), m...), nil, 48) {
 		t.Error("the key must follow the messages, the schema and the length bound, and only them")
 	}
 }

@@ -341,7 +341,7 @@ func (s *Summary) addStrata(ds *Dataset, systems []System, vec map[string]map[st
 func nanMean(xs []float64, mask []bool) (float64, int) {
 	t, n := 0.0, 0
 	for i, x := range xs {
-		if math.IsNaN(x) || (mask != nil && !mask[i]) {
+		if math.IsNaN(x) || (i < len(mask) && !mask[i]) {
 			continue
 		}
 		t += x

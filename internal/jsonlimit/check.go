@@ -73,11 +73,10 @@ type frame struct {
 	t       reflect.Type // the container's type; nil inside a free-form value
 	free    int          // nesting inside a free-form value (0: typed)
 	fields  map[string]reflect.Type
-	pattern string              // of a typed container
-	key     []byte              // the member being read (objects)
-	keys    int                 // where the object's keys start in checker.keys
-	set     map[uint64]struct{} // hashes of a large object's keys
-	max     int                 // elements allowed (arrays; 0: any)
+	pattern string // of a typed container
+	key     []byte // the member being read (objects)
+	keys    int    // where the object's keys start in checker.keys
+	max     int    // elements allowed (arrays; 0: any)
 }
 
 type checker struct {
@@ -114,7 +113,8 @@ func Check(body []byte, t reflect.Type, r Rules) error {
 	if err := c.members(); err != nil {
 		return err
 	}
-	if c.ws(); c.i < len(c.b) {
+	c.ws()
+	if c.i < len(c.b) {
 		return c.named(r.Prefix, errs.Invalid, "has data after the JSON "+want)
 	}
 	return nil
@@ -261,17 +261,18 @@ func (c *checker) closeKeys(f *frame) error {
 	}
 	slices.SortFunc(seg, func(a, b keyRef) int { return cmp.Or(cmp.Compare(a.h, b.h), cmp.Compare(a.at, b.at)) })
 	for i := 1; i < len(seg); i++ {
-		if seg[i].h == seg[i-1].h {
-			end := c.i
-			c.i = seg[i].at
-			raw, esc, _ := c.str()
-			c.i = end
-			f.key = raw
-			if esc {
-				f.key = Unescape(raw)
-			}
-			return c.fail(errs.Invalid, "given more than once")
+		if seg[i].h != seg[i-1].h {
+			continue
 		}
+		end := c.i
+		c.i = seg[i].at
+		raw, esc, _ := c.str()
+		c.i = end
+		f.key = raw
+		if esc {
+			f.key = Unescape(raw)
+		}
+		return c.fail(errs.Invalid, "given more than once")
 	}
 	return nil
 }
@@ -296,7 +297,6 @@ func (c *checker) value(t reflect.Type, pattern string) error {
 	if t == nil || isFree(t) {
 		return c.freeValue()
 	}
-	start := c.i
 	switch ch := c.b[c.i]; {
 	case ch == 'n':
 		if err := c.literal("null"); err != nil {
@@ -319,22 +319,7 @@ func (c *checker) value(t reflect.Type, pattern string) error {
 		}
 		return c.typeError(t, "array")
 	case ch == '"':
-		if t.Kind() != reflect.String {
-			return c.typeError(t, "string")
-		}
-		raw, _, err := c.str()
-		if err != nil {
-			return err
-		}
-		if c.r.Exact[pattern] && !utf8.Valid(raw) {
-			c.i = start
-			return c.fail(errs.Invalid, "must be valid UTF-8 (it holds a byte that is not): it would not be kept exactly")
-		}
-		if c.r.Exact[pattern] && !exact(raw) {
-			c.i = start
-			return c.fail(errs.Invalid, "must not hold a lone surrogate escape (such as \\ud800): it would not be kept exactly")
-		}
-		return nil
+		return c.typedString(t, pattern)
 	case ch == 't' || ch == 'f':
 		if t.Kind() != reflect.Bool {
 			return c.typeError(t, "bool")
@@ -351,6 +336,28 @@ func (c *checker) value(t reflect.Type, pattern string) error {
 		return c.typedNumber(t, raw)
 	}
 	return c.syntax("want a value, got " + c.char())
+}
+
+// typedString reads a string where the type t is wanted; a pattern of
+// Rules.Exact must be kept byte for byte.
+func (c *checker) typedString(t reflect.Type, pattern string) error {
+	if t.Kind() != reflect.String {
+		return c.typeError(t, "string")
+	}
+	start := c.i
+	raw, _, err := c.str()
+	if err != nil {
+		return err
+	}
+	if c.r.Exact[pattern] && !utf8.Valid(raw) {
+		c.i = start
+		return c.fail(errs.Invalid, "must be valid UTF-8 (it holds a byte that is not): it would not be kept exactly")
+	}
+	if c.r.Exact[pattern] && !exact(raw) {
+		c.i = start
+		return c.fail(errs.Invalid, "must not hold a lone surrogate escape (such as \\ud800): it would not be kept exactly")
+	}
+	return nil
 }
 
 // freeValue reads a value inside a free-form one: any JSON but null, and

@@ -40,8 +40,8 @@ func members(n int) string {
 	return strings.Join(out, ", ")
 }
 
-func nest(open, close string, n int) string {
-	return strings.Repeat(open, n) + strings.Repeat(close, n)
+func nest(opening, closing string, n int) string {
+	return strings.Repeat(opening, n) + strings.Repeat(closing, n)
 }
 
 func TestCheck(t *testing.T) {

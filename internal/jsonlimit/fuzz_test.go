@@ -39,14 +39,14 @@ func FuzzCheck(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	type_ := reflect.TypeOf(batch{})
+	batchType := reflect.TypeOf(batch{})
 	f.Fuzz(func(t *testing.T, body []byte) {
 		// The least of two runs: the fuzzing engine allocates beside them.
 		var err error
 		least := ^uint64(0)
 		for range 2 {
 			before := allocs()
-			err = jsonlimit.Check(body, type_, rules)
+			err = jsonlimit.Check(body, batchType, rules)
 			least = min(least, allocs()-before)
 		}
 		if least > 16*uint64(len(body))+256<<10 {

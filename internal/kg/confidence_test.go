@@ -92,11 +92,9 @@ func TestResolveConfidentPrefersContentOverArticles(t *testing.T) {
 		{QID: "Q2", Label: "African Americans", Aliases: []string{"African American"}, Degree: 655},
 	}
 	d := NewContextDictionary(es, NewDictionary(es))
-	text := "name a singer of the african american ethnicity"
-	toks, spans := d.Candidates(text)
 	p := DefaultConfidenceParams()
 	p.Threshold = 0
-	if got := QIDs(ResolveConfident(text, toks, spans, nil, p)); !slices.Equal(got, []string{"Q2"}) {
+	if got := linked(d, "name a singer of the african american ethnicity", p); !slices.Equal(got, []string{"Q2"}) {
 		t.Fatalf("linked %v, want [Q2]", got)
 	}
 }
@@ -122,8 +120,7 @@ func TestInitialFormsLinkFamiliarFirstNames(t *testing.T) {
 		"what did elfman compose":                         {"Q1"}, // the surname alone, as before
 		"what music is the saxophone used in":             {"Q2"}, // no probe of "the saxophone"
 	} {
-		toks, spans := d.Candidates(text)
-		if got := QIDs(ResolveConfident(text, toks, spans, nil, DefaultConfidenceParams())); !slices.Equal(got, want) {
+		if got := linked(d, text, DefaultConfidenceParams()); !slices.Equal(got, want) {
 			t.Errorf("%q linked %v, want %v", text, got, want)
 		}
 	}
@@ -155,12 +152,17 @@ func TestTypePositionPrefersTheTopic(t *testing.T) {
 		{"who is barack obama's guitar teacher", []string{"Q4"}, []string{"Q4"}}, // names are not class words
 		{"what guitar does the musician play", []string{"Q1"}, []string{"Q2"}},
 	} {
-		toks, spans := d.Candidates(c.text)
-		if got := QIDs(ResolveConfident(c.text, toks, spans, nil, DefaultConfidenceParams())); !slices.Equal(got, c.want) {
+		if got := linked(d, c.text, DefaultConfidenceParams()); !slices.Equal(got, c.want) {
 			t.Errorf("%q linked %v, want %v", c.text, got, c.want)
 		}
-		if got := QIDs(ResolveConfident(c.text, toks, spans, nil, off)); !slices.Equal(got, c.wantOff) {
+		if got := linked(d, c.text, off); !slices.Equal(got, c.wantOff) {
 			t.Errorf("%q without the type position linked %v, want %v", c.text, got, c.wantOff)
 		}
 	}
+}
+
+// linked are the QIDs d's candidates for text resolve to under p.
+func linked(d *ContextDictionary, text string, p ConfidenceParams) []string {
+	toks, spans := d.Candidates(text)
+	return QIDs(ResolveConfident(text, toks, spans, nil, p))
 }

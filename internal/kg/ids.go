@@ -7,8 +7,8 @@ import (
 )
 
 var (
-	qidRe = regexp.MustCompile(`^Q[1-9][0-9]*$`)
-	pidRe = regexp.MustCompile(`^P[1-9][0-9]*$`)
+	qidRe = regexp.MustCompile(`^Q[1-9]\d*$`)
+	pidRe = regexp.MustCompile(`^P[1-9]\d*$`)
 )
 
 // ValidQID reports whether s is a Wikidata item id (Q followed by a number

@@ -207,7 +207,7 @@ func TestMCPTimeoutAnswersEachCall(t *testing.T) {
 		}
 	}
 	// A single call: one JSON-RPC error object.
-	resp, b, err = postMCP(ctx, t, srv.URL, readKey, fmt.Sprintf(link, "7"))
+	_, b, err = postMCP(ctx, t, srv.URL, readKey, fmt.Sprintf(link, "7"))
 	var one rpc
 	if err != nil || json.Unmarshal(b, &one) != nil || string(one.ID) != "7" || one.Error == nil || one.Error.Code != dmcp.CodeTimedOut {
 		t.Errorf("a single call past the timeout: %v %s", err, b)
@@ -237,7 +237,9 @@ func TestMCPCallStopsWhenClientGoes(t *testing.T) {
 	case <-wait:
 		t.Fatal("the call went on after its client had gone")
 	}
-	<-done
+	if err := <-done; err != nil {
+		t.Logf("the cancelled call: %v", err) // expected; what matters is that it stopped
+	}
 }
 
 // The answers to one POST together are bounded as a REST answer is: past

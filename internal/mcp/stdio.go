@@ -41,7 +41,7 @@ func (s *Service) ServeIO(ctx context.Context, in io.Reader, out io.Writer) erro
 
 // screen copies the well-formed JSON-RPC lines of in to good and answers
 // each other line on reply.
-func screen(in io.Reader, good io.Writer, reply io.Writer) error {
+func screen(in io.Reader, good, reply io.Writer) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		line, tooLong, err := readLine(r)
@@ -104,7 +104,7 @@ func check(line []byte) []byte {
 			var v struct {
 				ID json.RawMessage `json:"id"`
 			}
-			json.Unmarshal(m, &v)
+			_ = json.Unmarshal(m, &v) // best effort: a reply without an id where there is none
 			return errorLine(v.ID, jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error())
 		}
 	}

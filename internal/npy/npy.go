@@ -48,7 +48,7 @@ func Write(path string, data any, shape ...int) error {
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
 	w.WriteString("\x93NUMPY\x01\x00")
-	binary.Write(w, binary.LittleEndian, uint16(len(header)))
+	_ = binary.Write(w, binary.LittleEndian, uint16(len(header))) // a bufio.Writer: Flush reports its error
 	w.WriteString(header)
 	if err := binary.Write(w, binary.LittleEndian, data); err != nil {
 		f.Close()

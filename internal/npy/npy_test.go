@@ -35,7 +35,9 @@ func TestWriteNpy(t *testing.T) {
 			t.Fatalf("%s: header %q", tc.name, b[10:10+hl])
 		}
 		var want bytes.Buffer
-		binary.Write(&want, binary.LittleEndian, tc.data)
+		if err := binary.Write(&want, binary.LittleEndian, tc.data); err != nil {
+			t.Fatal(err)
+		}
 		if !bytes.Equal(b[10+hl:], want.Bytes()) {
 			t.Errorf("%s: data differs", tc.name)
 		}

@@ -13,7 +13,7 @@ type FixedGate struct{ Semantic float64 }
 var _ Gate = FixedGate{}
 
 // Weights implements Gate.
-func (f FixedGate) Weights(ctx context.Context, query []float32, docs [][]float32) ([][2]float64, error) {
+func (f FixedGate) Weights(ctx context.Context, _ []float32, docs [][]float32) ([][2]float64, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -35,10 +35,7 @@ type timedEncoder struct {
 }
 
 func (e timedEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	start := time.Now()
-	out, err := e.Encoder.Encode(ctx, texts)
-	e.t.Inference("encoder", time.Since(start))
-	return out, err
+	return timeCall(e.t, "encoder", func() ([][]float32, error) { return e.Encoder.Encode(ctx, texts) })
 }
 
 type timedGNN struct {
@@ -47,10 +44,7 @@ type timedGNN struct {
 }
 
 func (g timedGNN) EncodeGraphs(ctx context.Context, gs []kg.Subgraph) ([][]float32, error) {
-	start := time.Now()
-	out, err := g.GraphEncoder.EncodeGraphs(ctx, gs)
-	g.t.Inference("gnn", time.Since(start))
-	return out, err
+	return timeCall(g.t, "gnn", func() ([][]float32, error) { return g.GraphEncoder.EncodeGraphs(ctx, gs) })
 }
 
 type timedGate struct {
@@ -59,8 +53,13 @@ type timedGate struct {
 }
 
 func (g timedGate) Weights(ctx context.Context, q []float32, docs [][]float32) ([][2]float64, error) {
+	return timeCall(g.t, "gate", func() ([][2]float64, error) { return g.Gate.Weights(ctx, q, docs) })
+}
+
+// timeCall runs call and records its time on t under model.
+func timeCall[T any](t InferenceTimer, model string, call func() (T, error)) (T, error) {
 	start := time.Now()
-	out, err := g.Gate.Weights(ctx, q, docs)
-	g.t.Inference("gate", time.Since(start))
+	out, err := call()
+	t.Inference(model, time.Since(start))
 	return out, err
 }

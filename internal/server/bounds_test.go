@@ -25,20 +25,20 @@ func TestMetricLabelsAndLogLinesAreBounded(t *testing.T) {
 	huge := strings.Repeat("Z", 50<<10)
 	for i := 0; i < 20; i++ {
 		method := "ZZA" + strings.Repeat("A", i) + huge
-		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/healthz", nil)
+		req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/healthz", http.NoBody)
 		req.Method = method
 		req.Header.Set("User-Agent", huge)
 		req.Header.Set("X-Request-ID", huge)
 		h.ServeHTTP(httptest.NewRecorder(), req)
-		req = httptest.NewRequest(http.MethodGet, "http://127.0.0.1/nothing/"+strings.Repeat("p", i)+"?q="+huge, nil)
+		req = httptest.NewRequest(http.MethodGet, "http://127.0.0.1/nothing/"+strings.Repeat("p", i)+"?q="+huge, http.NoBody)
 		req.Method = method
 		h.ServeHTTP(httptest.NewRecorder(), req)
 	}
-	req := httptest.NewRequest("ZZA", "http://127.0.0.1/healthz", nil)
+	req := httptest.NewRequest("ZZA", "http://127.0.0.1/healthz", http.NoBody)
 	h.ServeHTTP(httptest.NewRecorder(), req)
 
 	w := httptest.NewRecorder()
-	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/metrics", nil))
+	h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "http://127.0.0.1/metrics", http.NoBody))
 	scrape := w.Body.String()
 	if strings.Contains(scrape, "ZZA") || strings.Contains(scrape, "pppp") {
 		t.Errorf("/metrics carries a client's method or path (%d bytes)", len(scrape))

@@ -119,7 +119,7 @@ func TestClientTypedErrors(t *testing.T) {
 		})
 	}
 	// An answer that is not an error body (a proxy's page) still gives the status.
-	proxy := newClient(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy := newClient(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "bad gateway", http.StatusBadGateway)
 	}))
 	_, err := proxy.Retrieve(ctx, &api.RetrieveRequest{Query: "x"})

@@ -114,8 +114,8 @@ func TestHostMustBeLoopbackWithoutKeys(t *testing.T) {
 			t.Errorf("allowed hosts [dmar.internal], Host %q: %d, want %d", host, w.Code, want)
 		}
 	}
-	any := server.New(server.Config{Pipeline: p, AllowedHosts: []string{"*"}})
-	if w := raw(any, "GET", "/healthz", "", map[string]string{"Host": "evil.example.com"}); w.Code != 200 {
+	anyHost := server.New(server.Config{Pipeline: p, AllowedHosts: []string{"*"}})
+	if w := raw(anyHost, "GET", "/healthz", "", map[string]string{"Host": "evil.example.com"}); w.Code != 200 {
 		t.Errorf(`allowed hosts ["*"]: %d`, w.Code)
 	}
 	// With keys, a key is the protection: any Host is answered.

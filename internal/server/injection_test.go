@@ -162,7 +162,11 @@ func TestInjectionsAreDataOnRealBackends(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.Drop(context.Background())
+	defer func() {
+		if err := ws.Drop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
 	docs := testDocs
 	if len(docs) > 200 {
 		docs = docs[:200]

@@ -51,8 +51,8 @@ func TestDecodeMethod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if ans.Options.Method != c.method || ans.Options.GraphRecall != c.graphRecall {
-				t.Errorf("answer: method %q graph_recall %d", ans.Options.Method, ans.Options.GraphRecall)
+			if ans.Method != c.method || ans.GraphRecall != c.graphRecall {
+				t.Errorf("answer: method %q graph_recall %d", ans.Method, ans.GraphRecall)
 			}
 		})
 	}

@@ -23,8 +23,8 @@ func allocated(f func()) uint64 {
 	return b.TotalAlloc - a.TotalAlloc
 }
 
-func nested(open, close string, n int) string {
-	return strings.Repeat(open, n) + strings.Repeat(close, n)
+func nested(opening, closing string, n int) string {
+	return strings.Repeat(opening, n) + strings.Repeat(closing, n)
 }
 
 // decoders are every route's body decoder, by route.

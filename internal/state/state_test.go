@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/state"
 )
 
@@ -136,22 +137,5 @@ func TestGraphKeyCoversTheCorpus(t *testing.T) {
 // temporary folder, with extraEntities appended to entities.jsonl.
 func copyFilm(t *testing.T, extraEntities string) string {
 	t.Helper()
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		raw, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "entities.jsonl" {
-			raw = append(raw, extraEntities...)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), raw, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return datatest.CopyBundle(t, "codexm-film", extraEntities)
 }

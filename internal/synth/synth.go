@@ -69,9 +69,9 @@ type Maker struct {
 
 // NewMaker prepares the real documents. It returns nil when none has a
 // vector.
-func NewMaker(real []retrieval.Document, cfg Config) *Maker {
+func NewMaker(realDocs []retrieval.Document, cfg Config) *Maker {
 	m := &Maker{cfg: cfg.withDefaults()}
-	for _, d := range real {
+	for _, d := range realDocs {
 		if len(d.Vector) == 0 || d.Text == "" || (m.dim != 0 && len(d.Vector) != m.dim) {
 			continue
 		}
@@ -142,13 +142,13 @@ func (m *Maker) Doc(i int) retrieval.Document {
 
 // Corpus is a corpus of size documents: the real ones first (all of them,
 // or the first size), then synthetic ones made from them.
-func Corpus(real []retrieval.Document, size int, cfg Config) []retrieval.Document {
+func Corpus(realDocs []retrieval.Document, size int, cfg Config) []retrieval.Document {
 	out := make([]retrieval.Document, 0, size)
-	out = append(out, real[:min(size, len(real))]...)
+	out = append(out, realDocs[:min(size, len(realDocs))]...)
 	if len(out) == size {
 		return out
 	}
-	m := NewMaker(real, cfg)
+	m := NewMaker(realDocs, cfg)
 	if m == nil {
 		return out
 	}

@@ -18,23 +18,23 @@ func realDocs() []retrieval.Document {
 }
 
 func TestCorpus(t *testing.T) {
-	real := realDocs()
-	c := Corpus(real, 40, Config{Seed: 7})
+	given := realDocs()
+	c := Corpus(given, 40, Config{Seed: 7})
 	if len(c) != 40 {
 		t.Fatalf("%d documents, want 40", len(c))
 	}
 	for i, d := range c[:4] {
-		if d.ID != real[i].ID {
-			t.Fatalf("document %d is %s: the real documents come first", i, d.ID)
+		if d.ID != given[i].ID {
+			t.Fatalf("document %d is %s: the given documents come first", i, d.ID)
 		}
 	}
 	sentences := map[string]bool{}
-	for _, d := range real {
+	for _, d := range given {
 		for _, s := range Sentences(d.Text) {
 			sentences[s] = true
 		}
 	}
-	m := NewMaker(real, Config{Seed: 7})
+	m := NewMaker(given, Config{Seed: 7})
 	for i, d := range c[4:] {
 		if !strings.HasPrefix(d.ID, Prefix+"7:") || !strings.HasSuffix(d.Title, " (synthetic)") {
 			t.Errorf("document %d is not labelled synthetic: %s %q", i, d.ID, d.Title)
@@ -45,7 +45,7 @@ func TestCorpus(t *testing.T) {
 		n := 0
 		for _, s := range Sentences(d.Text) {
 			if !sentences[s] {
-				t.Errorf("document %d: sentence %q is not a real one", i, s)
+				t.Errorf("document %d: sentence %q is not a given one", i, s)
 			}
 			n++
 		}
@@ -56,7 +56,7 @@ func TestCorpus(t *testing.T) {
 			t.Errorf("document %d is not made the same way again", i)
 		}
 		// The vector stays near its base's (the title's document).
-		for _, r := range real[:3] {
+		for _, r := range given[:3] {
 			if r.Title+" (synthetic)" == d.Title {
 				if cos := vec.Cosine64(d.Vector, r.Vector); cos < 0.6 {
 					t.Errorf("document %d: cosine %.2f with its base", i, cos)
@@ -64,7 +64,7 @@ func TestCorpus(t *testing.T) {
 			}
 		}
 	}
-	if other := Corpus(real, 40, Config{Seed: 8}); other[10].Text == c[10].Text && other[11].Text == c[11].Text && other[12].Text == c[12].Text {
+	if other := Corpus(given, 40, Config{Seed: 8}); other[10].Text == c[10].Text && other[11].Text == c[11].Text && other[12].Text == c[12].Text {
 		t.Error("another seed made the same documents")
 	}
 }

@@ -142,8 +142,8 @@ type Match struct {
 type Store interface {
 	// Match returns the phrase and entity nodes whose keys are among keys
 	// (score 1), and the k whose vectors are closest to v with a cosine of
-	// at least min (v nil: none), each node once, best first.
-	Match(ctx context.Context, keys []string, v []float32, k int, min float64) ([]Match, error)
+	// at least minCos (v nil: none), each node once, best first.
+	Match(ctx context.Context, keys []string, v []float32, k int, minCos float64) ([]Match, error)
 	// Neighbourhood is the subgraph around seeds (node keys; unknown ones
 	// are ignored), in one round trip.
 	Neighbourhood(ctx context.Context, seeds []string, p Params) (Subgraph, error)

@@ -68,7 +68,7 @@ func (m *Memory) Put(ctx context.Context, b Builder, docs []retrieval.Document) 
 }
 
 // known reports which of keys are nodes.
-func (m *Memory) known(ctx context.Context, keys []string) (map[string]bool, error) {
+func (m *Memory) known(_ context.Context, keys []string) (map[string]bool, error) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	have := map[string]bool{}
@@ -221,11 +221,11 @@ func (m *Memory) setVector(id int32, u []float32, words []string) {
 const SynonymWordCap = 2000
 
 // synonyms joins each added node to the phrase and entity nodes that share
-// a word with it and whose cosine is at least min, its k best
+// a word with it and whose cosine is at least minCos, its k best
 // (BestSynonyms); the cosine is the edge's weight. Comparing only
 // word-sharing pairs keeps the cost linear in practice where all pairs
 // would be quadratic in the corpus.
-func (m *Memory) synonyms(added []int32, min float64, k int) {
+func (m *Memory) synonyms(added []int32, minCos float64, k int) {
 	for _, a := range added {
 		ra := m.vecOf[a]
 		if ra < 0 {
@@ -243,7 +243,7 @@ func (m *Memory) synonyms(added []int32, min float64, k int) {
 				}
 			}
 		}
-		for _, c := range BestSynonyms(m.vecs[ra], cands, min, k) {
+		for _, c := range BestSynonyms(m.vecs[ra], cands, minCos, k) {
 			if b := m.idx[c.Key]; !m.hasEdge(a, b, Synonym) {
 				m.addEdge(a, b, Synonym, c.Cos)
 			}
@@ -260,13 +260,13 @@ type Candidate struct {
 }
 
 // BestSynonyms are the k candidates whose cosine with the unit vector v is
-// at least min, best first (ties: key), each once: a new node's synonyms
+// at least minCos, best first (ties: key), each once: a new node's synonyms
 // among the nodes that share a word with it (a word more than
 // SynonymWordCap nodes hold left out), in every store.
-func BestSynonyms(v []float32, cands []Candidate, min float64, k int) []Candidate {
+func BestSynonyms(v []float32, cands []Candidate, minCos float64, k int) []Candidate {
 	var best []Candidate
 	for _, c := range cands {
-		if cos := vec.DotLanes(v, c.Vector); cos >= min {
+		if cos := vec.DotLanes(v, c.Vector); cos >= minCos {
 			best = append(best, Candidate{Key: c.Key, Vector: c.Vector, Cos: cos})
 		}
 	}
@@ -322,7 +322,7 @@ func unit(v []float32) []float32 {
 }
 
 // Match implements Store.
-func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, min float64) ([]Match, error) {
+func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, minCos float64) ([]Match, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -349,7 +349,7 @@ func (m *Memory) Match(ctx context.Context, keys []string, v []float32, k int, m
 		if seen[id] || m.passages[id] == 0 {
 			continue
 		}
-		if c := vec.DotLanes(u, pv); c >= min {
+		if c := vec.DotLanes(u, pv); c >= minCos {
 			near = append(near, Match{Key: m.keys[id], Label: m.label[id], Score: c, Passages: int(m.passages[id])})
 		}
 	}

@@ -275,9 +275,9 @@ func (s *spacyProc) stop() {
 	}
 	s.in.Close()
 	if s.cmd.Process != nil {
-		s.cmd.Process.Kill()
+		_ = s.cmd.Process.Kill() // it may have exited already
 	}
-	s.cmd.Wait()
+	_ = s.cmd.Wait() // killed: its exit status says nothing
 	s.started = false
 }
 

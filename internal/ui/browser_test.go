@@ -427,14 +427,14 @@ func expandNode(t *testing.T, p *page, s *server) {
 			continue
 		}
 		// A node clear of the others, so that the click lands on it.
-		clear := true
+		isolated := true
 		for _, o := range g.Nodes {
 			if o.ID != n.ID && math.Hypot(o.X-n.X, o.Y-n.Y) < 22 {
-				clear = false
+				isolated = false
 				break
 			}
 		}
-		if !clear {
+		if !isolated {
 			continue
 		}
 		var sg api.Subgraph

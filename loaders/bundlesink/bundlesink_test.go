@@ -2,6 +2,7 @@ package bundlesink
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -118,10 +119,9 @@ func TestFailedRunKeepsPreviousBundle(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	s := New(dir)
-	s.WriteRelations(ctx, []kg.Relation{{PID: "P57", Label: "director"}})
-	s.WriteEntities(ctx, []kg.Entity{{QID: "Q25188", Label: "Inception"}, {QID: "Q25191", Label: "Christopher Nolan"}})
-	s.WriteTriples(ctx, []kg.Triple{tr("Q25188", "P57", "Q25191")})
-	if err := s.Close(ctx); err != nil {
+	if err := errors.Join(s.WriteRelations(ctx, []kg.Relation{{PID: "P57", Label: "director"}}),
+		s.WriteEntities(ctx, []kg.Entity{{QID: "Q25188", Label: "Inception"}, {QID: "Q25191", Label: "Christopher Nolan"}}),
+		s.WriteTriples(ctx, []kg.Triple{tr("Q25188", "P57", "Q25191")}), s.Close(ctx)); err != nil {
 		t.Fatal(err)
 	}
 	good := dirFiles(t, dir)
@@ -130,8 +130,10 @@ func TestFailedRunKeepsPreviousBundle(t *testing.T) {
 	}
 	for _, name := range []string{"done context", "abort"} {
 		s := New(dir)
-		s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}})
-		s.WriteTriples(ctx, []kg.Triple{tr("Q1", "P31", "Q2")})
+		if err := errors.Join(s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}}),
+			s.WriteTriples(ctx, []kg.Triple{tr("Q1", "P31", "Q2")})); err != nil {
+			t.Fatal(err)
+		}
 		var err error
 		if name == "abort" {
 			err = s.Abort()

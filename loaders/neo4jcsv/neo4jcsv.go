@@ -113,8 +113,7 @@ func New(dir string, o Options) (*Sink, error) {
 	s.nodes = csv.NewWriter(s.nodesBuf)
 	s.rels = csv.NewWriter(s.relsBuf)
 	if err := s.rels.Write(RelHeader); err != nil {
-		s.Abort()
-		return nil, err
+		return nil, errors.Join(err, s.Abort())
 	}
 	return s, nil
 }

@@ -1,6 +1,7 @@
 package neo4jcsv
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"os"
@@ -95,7 +96,7 @@ func TestSinkFiles(t *testing.T) {
 		t.Fatalf("files after rerun: %v", ents)
 	}
 	for f, b := range before {
-		if after, _ := os.ReadFile(filepath.Join(dir, f)); string(after) != string(b) {
+		if after, _ := os.ReadFile(filepath.Join(dir, f)); !bytes.Equal(after, b) {
 			t.Fatalf("%s changed on rerun", f)
 		}
 	}
@@ -141,7 +142,9 @@ func TestFailedRunKeepsPreviousFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}})
+		if err := s.WriteEntities(ctx, []kg.Entity{{QID: "Q1", Label: "other"}}); err != nil {
+			t.Fatal(err)
+		}
 		if name == "abort" {
 			if err := s.Abort(); err != nil {
 				t.Fatal(err)

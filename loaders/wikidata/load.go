@@ -327,7 +327,8 @@ func scan(ctx context.Context, path string, o Options, pass string, st *Stats, e
 	if err != nil {
 		return err
 	}
-	defer in.close()
+	// A read-only input: what went wrong is the scan's error, not close's.
+	defer func() { _ = in.close() }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	p := startParsers(ctx, in.r, &o)

@@ -2,7 +2,6 @@ package wikidata
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -132,20 +131,21 @@ func TestLoadCompressedEqualsPlain(t *testing.T) {
 	}
 	dir := t.TempDir()
 	gz := filepath.Join(dir, "latest-all.json.gz")
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(raw)
-	zw.Close()
-	if err := os.WriteFile(gz, buf.Bytes(), 0o644); err != nil {
+	zipped := gzipBytes(t, raw)
+	if err := os.WriteFile(gz, zipped, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	// No extension: the magic bytes decide.
 	noext := filepath.Join(dir, "dump")
-	os.WriteFile(noext, buf.Bytes(), 0o644)
+	if err := os.WriteFile(noext, zipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	files := map[string]string{"gzip": gz, "gzip by magic": noext}
 	if _, err := exec.LookPath("bzip2"); err == nil {
 		bz := filepath.Join(dir, "latest-all.json")
-		os.WriteFile(bz, raw, 0o644)
+		if err := os.WriteFile(bz, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := exec.Command("bzip2", "-k", bz).CombinedOutput(); err != nil {
 			t.Fatalf("bzip2: %v %s", err, out)
 		}
@@ -159,7 +159,7 @@ func TestLoadCompressedEqualsPlain(t *testing.T) {
 			t.Run(name+" "+mode, func(t *testing.T) {
 				skipWithoutTool(t, f, mode)
 				got, st := load(t, f, Options{Decompress: mode, Workers: 3})
-				if st.Counts.Read != wst.Read || st.Loaded != wst.Loaded || st.Bytes != wst.Bytes {
+				if st.Read != wst.Read || st.Loaded != wst.Loaded || st.Bytes != wst.Bytes {
 					t.Fatalf("stats %+v, want %+v", st, wst)
 				}
 				if !reflect.DeepEqual(got.ents, want.ents) || !reflect.DeepEqual(got.triples, want.triples) {
@@ -185,7 +185,9 @@ func TestLoadBadLinesCountedWithOffsets(t *testing.T) {
 		out.WriteString(l)
 	}
 	p := filepath.Join(t.TempDir(), "bad.json")
-	os.WriteFile(p, []byte(out.String()), 0o644)
+	if err := os.WriteFile(p, []byte(out.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var log bytes.Buffer
 	s, st := load(t, p, Options{Log: &log, Workers: 2})
 	if st.Bad != 3 || st.Loaded != 49 || st.Read != 52 {
@@ -216,7 +218,9 @@ func TestLoadCutOffMidLine(t *testing.T) {
 	cut := raw[:last+1+(len(raw)-last)/2] // half of the last entity line
 	dir := t.TempDir()
 	p := filepath.Join(dir, "cut.json")
-	os.WriteFile(p, cut, 0o644)
+	if err := os.WriteFile(p, cut, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Load(context.Background(), p, &memSink{}, Options{}); !errors.As(err, new(*TruncatedError)) {
 		t.Fatalf("a dump cut mid-line: %v, want a *TruncatedError", err)
 	}
@@ -226,21 +230,24 @@ func TestLoadCutOffMidLine(t *testing.T) {
 		t.Fatalf("counts %+v", st.Counts)
 	}
 	// A gzip stream that is itself cut off: what was decompressed loads.
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	zw.Write(raw)
-	zw.Close()
+	zipped := gzipBytes(t, raw)
 	gz := filepath.Join(dir, "cut.json.gz")
-	os.WriteFile(gz, buf.Bytes()[:buf.Len()*2/3], 0o644)
+	if err := os.WriteFile(gz, zipped[:len(zipped)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cuts := []string{gz}
 	if _, err := exec.LookPath("bzip2"); err == nil {
 		bz := filepath.Join(dir, "full.json")
-		os.WriteFile(bz, raw, 0o644)
+		if err := os.WriteFile(bz, raw, 0o644); err != nil {
+			t.Fatal(err)
+		}
 		if out, err := exec.Command("bzip2", bz).CombinedOutput(); err != nil {
 			t.Fatalf("bzip2: %v %s", err, out)
 		}
 		b, _ := os.ReadFile(bz + ".bz2")
-		os.WriteFile(filepath.Join(dir, "cut.json.bz2"), b[:len(b)/2], 0o644)
+		if err := os.WriteFile(filepath.Join(dir, "cut.json.bz2"), b[:len(b)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
 		cuts = append(cuts, filepath.Join(dir, "cut.json.bz2"))
 	}
 	for _, p := range cuts {
@@ -266,7 +273,9 @@ func TestLoadFilters(t *testing.T) {
 	extra := `{"type":"property","id":"P31","labels":{"en":{"value":"instance of"}},"descriptions":{"en":{"value":"that class"}}},` + "\n" +
 		`{"type":"lexeme","id":"L1","lemmas":{}},` + "\n" + `{"type":"item","id":"Q22","labels":{"en":{"value":"duplicate"}}},` + "\n"
 	p := filepath.Join(t.TempDir(), "mixed.json")
-	os.WriteFile(p, append(append([]byte{}, raw...), extra...), 0o644)
+	if err := os.WriteFile(p, append(append([]byte{}, raw...), extra...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	s, st := load(t, p, Options{})
 	if st.Read != 52 || st.Loaded != 50 || st.Filtered != 2 || len(s.rels) != 1 || s.rels[0] != (kg.Relation{PID: "P31", Label: "instance of", Description: "that class"}) {
@@ -473,7 +482,9 @@ func TestLoadLongLinesAreBad(t *testing.T) {
 	raw, _ := os.ReadFile(path)
 	for _, p := range st.Problems {
 		var off int
-		fmt.Sscanf(p, "byte %d:", &off)
+		if _, err := fmt.Sscanf(p, "byte %d:", &off); err != nil {
+			t.Fatalf("%q: %v", p, err)
+		}
 		if off == 0 || raw[off-1] != '\n' || raw[off] != '{' {
 			t.Fatalf("%q: offset %d does not start a line", p, off)
 		}

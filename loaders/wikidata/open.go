@@ -69,7 +69,7 @@ var externalTools = map[string][][]string{
 // openDump opens path. Unless mode is "go", gzip and bzip2 streams are piped
 // through a decompressor found on PATH (pigz, lbzip2, …) that runs in its own
 // process; "external" fails when there is none, "auto" falls back on Go's.
-func openDump(path string, mode string) (*input, error) {
+func openDump(path, mode string) (*input, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open dump: %w", err)
@@ -145,7 +145,7 @@ func (in *input) pipeThrough(tool []string, f *os.File, br *bufio.Reader) error 
 	}
 	in.close = func() error {
 		_ = cmd.Process.Kill() // harmless after a normal exit; stops it on an early return
-		wait()
+		_ = wait()             // killed above: its exit status says nothing
 		return f.Close()
 	}
 	return nil

@@ -55,7 +55,7 @@ func (f *Filter) allows(pid []byte) bool {
 	return f.Properties[string(pid)]
 }
 
-var entityIDRe = regexp.MustCompile(`^[QPLM][1-9][0-9]*$`)
+var entityIDRe = regexp.MustCompile(`^[QPLM][1-9]\d*$`)
 
 // ValidEntityID reports whether s is the id of a top-level Wikidata entity.
 func ValidEntityID(s string) bool { return entityIDRe.MatchString(s) }

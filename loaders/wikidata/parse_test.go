@@ -199,10 +199,10 @@ func refParse(line []byte, f *Filter) (Entity, error) {
 	return e, nil
 }
 
-// comparable reports whether refParse is a fair oracle for line: no
+// oracleFits reports whether refParse is a fair oracle for line: no
 // duplicate keys (encoding/json keeps the last silently) and not deeper than
 // the scanner's limit.
-func comparable(line []byte) bool {
+func oracleFits(line []byte) bool {
 	d := json.NewDecoder(bytes.NewReader(line))
 	type frame struct {
 		obj    bool
@@ -397,7 +397,7 @@ func FuzzParseLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		got, err := ParseLine(line, filter)
 		want, rerr := refParse(line, filter)
-		if rerr != nil || !comparable(line) {
+		if rerr != nil || !oracleFits(line) {
 			return
 		}
 		if err != nil {

@@ -20,11 +20,16 @@ import (
 )
 
 // gzipBytes compresses b.
-func gzipBytes(b []byte) []byte {
+func gzipBytes(t *testing.T, b []byte) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
-	zw.Write(b)
-	zw.Close()
+	if _, err := zw.Write(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
 	return buf.Bytes()
 }
 
@@ -32,7 +37,7 @@ func gzipBytes(b []byte) []byte {
 // compressed data flipped.
 func corruptGzip(t *testing.T, raw []byte, dir string) string {
 	t.Helper()
-	gz := gzipBytes(raw)
+	gz := gzipBytes(t, raw)
 	gz[len(gz)/2] ^= 0x55
 	p := filepath.Join(dir, "corrupt.json.gz")
 	if err := os.WriteFile(p, gz, 0o644); err != nil {
@@ -152,7 +157,7 @@ func TestLoadCorruptCompressedIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	gz := gzipBytes(raw)
+	gz := gzipBytes(t, raw)
 	files := map[string][]byte{}
 	mid := append([]byte(nil), gz...)
 	mid[len(mid)/2] ^= 0x55
@@ -200,9 +205,11 @@ func TestLoadCutOffReportsLastEntity(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	gz := gzipBytes(raw)
+	gz := gzipBytes(t, raw)
 	cut := filepath.Join(dir, "cut.json.gz")
-	os.WriteFile(cut, gz[:len(gz)*2/3], 0o644)
+	if err := os.WriteFile(cut, gz[:len(gz)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
 	want, _ := load(t, path, Options{})
 	for _, mode := range []string{"go", "external"} {
 		t.Run(mode, func(t *testing.T) {
@@ -228,7 +235,9 @@ func TestLoadCutOffReportsLastEntity(t *testing.T) {
 	// Two gzip members, split at a line: the whole dump.
 	nl := bytes.IndexByte(raw[len(raw)/2:], '\n') + len(raw)/2 + 1
 	multi := filepath.Join(dir, "multi.json.gz")
-	os.WriteFile(multi, append(gzipBytes(raw[:nl]), gzipBytes(raw[nl:])...), 0o644)
+	if err := os.WriteFile(multi, append(gzipBytes(t, raw[:nl]), gzipBytes(t, raw[nl:])...), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, mode := range []string{"go", "external"} {
 		t.Run("multi "+mode, func(t *testing.T) {
 			skipWithoutTool(t, multi, mode)
@@ -265,7 +274,9 @@ func TestLoadFramingEdgeCases(t *testing.T) {
 	for name, dump := range cases {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_")+".json")
-			os.WriteFile(p, []byte(dump), 0o644)
+			if err := os.WriteFile(p, []byte(dump), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			s, st := load(t, p, Options{Workers: 2})
 			if st.Read != 49 || st.Loaded != 49 || st.Bad != 0 {
 				t.Fatalf("counts %+v, want 49 read and loaded", st.Counts)
@@ -282,7 +293,9 @@ func TestLoadFramingEdgeCases(t *testing.T) {
 		in = append(in, ents[9:]...)
 		dump := "[" + strings.Join(in, ",") + "]\n"
 		p := filepath.Join(dir, "one-line-bad.json")
-		os.WriteFile(p, []byte(dump), 0o644)
+		if err := os.WriteFile(p, []byte(dump), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		s, st := load(t, p, Options{Workers: 2})
 		if st.Read != 52 || st.Loaded != 49 || st.Bad != 3 || !reflect.DeepEqual(s.ents, want.ents) {
 			t.Fatalf("counts %+v", st.Counts)
@@ -296,7 +309,9 @@ func TestLoadFramingEdgeCases(t *testing.T) {
 	})
 	t.Run("missing type", func(t *testing.T) {
 		p := filepath.Join(dir, "notype.json")
-		os.WriteFile(p, []byte(lines("[", `{"id":"Q5"},`, ents[0], "]")), 0o644)
+		if err := os.WriteFile(p, []byte(lines("[", `{"id":"Q5"},`, ents[0], "]")), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, st := load(t, p, Options{})
 		if st.Bad != 1 || st.Loaded != 1 || !strings.Contains(st.Problems[0], `"type"`) {
 			t.Fatalf("counts %+v", st.Counts)
@@ -304,7 +319,9 @@ func TestLoadFramingEdgeCases(t *testing.T) {
 	})
 	t.Run("type does not match the id", func(t *testing.T) {
 		p := filepath.Join(dir, "mismatch.json")
-		os.WriteFile(p, []byte(lines("[", `{"type":"property","id":"Q5"},`, ents[0], "]")), 0o644)
+		if err := os.WriteFile(p, []byte(lines("[", `{"type":"property","id":"Q5"},`, ents[0], "]")), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		_, st := load(t, p, Options{})
 		if st.Bad != 1 || st.Loaded != 1 || !strings.Contains(st.Problems[0], `type`) {
 			t.Fatalf("counts %+v", st.Counts)
@@ -347,10 +364,12 @@ func pairs(ents []string) []string {
 func TestLoadRepeatedPropertyKeepsTheFirst(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "props.json")
-	os.WriteFile(p, []byte("[\n"+
+	if err := os.WriteFile(p, []byte("[\n"+
 		`{"type":"property","id":"P31","labels":{"en":{"value":"instance of"}}},`+"\n"+
 		`{"type":"property","id":"P31","labels":{"en":{"value":"EVIL"}}},`+"\n"+
-		`{"type":"item","id":"Q1","labels":{"en":{"value":"universe"}}}`+"\n]\n"), 0o644)
+		`{"type":"item","id":"Q1","labels":{"en":{"value":"universe"}}}`+"\n]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	s, st := load(t, p, Options{})
 	if len(s.rels) != 1 || s.rels[0].Label != "instance of" || st.Relations != 1 || st.Filtered != 1 || st.Loaded != 2 {
 		t.Fatalf("rels %+v, stats %+v", s.rels, st)
@@ -370,7 +389,9 @@ func TestLoadPropertiesFileMissingOrEmpty(t *testing.T) {
 		"no-labels.tsv": "P31\t\nP17\t \n",
 	}
 	for name, text := range files {
-		os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	files["missing.tsv"] = ""
 	for name := range files {
@@ -383,7 +404,9 @@ func TestLoadPropertiesFileMissingOrEmpty(t *testing.T) {
 		})
 	}
 	good := filepath.Join(dir, "good.tsv")
-	os.WriteFile(good, []byte("P31\tinstance of\nnot a pid\tx\n"), 0o644)
+	if err := os.WriteFile(good, []byte("P31\tinstance of\nnot a pid\tx\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	rels, err := ReadPropertiesTSV(good)
 	if err != nil || len(rels) != 1 {
 		t.Fatalf("good file: %v, %v", rels, err)
@@ -437,7 +460,7 @@ func TestCutOffDumpKeepsPreviousOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	good := readDir(t, out)
-	gz := gzipBytes(raw)
+	gz := gzipBytes(t, raw)
 	cuts := map[string][]byte{"gzip cut at 60%.json.gz": gz[:len(gz)*6/10]}
 	if _, err := exec.LookPath("bzip2"); err == nil {
 		bz, err := exec.Command("bzip2", "-c", rawSamplePath(t)).Output()
@@ -449,7 +472,9 @@ func TestCutOffDumpKeepsPreviousOutput(t *testing.T) {
 	paths := map[string]string{"plain without ']'": rawSamplePath(t)}
 	for name, b := range cuts {
 		paths[name] = filepath.Join(dir, name)
-		os.WriteFile(paths[name], b, 0o644)
+		if err := os.WriteFile(paths[name], b, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for name, p := range paths {
 		for _, o := range []Options{{Decompress: "go"}, {Decompress: "external"}, {Seeds: []string{"Q22"}, Hops: 1}} {
@@ -473,7 +498,9 @@ func TestCutOffDumpKeepsPreviousOutput(t *testing.T) {
 		t.Fatalf("allowed: %+v, %v", st, err)
 	}
 	var note bytes.Buffer
-	st.Report(&note, false)
+	if err := st.Report(&note, false); err != nil {
+		t.Fatal(err)
+	}
 	if !strings.Contains(note.String(), "cut off") || !strings.Contains(note.String(), st.LastEntity) {
 		t.Errorf("report: %s", note.String())
 	}

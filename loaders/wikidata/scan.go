@@ -196,7 +196,8 @@ func (s *scanner) object(fn func(key []byte) error) error {
 	if err := s.expect('{'); err != nil {
 		return err
 	}
-	if s.depth++; s.depth > maxDepth {
+	s.depth++
+	if s.depth > maxDepth {
 		return s.errf("nesting too deep")
 	}
 	defer func() { s.depth-- }()
@@ -237,7 +238,8 @@ func (s *scanner) array(fn func() error) error {
 	if err := s.expect('['); err != nil {
 		return err
 	}
-	if s.depth++; s.depth > maxDepth {
+	s.depth++
+	if s.depth > maxDepth {
 		return s.errf("nesting too deep")
 	}
 	defer func() { s.depth-- }()

@@ -93,7 +93,9 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	for _, line := range strings.Split(out.String(), "\n") {
 		var n int
 		if i := strings.Index(line, "embedding"); i > 0 && strings.Contains(line, "documents written meanwhile") {
-			fmt.Sscanf(line[strings.LastIndex(line[:strings.Index(line, " documents written")], " ")+1:], "%d", &n)
+			if _, err := fmt.Sscanf(lastField(line, " documents written"), "%d", &n); err != nil {
+				t.Errorf("%q: %v", line, err)
+			}
 			if n == 0 {
 				t.Errorf("no documents written by the writer of %q", line)
 			}
@@ -102,7 +104,9 @@ func TestRunPrintsEveryFigure(t *testing.T) {
 	var cold, embedded int
 	for _, line := range strings.Split(out.String(), "\n") {
 		if strings.HasPrefix(line, "documents embedded by the restart") {
-			fmt.Sscanf(strings.Join(strings.Fields(line)[5:], " "), "%d %d", &cold, &embedded)
+			if _, err := fmt.Sscanf(strings.Join(strings.Fields(line)[5:], " "), "%d %d", &cold, &embedded); err != nil {
+				t.Errorf("%q: %v", line, err)
+			}
 		}
 	}
 	if cold != 40 || embedded != 3 {
@@ -140,7 +144,9 @@ func TestIndexOnly(t *testing.T) {
 		if i := strings.Index(line, " documents written meanwhile"); i > 0 {
 			rows++
 			var n int
-			fmt.Sscanf(line[strings.LastIndex(line[:i], " ")+1:], "%d", &n)
+			if _, err := fmt.Sscanf(line[strings.LastIndex(line[:i], " ")+1:], "%d", &n); err != nil {
+				t.Errorf("%q: %v", line, err)
+			}
 			if n == 0 {
 				t.Errorf("no documents written by the writer of %q", line)
 			}
@@ -149,4 +155,10 @@ func TestIndexOnly(t *testing.T) {
 	if rows != 3 || !strings.Contains(out.String(), "prepared afresh") {
 		t.Errorf("want the three index-only writers' rows, got\n%s", out.String())
 	}
+}
+
+// lastField is the word of line just before the first occurrence of marker.
+func lastField(line, marker string) string {
+	before, _, _ := strings.Cut(line, marker)
+	return before[strings.LastIndex(before, " ")+1:]
 }

@@ -9,28 +9,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 )
 
 // copyFilm copies the real codexm-film bundle into a temporary directory.
 func copyFilm(t *testing.T) string {
 	t.Helper()
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip("shared data not found:", err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return datatest.CopyBundle(t, "codexm-film", "")
 }
 
 func appendTo(t *testing.T, path, text string) int {
@@ -116,7 +102,9 @@ func TestRepeatedRelationKeepsTheFirst(t *testing.T) {
 	}
 	s := strings.TrimRight(string(b), "\n }")
 	s += "\n },\n \"P17\": {\n  \"label\": \"EVIL\"\n }\n}\n"
-	os.WriteFile(p, []byte(s), 0o644)
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	line := strings.Count(s[:strings.LastIndex(s, `"P17"`)], "\n") + 1
 	out, err := Read(context.Background(), dir)
 	if err != nil {

@@ -37,7 +37,7 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 
 	var werr error // the first write error stops the reads
 	ents := make([]kg.Entity, 0, batch)
-	flushEntities := func() { flush(ctx, &ents, sink.WriteEntities, "entities", &werr) }
+	flushEntities := func() { werr = flush(ctx, &ents, sink.WriteEntities, "entities", werr) }
 	path := filepath.Join(dir, "entities.jsonl")
 	first := map[string]int{}
 	err := eachLine(ctx, path, func(n int, line []byte) {
@@ -50,7 +50,8 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 			}
 		}
 	}, st.longLine(path, &st.EntitiesRead, &st.EntitiesBad))
-	if flushEntities(); err == nil {
+	flushEntities()
+	if err == nil {
 		err = werr
 	}
 	if err != nil {
@@ -59,7 +60,7 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 	first = nil
 
 	ts := make([]kg.Triple, 0, batch)
-	flushTriples := func() { flush(ctx, &ts, sink.WriteTriples, "triples", &werr) }
+	flushTriples := func() { werr = flush(ctx, &ts, sink.WriteTriples, "triples", werr) }
 	path = filepath.Join(dir, "triples.tsv")
 	seen := newTripleSet()
 	err = eachLine(ctx, path, func(n int, line []byte) {
@@ -72,21 +73,24 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 			}
 		}
 	}, st.longLine(path, &st.TriplesRead, &st.TriplesBad))
-	if flushTriples(); err == nil {
+	flushTriples()
+	if err == nil {
 		err = werr
 	}
 	return st, err
 }
 
 // flush hands the batch in buf to write unless an earlier write failed, and
-// empties it; a failure is kept in werr, naming what was written.
-func flush[T any](ctx context.Context, buf *[]T, write func(context.Context, []T) error, what string, werr *error) {
-	if *werr == nil && len(*buf) > 0 {
+// empties it; it returns the first failure (werr, else this write's),
+// naming what was written.
+func flush[T any](ctx context.Context, buf *[]T, write func(context.Context, []T) error, what string, werr error) error {
+	if werr == nil && len(*buf) > 0 {
 		if err := write(ctx, *buf); err != nil {
-			*werr = fmt.Errorf("write %s: %w", what, err)
+			werr = fmt.Errorf("write %s: %w", what, err)
 		}
 	}
 	*buf = (*buf)[:0]
+	return werr
 }
 
 // tripleSet remembers the first line of each triple by the numbers of its

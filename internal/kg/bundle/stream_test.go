@@ -29,7 +29,8 @@ func (r *recorder) WriteEntities(_ context.Context, es []kg.Entity) error {
 }
 
 func (r *recorder) WriteTriples(_ context.Context, ts []kg.Triple) error {
-	if r.calls++; r.calls == r.failAt {
+	r.calls++
+	if r.calls == r.failAt {
 		return errors.New("disk full")
 	}
 	r.triples = append(r.triples, ts...)
@@ -92,8 +93,8 @@ func TestStreamMatchesRead(t *testing.T) {
 	if !reflect.DeepEqual(st, want.Stats) {
 		t.Fatalf("stats\n%+v\nwant Read's\n%+v", st, want.Stats)
 	}
-	if min := (len(rec.ents)+99)/100 + (len(rec.triples)+99)/100; rec.batches != min {
-		t.Fatalf("%d batches, want %d of at most 100 records", rec.batches, min)
+	if want := (len(rec.ents)+99)/100 + (len(rec.triples)+99)/100; rec.batches != want {
+		t.Fatalf("%d batches, want %d of at most 100 records", rec.batches, want)
 	}
 }
 

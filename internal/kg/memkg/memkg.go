@@ -442,10 +442,17 @@ func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 		n := g.ents[other]
 		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
 	}
+	sg.Edges = g.edges(starEdges(root, row, m.held))
+	return sg
+}
+
+// starEdges are the keys of root's edges in its row to the entities held;
+// they are unique: a row holds no repeated half-edge.
+func starEdges(root int32, row []uint64, held func(int32) bool) []edgeKey {
 	var keys []edgeKey
 	for _, h := range row {
 		other, pid, out := halfEdge(h)
-		if !m.held(other) {
+		if !held(other) {
 			continue
 		}
 		from, to := root, other
@@ -457,8 +464,7 @@ func (g *Graph) star(root int32, p kg.SubgraphParams) kg.Subgraph {
 		}
 		keys = append(keys, edgeKey{from, to, pid})
 	}
-	sg.Edges = g.edges(keys)
-	return sg
+	return keys
 }
 
 func (g *Graph) hub(i int32, p kg.SubgraphParams) bool {

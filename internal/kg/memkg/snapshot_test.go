@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -46,21 +46,7 @@ func TestSnapshotDeterministic(t *testing.T) {
 // TestSnapshotKeepsLoadStats: a graph loaded from its snapshot reports the
 // bundle's read statistics (bad lines included) as the first build did.
 func TestSnapshotKeepsLoadStats(t *testing.T) {
-	src, err := datapath.Dataset("codexm-film")
-	if err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	for _, f := range []string{"triples.tsv", "entities.jsonl", "relations.json"} {
-		b, err := os.ReadFile(filepath.Join(src, f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == "entities.jsonl" {
-			b = append(b, "not json\n"...)
-		}
-		os.WriteFile(filepath.Join(dir, f), b, 0o644)
-	}
+	dir := datatest.CopyBundle(t, "codexm-film", "not json\n")
 	b, err := bundle.Read(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
@@ -110,10 +96,8 @@ func TestOldSnapshotIsRejected(t *testing.T) {
 		Triples   []kg.Triple
 	}
 	p := filepath.Join(t.TempDir(), "kg.gob")
-	f, _ := os.Create(p)
-	gob.NewEncoder(f).Encode(&v1{Version: 1, Entities: []kg.Entity{{QID: "Q1", Label: "x"}},
+	writeGob(t, p, &v1{Version: 1, Entities: []kg.Entity{{QID: "Q1", Label: "x"}},
 		Relations: map[string]kg.Relation{"P31": {PID: "P31", Label: "instance of"}}})
-	f.Close()
 	if _, err := memkg.Load(p); err == nil || !strings.Contains(err.Error(), "version") {
 		t.Fatalf("old snapshot: err = %v", err)
 	}
@@ -132,26 +116,22 @@ func TestDamagedSnapshotIsRefused(t *testing.T) {
 		NTriples     int
 	}
 	ents := []kg.Entity{{QID: "Q1", Label: "a", Degree: 1}, {QID: "Q2", Label: "b", Degree: 1}}
-	good := []uint64{1<<32 | 0, 0<<32 | 1} // Q1 -P31-> Q2, and its incoming half
+	good := []uint64{adj(1, 0), adj(0, 1)} // Q1 -P31-> Q2, and its incoming half
 	for name, c := range map[string]v3{
-		"neighbour out of range": {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{7<<32 | 0, 0<<32 | 1}, NTriples: 1},
-		"property out of range":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{1<<32 | 4, 0<<32 | 5}, NTriples: 1},
+		"neighbour out of range": {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{adj(7, 0), adj(0, 1)}, NTriples: 1},
+		"property out of range":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: []uint64{adj(1, 4), adj(0, 5)}, NTriples: 1},
 		"degrees do not add up":  {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good[:1], NTriples: 1},
 		"triple count":           {Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 2},
 	} {
 		p := filepath.Join(t.TempDir(), "kg.gob")
-		f, _ := os.Create(p)
-		gob.NewEncoder(f).Encode(&c)
-		f.Close()
+		writeGob(t, p, &c)
 		if _, err := memkg.Load(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: err = %v, want an error naming the file", name, err)
 		}
 	}
 	// The same rows, undamaged, load and answer.
 	p := filepath.Join(t.TempDir(), "kg.gob")
-	f, _ := os.Create(p)
-	gob.NewEncoder(f).Encode(&v3{Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 1})
-	f.Close()
+	writeGob(t, p, &v3{Version: 3, Entities: ents, PIDs: []string{"P31"}, Adj: good, NTriples: 1})
 	g, err := memkg.Load(p)
 	if err != nil {
 		t.Fatal(err)
@@ -181,3 +161,21 @@ func TestRepeatedAndLoopTriples(t *testing.T) {
 		t.Errorf("edges %+v, want %+v", got, want)
 	}
 }
+
+// writeGob writes v gob-encoded to path.
+func writeGob(t *testing.T, path string, v any) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gob.NewEncoder(f).Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// adj is a packed adjacency entry: the neighbour's index, then the property's.
+func adj(neighbour, pid uint64) uint64 { return neighbour<<32 | pid }

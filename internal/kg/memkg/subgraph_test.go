@@ -184,7 +184,8 @@ func TestStarMatchesPlainRule(t *testing.T) {
 	}
 }
 
-// refStar is star as it was, with a map for the held entities.
+// refStar is star as it was, with a map for the held entities (the edges
+// are read alike).
 func (g *Graph) refStar(root int32, p kg.SubgraphParams) kg.Subgraph {
 	e := g.ents[root]
 	sg := kg.Subgraph{Root: e.QID, Nodes: []kg.Node{{QID: e.QID, Label: e.Label, Hub: true}}}
@@ -204,21 +205,6 @@ func (g *Graph) refStar(root int32, p kg.SubgraphParams) kg.Subgraph {
 		n := g.ents[other]
 		sg.Nodes = append(sg.Nodes, kg.Node{QID: n.QID, Label: n.Label, Hop: 1, Hub: g.hub(other, p)})
 	}
-	var keys []edgeKey
-	for _, h := range row {
-		other, pid, out := halfEdge(h)
-		if !held[other] {
-			continue
-		}
-		from, to := root, other
-		if !out {
-			from, to = other, root
-		}
-		if other == root && !out {
-			continue // a loop is in the row twice, once each way
-		}
-		keys = append(keys, edgeKey{from, to, pid})
-	}
-	sg.Edges = g.edges(keys) // keys are unique: a row holds no repeated half-edge
+	sg.Edges = g.edges(starEdges(root, row, func(i int32) bool { return held[i] }))
 	return sg
 }

@@ -69,13 +69,13 @@ func (t TextGraph) Replace(ctx context.Context, m *textgraph.Memory) error {
 }
 
 // Match implements textgraph.Store in one round trip.
-func (t TextGraph) Match(ctx context.Context, keys []string, v []float32, k int, min float64) ([]textgraph.Match, error) {
+func (t TextGraph) Match(ctx context.Context, keys []string, v []float32, k int, minCos float64) ([]textgraph.Match, error) {
 	var vec any
 	if k > 0 {
 		vec = floats(v)
 	}
 	res, err := t.s.read(ctx, "match the question in the text graph", cypher.TextMatch,
-		map[string]any{"keys": nonNil(keys), "vector": vec, "k": int64(k), "min": min})
+		map[string]any{"keys": nonNil(keys), "vector": vec, "k": int64(k), "min": minCos})
 	if err != nil {
 		return nil, err
 	}

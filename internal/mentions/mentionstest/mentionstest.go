@@ -33,7 +33,11 @@ func Run(t *testing.T, ix mentions.Index) {
 	if err := ix.Delete(ctx, ids); err != nil {
 		t.Fatalf("delete the suite's documents: %v", err)
 	}
-	t.Cleanup(func() { ix.Delete(context.Background(), ids) })
+	t.Cleanup(func() {
+		if err := ix.Delete(context.Background(), ids); err != nil {
+			t.Errorf("delete the suite's documents: %v", err)
+		}
+	})
 	before, err := ix.Mentioning(ctx, []string{Inception, Nolan, Canada, Ireland}, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -390,14 +390,14 @@ func (h *hnsw) link(n *hnode) {
 	entry := []cand{cur}
 	for l := min(top, len(ep.links)-1); l >= 0; l-- {
 		found := h.layer(nodes, n.vec, n.norm, entry, annEfBuild, l)
-		max := annM
+		limit := annM
 		if l == 0 {
-			max = 2 * annM
+			limit = 2 * annM
 		}
-		nb := h.choose(nodes, found, max, n.id)
+		nb := h.choose(nodes, found, limit, n.id)
 		n.links[l].Store(&nb)
 		for _, k := range nb {
-			h.connect(nodes, nodes[k.id], link{n.id, k.dist}, l, max)
+			h.connect(nodes, nodes[k.id], link{n.id, k.dist}, l, limit)
 		}
 		entry = found
 	}
@@ -413,8 +413,8 @@ func (h *hnsw) link(n *hnode) {
 // connect adds the link k from m on level l. A list may grow by a quarter
 // before it is cut back to max with the heuristic (choose), so that the
 // cut, which computes distances between neighbours, is paid once every
-// max/4 links added rather than for each.
-func (h *hnsw) connect(nodes []*hnode, m *hnode, k link, l, max int) {
+// limit/4 links added rather than for each.
+func (h *hnsw) connect(nodes []*hnode, m *hnode, k link, l, limit int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var old []link
@@ -427,13 +427,13 @@ func (h *hnsw) connect(nodes []*hnode, m *hnode, k link, l, max int) {
 		}
 	}
 	nb := append(slices.Clip(old), k)
-	if len(nb) > max+max/4 {
+	if len(nb) > limit+limit/4 {
 		cs := make([]cand, len(nb))
 		for i, o := range nb {
-			cs[i] = cand{o.id, o.dist}
+			cs[i] = cand(o)
 		}
 		slices.SortFunc(cs, byDistance)
-		nb = h.choose(nodes, cs, max, m.id)
+		nb = h.choose(nodes, cs, limit, m.id)
 	}
 	m.links[l].Store(&nb)
 }
@@ -442,14 +442,14 @@ func (h *hnsw) connect(nodes []*hnode, m *hnode, k link, l, max int) {
 // paper's heuristic: a candidate is kept when it is nearer the node than
 // every neighbour kept so far is to it, so that links reach other
 // clusters; the rest fill what is left.
-func (h *hnsw) choose(nodes []*hnode, cs []cand, max int, self int32) []link {
-	out := make([]link, 0, max)
+func (h *hnsw) choose(nodes []*hnode, cs []cand, limit int, self int32) []link {
+	out := make([]link, 0, limit)
 	var skipped []link
 	for _, c := range cs {
 		if c.id == self || int(c.id) >= len(nodes) {
 			continue
 		}
-		if len(out) == max {
+		if len(out) == limit {
 			break
 		}
 		good := true
@@ -461,13 +461,13 @@ func (h *hnsw) choose(nodes []*hnode, cs []cand, max int, self int32) []link {
 			}
 		}
 		if good {
-			out = append(out, link{c.id, c.dist})
+			out = append(out, link(c))
 		} else {
-			skipped = append(skipped, link{c.id, c.dist})
+			skipped = append(skipped, link(c))
 		}
 	}
 	for _, k := range skipped {
-		if len(out) == max {
+		if len(out) == limit {
 			break
 		}
 		out = append(out, k)

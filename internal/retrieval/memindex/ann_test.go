@@ -48,9 +48,9 @@ func size(p string) int64 {
 	return st.Size()
 }
 
-func annParams(min int) Params {
+func annParams(minDocs int) Params {
 	p := DefaultParams()
-	p.ANNMin = min
+	p.ANNMin = minDocs
 	return p
 }
 
@@ -254,12 +254,12 @@ func itoa(i int) string {
 // HNSW graph. dmar bench scale measures whole requests.
 func BenchmarkScale(b *testing.B) {
 	t := &testing.T{}
-	real := snapshotVectors(t)
+	base := snapshotVectors(t)
 	n := 128_000
 	if s := os.Getenv("DMAR_SCALE_SIZE"); s != "" {
 		n, _ = strconv.Atoi(s)
 	}
-	docs := synth.Corpus(real, n, synth.Config{Seed: 1})
+	docs := synth.Corpus(base, n, synth.Config{Seed: 1})
 	x := New(DefaultParams())
 	if err := x.Put(context.Background(), docs); err != nil {
 		b.Fatal(err)
@@ -272,7 +272,7 @@ func BenchmarkScale(b *testing.B) {
 	var texts []string
 	var vecs [][]float32
 	for range 200 {
-		d := real[rng.IntN(len(real))]
+		d := base[rng.IntN(len(base))]
 		texts = append(texts, d.Title+" "+strings.Join(strings.Fields(d.Text)[:min(6, len(strings.Fields(d.Text)))], " "))
 		vecs = append(vecs, d.Vector)
 	}
@@ -299,7 +299,9 @@ func BenchmarkScale(b *testing.B) {
 	b.Run("vector-exact", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			v := vecs[i%len(vecs)]
-			g.vectorExact(v, vec.Norm(v), nil, 100, false)
+			if _, err := g.vectorExact(v, vec.Norm(v), nil, 100, false); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 }

@@ -124,7 +124,7 @@ func exactTop(vs [][]float32, q []float32, k int) []int {
 	return out
 }
 
-func recallAt(got [][]int, want [][]int) float64 {
+func recallAt(got, want [][]int) float64 {
 	found, all := 0, 0
 	for q := range want {
 		in := map[int]bool{}

@@ -7,7 +7,7 @@ import "golang.org/x/sys/cpu"
 var haveDot32 = cpu.X86.HasAVX
 
 //go:noescape
-func dot32AVX(q []float32, blk []float32, out *[32]float32)
+func dot32AVX(q, blk []float32, out *[32]float32)
 
 func dot32(q, blk []float32, out *[32]float32) {
 	_ = blk[len(q)*blockDocs-1] // the assembly reads this far

@@ -179,10 +179,10 @@ func (x *Index) SetSharing(s Sharing) {
 // clone copies g's tables for a write; posting lists stay shared until
 // the write first touches them (own), and the posting maps are forked in
 // layers when layered.
-func (g *gen) clone(layered bool) *gen {
-	n := &gen{params: g.params, docs: slices.Clone(g.docs), byID: maps.Clone(g.byID), dead: g.dead,
-		fields: make([]field, len(g.fields)), owned: map[ownKey]struct{}{}}
-	for i, f := range g.fields {
+func (x *gen) clone(layered bool) *gen {
+	n := &gen{params: x.params, docs: slices.Clone(x.docs), byID: maps.Clone(x.byID), dead: x.dead,
+		fields: make([]field, len(x.fields)), owned: map[ownKey]struct{}{}}
+	for i, f := range x.fields {
 		f.postings = f.postings.fork(layered)
 		f.length = slices.Clone(f.length)
 		n.fields[i] = f
@@ -192,12 +192,12 @@ func (g *gen) clone(layered bool) *gen {
 
 // own reports whether the generation being written already holds its own
 // copy of a posting list, and marks it as owned from now on.
-func (g *gen) own(field int, term string) bool {
+func (x *gen) own(field int, term string) bool {
 	k := ownKey{field, term}
-	if _, ok := g.owned[k]; ok {
+	if _, ok := x.owned[k]; ok {
 		return true
 	}
-	g.owned[k] = struct{}{}
+	x.owned[k] = struct{}{}
 	return false
 }
 

@@ -13,7 +13,7 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	retrievaltest.Run(t, func(t *testing.T) retrievaltest.Backend { return New(DefaultParams()) })
+	retrievaltest.Run(t, func(_ *testing.T) retrievaltest.Backend { return New(DefaultParams()) })
 }
 
 func TestConformanceAfterSaveLoad(t *testing.T) {
@@ -33,7 +33,7 @@ func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
 		return err
 	}
 	p := filepath.Join(r.dir, "idx.gob")
-	if err := r.Index.Save(p); err != nil {
+	if err := r.Save(p); err != nil {
 		return err
 	}
 	x, err := Load(p, DefaultParams())
@@ -196,7 +196,7 @@ func TestFuseRelativeScore(t *testing.T) {
 	lex := []scoredDoc{{doc: 0, score: 10}, {doc: 1, score: 5}, {doc: 2, score: 0}}
 	vec := []scoredDoc{{doc: 2, score: 0.9}, {doc: 0, score: 0.5}}
 	got := map[int32]float64{}
-	for _, s := range Fuse(retrieval.RelativeScore, 0.25, DefaultRankedFusionK, lex, vec) {
+	for _, s := range fuse(retrieval.RelativeScore, 0.25, DefaultRankedFusionK, lex, vec) {
 		got[s.doc] = s.score
 	}
 	// lex normalised: 1, 0.5, 0; vec normalised: doc2 1, doc0 0.
@@ -207,14 +207,14 @@ func TestFuseRelativeScore(t *testing.T) {
 		}
 	}
 	rf := map[int32]float64{}
-	for _, s := range Fuse(retrieval.RankedFusion, 0.5, DefaultRankedFusionK, lex, vec) {
+	for _, s := range fuse(retrieval.RankedFusion, 0.5, DefaultRankedFusionK, lex, vec) {
 		rf[s.doc] = s.score
 	}
 	if w := 0.5/60 + 0.5/61; math.Abs(rf[0]-w) > 1e-12 {
 		t.Errorf("rankedFusion[0] = %v, want %v", rf[0], w)
 	}
 	rf10 := map[int32]float64{}
-	for _, s := range Fuse(retrieval.RankedFusion, 0.5, 10, lex, vec) {
+	for _, s := range fuse(retrieval.RankedFusion, 0.5, 10, lex, vec) {
 		rf10[s.doc] = s.score
 	}
 	if w := 0.5/10 + 0.5/11; math.Abs(rf10[0]-w) > 1e-12 {

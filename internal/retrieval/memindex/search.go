@@ -45,15 +45,15 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 		explain = explainCosine
 	case retrieval.Hybrid:
 		var (
-			lex, vec []scoredDoc
-			err      error
+			lex, dense []scoredDoc
+			err        error
 		)
-		if lex, vec, err = g.hybrid(ctx, q, allow); err != nil {
+		if lex, dense, err = g.hybrid(ctx, q, allow); err != nil {
 			return nil, err
 		}
 		k := g.params.rankedFusionK()
-		top = topK(Fuse(q.Fusion, q.Alpha, k, lex, vec), q.Limit, g.docs)
-		explain = func(s scoredDoc) string { return explainFused(q.Fusion, q.Alpha, k, lex, vec, s) }
+		top = topK(fuse(q.Fusion, q.Alpha, k, lex, dense), q.Limit, g.docs)
+		explain = func(s scoredDoc) string { return explainFused(q.Fusion, q.Alpha, k, lex, dense, s) }
 	}
 	hits := make([]retrieval.Hit, len(top))
 	for i, s := range top {
@@ -116,7 +116,8 @@ func (x *gen) vectorExact(v []float32, qn float64, allow []bool, keep int, useBl
 			continue
 		}
 		batch[nb] = int32(i)
-		if nb++; nb < len(batch) {
+		nb++
+		if nb < len(batch) {
 			continue
 		}
 		nb = 0
@@ -159,12 +160,12 @@ func (x *gen) vectorBlocks(v []float32, qn float64, allow []bool, norms []float6
 func explainCosine(s scoredDoc) string { return fmt.Sprintf("cosine %.4f", s.score) }
 
 // hybrid returns the best HybridCandidates (at least the limit) of each
-// sub-search, best first, for Fuse.
-func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex, vec []scoredDoc, err error) {
+// sub-search, best first, for fuse.
+func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex, dense []scoredDoc, err error) {
 	cand := max(q.Limit, x.params.HybridCandidates)
 	switch {
 	case q.Alpha >= 1:
-		vec, err = x.memoVector(ctx, q.Vector, allow, cand)
+		dense, err = x.memoVector(ctx, q.Vector, allow, cand)
 	case q.Alpha <= 0:
 		lex, _ = x.bm25(q.Text, allow, cand, cand)
 	default:
@@ -174,7 +175,7 @@ func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex,
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			vec, err = x.memoVector(ctx, q.Vector, allow, cand)
+			dense, err = x.memoVector(ctx, q.Vector, allow, cand)
 		}()
 		lex, _ = x.bm25(q.Text, allow, cand, cand)
 		<-done
@@ -182,7 +183,7 @@ func (x *gen) hybrid(ctx context.Context, q retrieval.Query, allow []bool) (lex,
 	if err != nil {
 		return nil, nil, err
 	}
-	return lex, vec, nil
+	return lex, dense, nil
 }
 
 // rankedFusionK is RankedFusionK, DefaultRankedFusionK when unset.
@@ -193,14 +194,14 @@ func (p Params) rankedFusionK() int {
 	return p.RankedFusionK
 }
 
-// Fuse combines a lexical and a vector result list (each best first) the way
+// fuse combines a lexical and a vector result list (each best first) the way
 // Weaviate's hybrid search does. relativeScore: each list's scores are
 // min-max normalised to [0,1] (all 1 when equal) and summed with weights
 // 1-alpha and alpha. rankedFusion: each list contributes weight/(k+rank),
 // rank counted from 0 (k is Params.RankedFusionK, Weaviate's 60 by default).
 // explainFused says how a fused score was made.
-func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scoredDoc {
-	acc := make(map[int32]float64, len(lex)+len(vec))
+func fuse(f retrieval.Fusion, alpha float64, k int, lex, dense []scoredDoc) []scoredDoc {
+	acc := make(map[int32]float64, len(lex)+len(dense))
 	var order []int32 // the fused documents, first seen first
 	add := func(list []scoredDoc, w float64) {
 		lo, hi := span(list)
@@ -212,7 +213,7 @@ func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scor
 		}
 	}
 	add(lex, 1-alpha)
-	add(vec, alpha)
+	add(dense, alpha)
 	out := make([]scoredDoc, len(order))
 	for i, d := range order {
 		out[i] = scoredDoc{doc: d, score: acc[d]}
@@ -222,7 +223,7 @@ func Fuse(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc) []scor
 
 // explainFused is "hybrid FUSION alpha=A: " and each list's part of s's
 // score: "bm25|vector SCORE (rank R) -> CONTRIBUTION", joined by "; ".
-func explainFused(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc, s scoredDoc) string {
+func explainFused(f retrieval.Fusion, alpha float64, k int, lex, dense []scoredDoc, s scoredDoc) string {
 	name := "relativeScore"
 	if f == retrieval.RankedFusion {
 		name = "rankedFusion"
@@ -232,7 +233,7 @@ func explainFused(f retrieval.Fusion, alpha float64, k int, lex, vec []scoredDoc
 		list []scoredDoc
 		w    float64
 		name string
-	}{{lex, 1 - alpha, "bm25"}, {vec, alpha, "vector"}} {
+	}{{lex, 1 - alpha, "bm25"}, {dense, alpha, "vector"}} {
 		lo, hi := span(l.list)
 		for rank, h := range l.list {
 			if h.doc == s.doc {

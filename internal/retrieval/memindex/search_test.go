@@ -42,17 +42,17 @@ type kgqaQuestion struct {
 
 var (
 	realOnce sync.Once
-	real     *realData
+	realSet  *realData
 	realErr  error
 )
 
 func loadReal(tb testing.TB) *realData {
 	tb.Helper()
-	realOnce.Do(func() { real, realErr = readReal() })
+	realOnce.Do(func() { realSet, realErr = readReal() })
 	if realErr != nil {
 		tb.Skip("real data:", realErr)
 	}
-	return real
+	return realSet
 }
 
 func readReal() (*realData, error) {
@@ -158,7 +158,7 @@ func (r *realData) realVectors(ctx context.Context) string {
 
 func (r *realData) seededVectors(why string) {
 	rng := rand.New(rand.NewPCG(16, 2))
-	vec := func() []float32 {
+	randomVector := func() []float32 {
 		v := make([]float32, 64)
 		for i := range v {
 			v[i] = float32(rng.NormFloat64())
@@ -166,11 +166,11 @@ func (r *realData) seededVectors(why string) {
 		return v
 	}
 	for i := range r.docs {
-		r.docs[i].Vector, r.docs[i].Entities = vec(), []string{r.docs[i].ID}
+		r.docs[i].Vector, r.docs[i].Entities = randomVector(), []string{r.docs[i].ID}
 	}
 	r.qvecs = make([][]float32, len(r.questions))
 	for i := range r.qvecs {
-		r.qvecs[i] = vec()
+		r.qvecs[i] = randomVector()
 	}
 	r.vectors = "seeded random (" + why + ")"
 }
@@ -354,12 +354,12 @@ func BenchmarkSearch(b *testing.B) {
 		b.Fatal(err)
 	}
 	g := x.cur.Load()
-	var bm, hy, vec []retrieval.Query
+	var bm, hy, dense []retrieval.Query
 	for i, q := range r.questions[:50] {
 		long := q.Question + " " + strings.Join(q.TopicText, " ") + " place of birth country of citizenship film"
 		bm = append(bm, retrieval.Query{Mode: retrieval.BM25, Text: q.Question, Limit: 100})
 		hy = append(hy, retrieval.Query{Mode: retrieval.Hybrid, Text: long, Vector: r.qvecs[i], Alpha: 0.5, Fusion: retrieval.RelativeScore, Limit: 100})
-		vec = append(vec, retrieval.Query{Mode: retrieval.Vector, Vector: r.qvecs[i], Limit: 100})
+		dense = append(dense, retrieval.Query{Mode: retrieval.Vector, Vector: r.qvecs[i], Limit: 100})
 	}
 	// What the index prepares once per generation (norms, length terms,
 	// blocks) is made before timing, as a server makes it at its first search.
@@ -369,7 +369,7 @@ func BenchmarkSearch(b *testing.B) {
 	for _, set := range []struct {
 		name string
 		qs   []retrieval.Query
-	}{{"bm25", bm}, {"hybrid", hy}, {"vector", vec}} {
+	}{{"bm25", bm}, {"hybrid", hy}, {"vector", dense}} {
 		b.Run(set.name+"/reference", func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				if _, err := g.refSearch(set.qs[i%len(set.qs)]); err != nil {

@@ -162,7 +162,7 @@ func (s *suite) searches(t *testing.T) {
 		if hs := search(t, retrieval.Query{Mode: retrieval.BM25, Text: "zyzzyva", Limit: 5}); len(hs) != 0 {
 			t.Errorf("bm25 on an absent word returned %v", ids(hs))
 		}
-		if hs := search(t, retrieval.Query{Mode: retrieval.BM25, Text: "film", Limit: 5, WithVectors: false}); len(hs) > 0 && len(hs[0].Doc.Text) == 0 {
+		if hs := search(t, retrieval.Query{Mode: retrieval.BM25, Text: "film", Limit: 5, WithVectors: false}); len(hs) > 0 && hs[0].Doc.Text == "" {
 			t.Errorf("hits must carry the document text")
 		}
 	})

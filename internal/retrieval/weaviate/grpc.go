@@ -256,7 +256,7 @@ func rpcDoc(r *pb.SearchResult) (retrieval.Document, error) {
 		if tv := l.GetTextValues(); tv != nil {
 			d.Entities = append(d.Entities, tv.GetValues()...)
 		}
-		for _, v := range l.GetValues() {
+		for _, v := range l.GetValues() { //nolint:staticcheck // older servers answer in the deprecated list form
 			d.Entities = append(d.Entities, text(v))
 		}
 	}
@@ -280,7 +280,7 @@ func text(v *pb.Value) string {
 	if s := v.GetTextValue(); s != "" {
 		return s
 	}
-	return v.GetStringValue()
+	return v.GetStringValue() //nolint:staticcheck // older servers answer in the deprecated string form
 }
 
 // vectorBytes is v as the gRPC API takes it: little-endian float32s.

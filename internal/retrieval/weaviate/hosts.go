@@ -164,12 +164,6 @@ func (p *hostPool) markDown(i int) {
 	}
 }
 
-func (p *hostPool) markUp(i int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down[i], p.wait[i] = time.Time{}, 0
-}
-
 // check probes node i's readiness once: ready puts it back in the turn,
 // anything else probes again later (backing off to maxProbe).
 func (p *hostPool) check(i int) {
@@ -188,7 +182,7 @@ func (p *hostPool) check(i int) {
 }
 
 func (p *hostPool) ready(ctx context.Context, i int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.scheme+"://"+p.hosts[i]+"/v1/.well-known/ready", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.scheme+"://"+p.hosts[i]+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
 		return err
 	}

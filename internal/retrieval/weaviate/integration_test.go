@@ -356,7 +356,11 @@ func TestIntegrationOpenURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Drop(context.Background()) })
+	t.Cleanup(func() {
+		if err := s.Drop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	if err := s.Put(ctx, films); err != nil {
 		t.Fatal(err)
 	}
@@ -373,7 +377,11 @@ func TestIntegrationOpenURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { m.Drop(context.Background()) })
+	t.Cleanup(func() {
+		if err := m.Drop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	if _, err := Open(ctx, base+"/"+mt+"?tenant=b"); errs.CodeOf(err) != errs.NotFound {
 		t.Errorf("Open of a missing tenant: %v, want not_found", err)
 	}

@@ -80,7 +80,11 @@ func TestIntegrationMetadataMigration(t *testing.T) {
 	if err := c.Schema().ClassCreator().WithClass(def).Do(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { c.Schema().ClassDeleter().WithClassName(class).Do(context.Background()) })
+	t.Cleanup(func() {
+		if err := c.Schema().ClassDeleter().WithClassName(class).Do(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
 	// An object as an older dmar wrote it: no metadata property.
 	_, err = c.Data().Creator().WithClassName(class).WithID(string(ObjectID(films[0].ID))).WithVector(films[0].Vector).
 		WithProperties(map[string]any{propDocID: films[0].ID, propTitle: films[0].Title, propText: films[0].Text}).Do(ctx)

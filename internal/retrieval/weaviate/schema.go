@@ -230,7 +230,7 @@ func keys(m map[string]string) []string {
 func ping(ctx context.Context, base string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
 		return err
 	}

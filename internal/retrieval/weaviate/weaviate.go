@@ -172,7 +172,8 @@ func ParseURL(raw string) (Config, error) {
 		}
 		cfg.BatchSize = n
 	}
-	return cfg, cfg.Validate()
+	err = cfg.Validate()
+	return cfg, err
 }
 
 // Validate checks the configuration and fills defaults.

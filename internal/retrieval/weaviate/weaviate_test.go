@@ -125,7 +125,7 @@ func TestCleanFilter(t *testing.T) {
 
 func TestCheckDoc(t *testing.T) {
 	nan := float32(0)
-	nan = nan / nan
+	nan /= nan
 	tests := []struct {
 		d   retrieval.Document
 		err string
@@ -164,7 +164,9 @@ func fakeWeaviate(t *testing.T, graphql func(w http.ResponseWriter, query string
 		case "/v1/graphql":
 			var body struct{ Query string }
 			b, _ := io.ReadAll(r.Body)
-			json.Unmarshal(b, &body)
+			if err := json.Unmarshal(b, &body); err != nil {
+				t.Error(err)
+			}
 			graphql(w, body.Query)
 		default:
 			http.NotFound(w, r)
@@ -188,13 +190,13 @@ func TestSearchFailuresAreUnavailable(t *testing.T) {
 		name   string
 		answer func(w http.ResponseWriter, q string)
 	}{
-		{"status 500", func(w http.ResponseWriter, q string) { http.Error(w, "boom", http.StatusInternalServerError) }},
-		{"status 503", func(w http.ResponseWriter, q string) { http.Error(w, "starting", http.StatusServiceUnavailable) }},
+		{"status 500", func(w http.ResponseWriter, _ string) { http.Error(w, "boom", http.StatusInternalServerError) }},
+		{"status 503", func(w http.ResponseWriter, _ string) { http.Error(w, "starting", http.StatusServiceUnavailable) }},
 		// GraphQL errors come with status 200 and no transport error.
-		{"graphql error", func(w http.ResponseWriter, q string) {
+		{"graphql error", func(w http.ResponseWriter, _ string) {
 			fmt.Fprint(w, `{"data":{"Get":{"Docs":null}},"errors":[{"message":"shard not ready"}]}`)
 		}},
-		{"garbage", func(w http.ResponseWriter, q string) { fmt.Fprint(w, `<html>`) }},
+		{"garbage", func(w http.ResponseWriter, _ string) { fmt.Fprint(w, `<html>`) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -231,7 +233,7 @@ func TestUnreachable(t *testing.T) {
 
 func TestSearchHonoursContext(t *testing.T) {
 	release := make(chan struct{})
-	s := newFake(t, fakeWeaviate(t, func(w http.ResponseWriter, q string) { <-release }))
+	s := newFake(t, fakeWeaviate(t, func(http.ResponseWriter, string) { <-release }))
 	defer close(release)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
@@ -247,9 +249,9 @@ func TestSearchHonoursContext(t *testing.T) {
 
 func TestSearchRejectsBadQueries(t *testing.T) {
 	var calls atomic.Int32
-	s := newFake(t, fakeWeaviate(t, func(w http.ResponseWriter, q string) { calls.Add(1) }))
+	s := newFake(t, fakeWeaviate(t, func(http.ResponseWriter, string) { calls.Add(1) }))
 	nan := float32(0)
-	nan = nan / nan
+	nan /= nan
 	for _, q := range []retrieval.Query{
 		{Mode: retrieval.BM25, Limit: 3},
 		{Mode: "sparse", Text: "x", Limit: 3},
@@ -342,7 +344,7 @@ func TestCheckClass(t *testing.T) {
 
 func TestAPIKeySent(t *testing.T) {
 	var auth atomic.Value
-	srv := fakeWeaviate(t, func(w http.ResponseWriter, q string) {
+	srv := fakeWeaviate(t, func(w http.ResponseWriter, _ string) {
 		fmt.Fprint(w, `{"data":{"Get":{"Docs":[]}}}`)
 	})
 	// Wrap the fake to record the Authorization header of GraphQL calls.

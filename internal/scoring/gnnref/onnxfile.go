@@ -34,7 +34,7 @@ const (
 // framework and no generated code.
 func Initializers(model []byte) (map[string]Tensor, error) {
 	var graph []byte
-	err := fields(model, func(num int, wire int, v uint64, b []byte) error {
+	err := fields(model, func(num int, wire int, _ uint64, b []byte) error {
 		if num == modelGraph && wire == 2 {
 			graph = b
 		}
@@ -47,7 +47,7 @@ func Initializers(model []byte) (map[string]Tensor, error) {
 		return nil, errors.New("onnx model: no graph")
 	}
 	out := map[string]Tensor{}
-	err = fields(graph, func(num int, wire int, v uint64, b []byte) error {
+	err = fields(graph, func(num int, wire int, _ uint64, b []byte) error {
 		if num != graphInitializer || wire != 2 {
 			return nil
 		}

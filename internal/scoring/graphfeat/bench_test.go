@@ -21,8 +21,8 @@ func BenchmarkFeaturize(b *testing.B) {
 	for i := 0; i < DefaultN; i++ {
 		synth.Nodes = append(synth.Nodes, kg.Node{QID: fmt.Sprintf("Q%d", i), Hop: min(i, 1)})
 		if i > 0 {
-			synth.Edges = append(synth.Edges, kg.Edge{From: "Q0", To: fmt.Sprintf("Q%d", i), PID: fmt.Sprintf("P%d", i%7)})
-			synth.Edges = append(synth.Edges, kg.Edge{From: fmt.Sprintf("Q%d", i), To: fmt.Sprintf("Q%d", (i*5)%DefaultN), PID: "P31"})
+			synth.Edges = append(synth.Edges, kg.Edge{From: "Q0", To: fmt.Sprintf("Q%d", i), PID: fmt.Sprintf("P%d", i%7)},
+				kg.Edge{From: fmt.Sprintf("Q%d", i), To: fmt.Sprintf("Q%d", (i*5)%DefaultN), PID: "P31"})
 		}
 	}
 	graphs := []struct {

@@ -151,7 +151,7 @@ func (e *Encoder) corpusSession() (*Session, int, func(), error) {
 		return e.sess, 2, func() {}, nil
 	}
 	workers := cfg.Threads()
-	if workers == cfg.IntraOpThreads && workers == 1 {
+	if workers == 1 && cfg.IntraOpThreads == 1 {
 		return e.sess, 1, func() {}, nil
 	}
 	// A session of its own: e's serves queries with the configured

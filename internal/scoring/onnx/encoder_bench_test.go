@@ -15,57 +15,49 @@ import (
 
 // kgqaQuestions reads n real questions (kgqa/train.jsonl) to encode.
 func kgqaQuestions(tb testing.TB, n int) []string {
-	tb.Helper()
-	dir, err := datapath.Dataset("kgqa")
-	if err != nil {
-		tb.Skip(err)
-	}
-	f, err := os.Open(filepath.Join(dir, "train.jsonl"))
-	if err != nil {
-		tb.Skip(err)
-	}
-	defer f.Close()
-	var qs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() && len(qs) < n {
-		var q struct {
-			Question string `json:"question"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			tb.Fatal(err)
-		}
-		qs = append(qs, q.Question)
-	}
-	return qs
+	return datasetTexts(tb, "kgqa", "train.jsonl", n, func(r textRecord) string { return r.Question })
 }
 
 // codexmExtracts reads n real documents (codexm/corpus.jsonl extracts); most
 // run to the 256-token limit.
 func codexmExtracts(tb testing.TB, n int) []string {
+	return datasetTexts(tb, "codexm", "corpus.jsonl", n, func(r textRecord) string { return r.Text })
+}
+
+// textRecord holds the fields the tests read from a dataset's JSONL lines.
+type textRecord struct {
+	Question string `json:"question"`
+	Title    string `json:"title"`
+	Text     string `json:"text"`
+}
+
+// datasetTexts reads the text of each of the first n records of a shared
+// dataset's JSONL file; the test is skipped where the data is not present.
+func datasetTexts(tb testing.TB, dataset, file string, n int, text func(textRecord) string) []string {
 	tb.Helper()
-	dir, err := datapath.Dataset("codexm")
+	dir, err := datapath.Dataset(dataset)
 	if err != nil {
 		tb.Skip(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "corpus.jsonl"))
+	f, err := os.Open(filepath.Join(dir, file))
 	if err != nil {
 		tb.Skip(err)
 	}
 	defer f.Close()
-	var docs []string
+	var out []string
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 16<<20)
-	for sc.Scan() && len(docs) < n {
-		var d struct {
-			Text string `json:"text"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+	for sc.Scan() && len(out) < n {
+		var r textRecord
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			tb.Fatal(err)
 		}
-		docs = append(docs, d.Text)
+		out = append(out, text(r))
 	}
-	return docs
+	if err := sc.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
 }
 
 // BenchmarkEncoder reports sentences/s for real questions, one per call

@@ -2,9 +2,7 @@ package onnx_test
 
 import (
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -19,24 +17,14 @@ import (
 // limit, HotpotQA questions).
 func TestEncoderMatchesSentenceTransformers(t *testing.T) {
 	onnxtest.NeedFile(t, filepath.Join(onnxtest.MiniLMDir(), "manifest.json"), "the sentence encoder")
-	data, err := os.ReadFile("testdata/minilm_reference.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fix struct {
 		Items []struct {
 			onnxtest.Item
 			Embedding []float32 `json:"embedding"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(data, &fix); err != nil {
-		t.Fatal(err)
-	}
-	items := make([]onnxtest.Item, len(fix.Items))
-	for i, it := range fix.Items {
-		items[i] = it.Item
-	}
-	texts := onnxtest.Texts(t, items)
+	onnxtest.ReadFixture(t, "testdata/minilm_reference.json", &fix)
+	texts := onnxtest.TextsOf(t, fix.Items)
 	// Batch sizes 1 and 7 put each text in different company and padding.
 	for _, batch := range []int{7, 1} {
 		e := testEncoder(t, onnx.WithBatchSize(batch))

@@ -2,14 +2,11 @@ package onnx_test
 
 import (
 	"context"
-	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/scoring"
-	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
@@ -25,37 +22,12 @@ type rankerFixture struct {
 	Scores      [][]float64 `json:"scores"`
 }
 
-// refRanker is an independent float64 forward pass of the ranker from the
-// ONNX file's initializers: standardise ((x - mu) / sd), the ReLU layers
-// w0/b0, w1/b1, ..., the output layer (wout, bout).
+// refRanker is the reference forward pass of the ranker: one score a row.
 func refRanker(t *testing.T, rows [][]float32) []float64 {
 	t.Helper()
-	model, err := os.ReadFile(rankerModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := gnnref.Initializers(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mu, sd := w["mu"].Data, w["sd"].Data
 	out := make([]float64, len(rows))
-	for k, r := range rows {
-		if len(r) != len(mu) {
-			t.Fatalf("row of %d features, the model standardises %d", len(r), len(mu))
-		}
-		x := make([]float64, len(r))
-		for i, v := range r {
-			x[i] = (float64(v) - float64(mu[i])) / float64(sd[i])
-		}
-		for i := 0; ; i++ {
-			W, ok := w[fmt.Sprintf("w%d", i)]
-			if !ok {
-				break
-			}
-			x = denseLayer(t, x, W, w[fmt.Sprintf("b%d", i)], true)
-		}
-		out[k] = denseLayer(t, x, w["wout"], w["bout"], false)[0]
+	for k, o := range refStandardisedMLP(t, rankerModel, rows) {
+		out[k] = o[0]
 	}
 	return out
 }
@@ -121,12 +93,8 @@ func TestRankerMatchesReference(t *testing.T) {
 	if d := worstScoreDiff(got, refRanker(t, rows)); d > 1e-4 {
 		t.Fatalf("onnxruntime ranker vs reference: max diff %.3g > 1e-4", d)
 	}
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, s := range got {
-		lo, hi = math.Min(lo, s), math.Max(hi, s)
-	}
-	if hi-lo < 1e-2 {
-		t.Errorf("scores %.4f..%.4f over varied inputs", lo, hi)
+	if s := spread(got); s < 1e-2 {
+		t.Errorf("scores spread %.4f over varied inputs", s)
 	}
 	if r.Encoder() != onnx.DefaultEncoderName {
 		t.Errorf("the committed ranker records encoder %q, want %q", r.Encoder(), onnx.DefaultEncoderName)
@@ -134,16 +102,27 @@ func TestRankerMatchesReference(t *testing.T) {
 	scoringtest.Ranker(t, r, docs[:20])
 }
 
-// A model trained on other columns, or without the shapes, is refused.
-func TestRankerRejectsOtherModels(t *testing.T) {
+// A feature-row model trained on other columns, or without the shapes, is
+// refused.
+func TestFeatureModelsRejectOtherModels(t *testing.T) {
 	rt := onnxtest.Runtime(t)
-	if _, err := onnx.NewRanker(rt, "testdata/ranker_otherfeatures.onnx"); err == nil || !strings.Contains(err.Error(), "trained on features") {
-		t.Errorf("a model with other feature names: %v", err)
-	}
-	if _, err := onnx.NewRanker(rt, evGateModel); err == nil || !strings.Contains(err.Error(), "features") {
-		t.Errorf("the evidence gate as a ranker: %v", err)
-	}
-	if _, err := onnx.NewRanker(rt, "testdata/missing.onnx"); err == nil {
-		t.Error("missing model: no error")
+	for _, tc := range []struct {
+		name          string
+		load          func(string) error
+		otherFeatures string // the model trained on other feature names
+		other         string // another committed model, with other features
+	}{
+		{"evidence gate", func(p string) error { _, err := onnx.NewEvidenceGate(rt, p); return err }, "testdata/evgate_otherfeatures.onnx", gateModel},
+		{"ranker", func(p string) error { _, err := onnx.NewRanker(rt, p); return err }, "testdata/ranker_otherfeatures.onnx", evGateModel},
+	} {
+		if err := tc.load(tc.otherFeatures); err == nil || !strings.Contains(err.Error(), "trained on features") {
+			t.Errorf("%s: a model with other feature names: %v", tc.name, err)
+		}
+		if err := tc.load(tc.other); err == nil || !strings.Contains(err.Error(), "features") {
+			t.Errorf("%s: %s: %v", tc.name, tc.other, err)
+		}
+		if err := tc.load("testdata/missing.onnx"); err == nil {
+			t.Errorf("%s: missing model: no error", tc.name)
+		}
 	}
 }

@@ -1,7 +1,6 @@
 package onnx_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -17,7 +16,6 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/config"
-	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
@@ -101,10 +99,6 @@ func TestRegistryVersionsDiffer(t *testing.T) {
 // text per call they match the reference within 1e-4; batched (padding and
 // neighbours) within cosine 0.99.
 func TestRegistryMatchesReference(t *testing.T) {
-	data, err := os.ReadFile("testdata/registry_reference.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fix struct {
 		PassageMaxLen int `json:"passage_max_len"`
 		Encoders      map[string]struct {
@@ -115,20 +109,14 @@ func TestRegistryMatchesReference(t *testing.T) {
 			} `json:"items"`
 		} `json:"encoders"`
 	}
-	if err := json.Unmarshal(data, &fix); err != nil {
-		t.Fatal(err)
-	}
+	onnxtest.ReadFixture(t, "testdata/registry_reference.json", &fix)
 	for _, name := range extraEncoders {
 		t.Run(name, func(t *testing.T) {
 			ref, ok := fix.Encoders[name]
 			if !ok {
 				t.Fatalf("no reference for %s", name)
 			}
-			items := make([]onnxtest.Item, len(ref.Items))
-			for i, it := range ref.Items {
-				items[i] = it.Item
-			}
-			texts := onnxtest.Texts(t, items)
+			texts := onnxtest.TextsOf(t, ref.Items)
 			var qs, ps []string
 			var qi, pi []int
 			for i, it := range ref.Items {
@@ -264,32 +252,12 @@ func TestInt8CloseToFP32(t *testing.T) {
 // codexmDocuments reads the first n codexm documents as the index embeds
 // them (corpus.EncodeText: title ". " text).
 func codexmDocuments(tb testing.TB, n int) []string {
-	tb.Helper()
-	dir, err := datapath.Dataset("codexm")
-	if err != nil {
-		tb.Skip(err)
-	}
-	f, err := os.Open(filepath.Join(dir, "corpus.jsonl"))
-	if err != nil {
-		tb.Skip(err)
-	}
-	defer f.Close()
-	var docs []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() && len(docs) < n {
-		var d struct {
-			Title, Text string
+	return datasetTexts(tb, "codexm", "corpus.jsonl", n, func(r textRecord) string {
+		if r.Title != "" {
+			return r.Title + ". " + r.Text
 		}
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			tb.Fatal(err)
-		}
-		if d.Title != "" {
-			d.Text = d.Title + ". " + d.Text
-		}
-		docs = append(docs, d.Text)
-	}
-	return docs
+		return r.Text
+	})
 }
 
 // BenchmarkRegistryDocuments is the load-time cost of each encoder side by

@@ -100,7 +100,7 @@ func TestOpenCUDANamesMissingProviderLibs(t *testing.T) {
 				t.Fatalf("error does not list missing files: %v", err)
 			}
 			listed := msg[i:]
-			listed = listed[:strings.Index(listed, ")")]
+			listed, _, _ = strings.Cut(listed, ")")
 			for _, f := range tt.missing {
 				if !strings.Contains(listed, f) {
 					t.Errorf("error %q does not name missing %s", msg, f)

@@ -1,8 +1,6 @@
 package wordpiece_test
 
 import (
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,10 +21,6 @@ func TestMatchesReferenceTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile("testdata/minilm_tokens.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fix struct {
 		MaxSeqLength int `json:"max_seq_length"`
 		Items        []struct {
@@ -35,14 +29,8 @@ func TestMatchesReferenceTokenizer(t *testing.T) {
 			UntruncatedLen int     `json:"untruncated_len"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(data, &fix); err != nil {
-		t.Fatal(err)
-	}
-	items := make([]onnxtest.Item, len(fix.Items))
-	for i, it := range fix.Items {
-		items[i] = it.Item
-	}
-	texts := onnxtest.Texts(t, items)
+	onnxtest.ReadFixture(t, "testdata/minilm_tokens.json", &fix)
+	texts := onnxtest.TextsOf(t, fix.Items)
 	truncated := 0
 	for i, it := range fix.Items {
 		s := strings.TrimFunc(texts[i], unicode.IsSpace)

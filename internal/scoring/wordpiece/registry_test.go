@@ -3,7 +3,6 @@ package wordpiece_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -21,10 +20,6 @@ import (
 // the query and passage prefixes and at 512 and 128 positions; see
 // models/encoder/reference_registry.py.
 func TestRegistryTokenizersMatchReference(t *testing.T) {
-	data, err := os.ReadFile("testdata/registry_tokens.json")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var fix struct {
 		TokenizerSHA256 string `json:"tokenizer_sha256"`
 		Items           []struct {
@@ -34,13 +29,7 @@ func TestRegistryTokenizersMatchReference(t *testing.T) {
 			IDs    []int64 `json:"ids"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(data, &fix); err != nil {
-		t.Fatal(err)
-	}
-	items := make([]onnxtest.Item, len(fix.Items))
-	for i, it := range fix.Items {
-		items[i] = it.Item
-	}
+	onnxtest.ReadFixture(t, "testdata/registry_tokens.json", &fix)
 	var texts []string
 	for _, name := range []string{"bge-small-en-v1.5", "bge-small-en-v1.5-int8", "e5-small-v2-int8"} {
 		t.Run(name, func(t *testing.T) {
@@ -58,14 +47,15 @@ func TestRegistryTokenizersMatchReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			if texts == nil {
-				texts = onnxtest.Texts(t, items)
+				texts = onnxtest.TextsOf(t, fix.Items)
 			}
 			truncated, bad := 0, 0
 			for i, it := range fix.Items {
 				s := it.Prefix + strings.TrimFunc(texts[i], unicode.IsSpace)
 				got := tok.Encode(s, it.MaxLen)
 				if !slices.Equal(got, it.IDs) {
-					if bad++; bad <= 5 {
+					bad++
+					if bad <= 5 {
 						t.Errorf("%s (prefix %q, max %d):\n got  %v\n want %v", it.Label(), it.Prefix, it.MaxLen, got, it.IDs)
 					}
 				}

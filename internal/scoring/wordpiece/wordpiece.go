@@ -225,7 +225,7 @@ func (t *Tokenizer) EncodeBatch(texts []string, maxLen int) Batch {
 // false. Special tokens written in the raw text (e.g. "[MASK]") are kept
 // whole; the text between them is normalised, pre-tokenised and split.
 func (t *Tokenizer) each(text string, yield func(string, int64) bool) {
-	for len(text) > 0 {
+	for text != "" {
 		i, tok := t.nextSpecial(text)
 		for _, word := range t.preTokenize(t.normalize(text[:i])) {
 			if !t.wordPieces(word, yield) {

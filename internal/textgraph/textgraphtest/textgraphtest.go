@@ -296,7 +296,7 @@ func (r reference) exact(keys []string) []textgraph.Match {
 }
 
 // match is exact, then the k nodes held by a passage nearest v by cosine.
-func (r reference) match(keys []string, v []float32, k int, min float64) []textgraph.Match {
+func (r reference) match(keys []string, v []float32, k int, minCos float64) []textgraph.Match {
 	out := r.exact(keys)
 	taken := map[string]bool{}
 	for _, m := range out {
@@ -317,7 +317,7 @@ func (r reference) match(keys []string, v []float32, k int, min float64) []textg
 			dot += float64(v[i]) * float64(n.Vector[i])
 			nn += float64(n.Vector[i]) * float64(n.Vector[i])
 		}
-		if c := dot / math.Sqrt(vn*nn); c >= min {
+		if c := dot / math.Sqrt(vn*nn); c >= minCos {
 			near = append(near, textgraph.Match{Key: key, Label: n.Label, Score: c, Passages: n.Passages})
 		}
 	}

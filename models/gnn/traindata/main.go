@@ -264,14 +264,14 @@ func writeGraphs(dir string, graphs []kg.Subgraph, trip []int32) error {
 		}
 		for gi := 0; gi < b.B; gi++ {
 			g := int32(lo + gi)
-			real := 0
+			used := 0
 			for i := 0; i < n; i++ {
 				if b.Mask[gi*n+i] == 1 {
-					real = i + 1
+					used = i + 1
 				}
 			}
-			x = append(x, b.X[gi*n*graphfeat.F:(gi*n+real)*graphfeat.F]...)
-			off = append(off, off[len(off)-1]+int64(real))
+			x = append(x, b.X[gi*n*graphfeat.F:(gi*n+used)*graphfeat.F]...)
+			off = append(off, off[len(off)-1]+int64(used))
 			for i := 0; i < n; i++ {
 				for j := 0; j < n; j++ {
 					if v := b.AdjOut[(gi*n+i)*n+j]; v != 0 {

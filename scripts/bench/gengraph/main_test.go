@@ -17,7 +17,9 @@ func TestGrow(t *testing.T) {
 	realTriples := "Q1\tP31\tQ5\nQ2\tP31\tQ5\nQ2\tP27\tQ30\n"
 	realEnts := `{"qid": "Q1", "label": "Douglas Adams"}` + "\n" + `{"qid": "Q2", "label": "Zqaa lookalike"}` + "\n"
 	for f, b := range map[string]string{"triples.tsv": realTriples, "entities.jsonl": realEnts, "relations.json": `{"P31": {"label": "instance of"}, "P27": {"label": "country of citizenship"}}`} {
-		os.WriteFile(filepath.Join(in, f), []byte(b), 0o644)
+		if err := os.WriteFile(filepath.Join(in, f), []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	grow := func(seed uint64) string {
 		out := t.TempDir()
@@ -65,7 +67,9 @@ func TestGrow(t *testing.T) {
 		}
 	}
 	// A real label word of the synthetic form is refused, not shadowed.
-	os.WriteFile(filepath.Join(in, "entities.jsonl"), []byte(realEnts+`{"qid": "Q3", "label": "Zqb"}`+"\n"), 0o644)
+	if err := os.WriteFile(filepath.Join(in, "entities.jsonl"), []byte(realEnts+`{"qid": "Q3", "label": "Zqb"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if err := (gen{in: in, out: t.TempDir(), edges: 20000, meanOut: 12, zipf: 1.05, seed: 1}).run(); err == nil || !strings.Contains(err.Error(), `"Zqb"`) {
 		t.Errorf("collision: %v", err)
 	}

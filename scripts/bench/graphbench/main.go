@@ -163,7 +163,9 @@ func vmHWM() int64 {
 	for _, l := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
 			var kb int64
-			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			if _, err := fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb); err != nil {
+				return 0
+			}
 			return kb << 10
 		}
 	}
@@ -206,15 +208,15 @@ func topEntities(g *memkg.Graph, n int) []string {
 // sampleRealRoots draws n distinct real entities (QIDs below the synthetic
 // range: questions link to real entities), seeded.
 func sampleRealRoots(g *memkg.Graph, n int, seed uint64) []string {
-	var real []string
+	var realQIDs []string
 	for _, e := range g.AllEntities() {
 		if len(e.QID) < 11 { // synthetic QIDs are Q1000000000 and up
-			real = append(real, e.QID)
+			realQIDs = append(realQIDs, e.QID)
 		}
 	}
 	r := rand.New(rand.NewPCG(seed, 1))
-	r.Shuffle(len(real), func(i, j int) { real[i], real[j] = real[j], real[i] })
-	return real[:min(n, len(real))]
+	r.Shuffle(len(realQIDs), func(i, j int) { realQIDs[i], realQIDs[j] = realQIDs[j], realQIDs[i] })
+	return realQIDs[:min(n, len(realQIDs))]
 }
 
 // subgraphBench times each seed's subgraph alone, then all seeds in one call

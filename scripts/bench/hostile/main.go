@@ -35,8 +35,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hostile: -pid is required")
 		os.Exit(2)
 	}
-	nest := func(open, close string, depth int) string {
-		return strings.Repeat(open, depth) + strings.Repeat(close, depth)
+	nest := func(opening, closing string, depth int) string {
+		return strings.Repeat(opening, depth) + strings.Repeat(closing, depth)
 	}
 	meta := func(v string) string {
 		return `{"documents":[{"id":"a","title":"t","text":"x","metadata":{"a":` + v + `}}]}`
@@ -97,7 +97,7 @@ func run(url, key string, pid int, method, route, body string, at int) result {
 			start := time.Now()
 			status := "error"
 			if resp, err := http.DefaultClient.Do(req); err == nil {
-				io.Copy(io.Discard, resp.Body)
+				_, _ = io.Copy(io.Discard, resp.Body) // drained for the connection's reuse; the status is what counts
 				resp.Body.Close()
 				status = strconv.Itoa(resp.StatusCode)
 			}

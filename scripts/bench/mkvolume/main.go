@@ -16,7 +16,7 @@ import (
 	"strconv"
 )
 
-var idRe = regexp.MustCompile(`"id":"Q([0-9]+)"`)
+var idRe = regexp.MustCompile(`"id":"Q(\d+)"`)
 
 func main() {
 	in := flag.String("in", "", "dump sample (latest-all-first50.json)")

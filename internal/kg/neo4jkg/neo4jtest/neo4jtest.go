@@ -19,7 +19,7 @@ var (
 	lockErr error
 	// held keeps the locked file reachable: an unreachable *os.File is
 	// closed by its finalizer, and closing it drops the lock.
-	held *os.File
+	held *os.File //nolint:unused // written, never read: it keeps the file reachable
 )
 
 // Exclusive blocks until this process holds the shared Neo4j server

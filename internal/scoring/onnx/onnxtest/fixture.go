@@ -39,6 +39,32 @@ func (it Item) Label() string {
 	return fmt.Sprintf("%s/%s[%d].%s", it.Dataset, it.File, it.Line, it.Field)
 }
 
+// Input is the item itself; a fixture record that embeds an Item has it
+// too, which is how TextsOf reads the records' items.
+func (it Item) Input() Item { return it }
+
+// ReadFixture decodes the JSON fixture file at path into v.
+func ReadFixture(tb testing.TB, path string, v any) {
+	tb.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+}
+
+// TextsOf is Texts of the Items that records embed.
+func TextsOf[R interface{ Input() Item }](tb testing.TB, records []R) []string {
+	tb.Helper()
+	items := make([]Item, len(records))
+	for i, r := range records {
+		items[i] = r.Input()
+	}
+	return Texts(tb, items)
+}
+
 // Texts resolves the items' texts, reading the shared data once per file.
 // Missing shared data skips the test (fails it when CI=true).
 func Texts(tb testing.TB, items []Item) []string {

@@ -17,7 +17,8 @@ import (
 // then DMAR_* variables read through getenv), and its problems.
 func Settings(getenv func(string) string) (config.Config, error) {
 	c := config.Default(config.CacheDir(getenv), "")
-	return c, config.Env(&c, getenv).Err()
+	err := config.Env(&c, getenv).Err()
+	return c, err
 }
 
 // ORT is the runtime part of c as onnx takes it.
