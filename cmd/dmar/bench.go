@@ -24,6 +24,7 @@ func init() {
 	register("bench docs", "live documents: upsert docs/s beside the load path, search p50 alone and under writes, restart after changed documents beside a cold build, bytes per document", benchWith("bench docs", backends.RunDocBench))
 	register("bench load", "closed-loop load test of a running dmar serve: throughput, p50/p95/p99, errors and RSS by concurrency (CSV and a plot with --out)", runBenchLoad)
 	register("bench answer", "POST /v1/answer's latency, reader tokens and EM/F1 from the documents' heads (before) beside the default path (selected evidence, graph answers) on the same questions; ends with answer_p50_s=P answer_speedup=X f1_delta=D [lo, hi]", runBenchAnswer)
+	register("bench ann", "the embedded index's vector graph on seeded vectors: recall@100 against the exact scan, search p50/p99, build time, bytes per vector, recall@100 after deletes and updates (a row of docs/ann.md)", runBenchANN)
 	register("bench embed", "documents/s of corpus embedding per encoder, beside the chunked load path of before (bench_embed.go)", runBenchEmbed)
 }
 
@@ -116,6 +117,23 @@ func runBenchLoad(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return cliErr(err)
 	}
 	return l.Run(ctx, stdout)
+}
+
+// runBenchANN parses the flags of a bench.ANN and runs it.
+//
+//	dmar bench ann --size 128000
+func runBenchANN(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f bench.ANNFlags
+	fs := newFlagSet("bench ann", stderr)
+	f.Register(fs)
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return usageError{Msg: fmt.Sprintf("bench ann: unexpected arguments %q", fs.Args())}
+	}
+	_, err := f.Run(ctx, stdout)
+	return cliErr(err)
 }
 
 // benchWith is a bench subcommand that parses its flags (F) beside the
