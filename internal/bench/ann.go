@@ -155,4 +155,3 @@ func (r ANNRow) Markdown() string {
 	return fmt.Sprintf("| embedded index (`memindex`) | %d | %.4f | %.2f | %.2f | %.1f | %.0f + %d | %.4f | %.1f |",
 		r.Size, r.Recall, ms(r.P50), ms(r.P99), r.Build.Seconds(), r.BytesPerVector, r.VectorBytes, r.AfterChurn, r.Churn.Seconds())
 }
-
