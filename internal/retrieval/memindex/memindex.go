@@ -261,9 +261,9 @@ func (g *gen) put(docs []retrieval.Document, terms [][]docTerms) {
 	}
 }
 
-// trimPostings gives the posting lists this write grew by appending the
-// capacity they use: after a bulk load up to half of a list's memory is
-// room for growth that only later writes would use.
+// trimPostings cuts the posting lists this write grew by appending down to
+// their length: after a bulk load up to half of a list's memory was room
+// for growth that only later writes would use.
 func (g *gen) trimPostings() {
 	for k := range g.owned {
 		f := &g.fields[k.field]
