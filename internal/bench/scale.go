@@ -80,13 +80,20 @@ type ScaleRow struct {
 	RSS, PeakRSS           int64 // bytes of the measured process (dmar, or Weaviate's server)
 	HybridP50, HybridP99   float64
 	DefaultP50, DefaultP99 float64
-	Recall                 string // the vector search's recall@100, or "exact"
-	Sweep                  []memindex.RecallAt
-	Quality                map[string]float64
-	records                []eval.Record // dmar's, for the loss trace
-	titles                 map[string]string
-	searched               map[string]bool    // "question\x00gold" found by the stage-1 search
-	Stages                 map[string]float64 // the default request's stages, p50 ms
+	Recall                 string  // the vector search's recall@100, or "exact"
+	RecallAt100            float64 // the approximate search's recall@100; 1 for the exact scan, 0 when not measured (Weaviate)
+	// BytesPerDoc is the memory a document costs: for the embedded
+	// index, the live heap (after a GC) that making the corpus and loading
+	// the index added, over the documents (the real documents' own text
+	// and vectors were held before, so a size of real documents alone
+	// counts the index only); for Weaviate, its server's RSS over them.
+	BytesPerDoc float64
+	Sweep       []memindex.RecallAt
+	Quality     map[string]float64
+	records     []eval.Record // dmar's, for the loss trace
+	titles      map[string]string
+	searched    map[string]bool    // "question\x00gold" found by the stage-1 search
+	Stages      map[string]float64 // the default request's stages, p50 ms
 }
 
 // Run measures every size and prints a line per size and backend, then
@@ -96,13 +103,15 @@ func (s Scale) Run(ctx context.Context, out io.Writer) ([]ScaleRow, error) {
 	var rows []ScaleRow
 	fmt.Fprintf(out, "scale: %d real documents; larger corpora add synthetic ones (internal/synth, seed %d: real sentences recombined, vectors of real documents mixed plus noise)\n", len(s.Real), s.Synth.Seed)
 	for _, n := range s.Sizes {
+		freeMemory()
+		base := liveHeap()
 		docs := synth.Corpus(s.Real, n, s.Synth)
 		if len(docs) < n {
 			return rows, fmt.Errorf("bench scale: could make %d of %d documents (no real document has a vector?)", len(docs), n)
 		}
 		syn := max(0, n-len(s.Real))
 		if !s.RemoteOnly {
-			r, err := s.embedded(ctx, docs, syn)
+			r, err := s.embedded(ctx, docs, syn, base)
 			if err != nil {
 				return rows, fmt.Errorf("bench scale: %d documents, embedded: %w", n, err)
 			}
@@ -125,8 +134,30 @@ func (s Scale) Run(ctx context.Context, out io.Writer) ([]ScaleRow, error) {
 		}
 		freeMemory()
 	}
-	fmt.Fprintf(out, "scale_ratio=%.2f\n", ScaleRatio(rows))
+	fmt.Fprintln(out, Summary(rows))
 	return rows, nil
+}
+
+// Summary is the run's last line: scale_ratio=X recall_at_100=R
+// peak_rss_gb=G, where X is ScaleRatio, R the embedded index's recall@100
+// at the largest size (1 for the exact scan, 0 without an embedded row)
+// and G the highest peak RSS measured at that size.
+func Summary(rows []ScaleRow) string {
+	largest := 0
+	for _, r := range rows {
+		largest = max(largest, r.Size)
+	}
+	recall, peak := 0.0, int64(0)
+	for _, r := range rows {
+		if r.Size != largest {
+			continue
+		}
+		if r.Backend == "embedded" {
+			recall = r.RecallAt100
+		}
+		peak = max(peak, r.PeakRSS)
+	}
+	return fmt.Sprintf("scale_ratio=%.2f recall_at_100=%.4f peak_rss_gb=%.2f", ScaleRatio(rows), recall, float64(peak)/(1<<30))
 }
 
 // ScaleRatio is the worst over backends of the default request's p50 at
@@ -156,8 +187,12 @@ func (r ScaleRow) String() string {
 		mem = "weaviate RSS"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "scale: %d documents (%d synthetic), %s: ingest %.0f documents/s (%.1f s); %s %s (peak %s); hybrid search p50 %.2f ms p99 %.2f ms; default request p50 %.1f ms p99 %.1f ms; vector recall@100 %s",
-		r.Size, r.Synthetic, r.Backend, r.IngestDocsPerSec, r.Ingest.Seconds(), mem, gb(r.RSS), gb(r.PeakRSS), r.HybridP50, r.HybridP99, r.DefaultP50, r.DefaultP99, r.Recall)
+	per := "live heap"
+	if r.Backend != "embedded" {
+		per = "weaviate RSS"
+	}
+	fmt.Fprintf(&b, "scale: %d documents (%d synthetic), %s: ingest %.0f documents/s (%.1f s); %s %s (peak %s); %s %.0f bytes per document; hybrid search p50 %.2f ms p99 %.2f ms; default request p50 %.1f ms p99 %.1f ms; vector recall@100 %s",
+		r.Size, r.Synthetic, r.Backend, r.IngestDocsPerSec, r.Ingest.Seconds(), mem, gb(r.RSS), gb(r.PeakRSS), per, r.BytesPerDoc, r.HybridP50, r.HybridP99, r.DefaultP50, r.DefaultP99, r.Recall)
 	for _, k := range sortedKeys(r.Quality) {
 		fmt.Fprintf(&b, "; %s Recall@5 %.4f", k, r.Quality[k])
 	}
@@ -180,8 +215,10 @@ func gb(n int64) string {
 	return fmt.Sprintf("%.2f GB", float64(n)/(1<<30))
 }
 
-func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int) (ScaleRow, error) {
-	r := ScaleRow{Size: len(docs), Synthetic: syn, Backend: "embedded"}
+// embedded measures the embedded index over docs; base is the live heap
+// before docs were made.
+func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int, base uint64) (ScaleRow, error) {
+	r := ScaleRow{Size: len(docs), Synthetic: syn, Backend: "embedded", RecallAt100: 1}
 	freeMemory()
 	start := time.Now()
 	x, err := s.Embedded(ctx, docs)
@@ -191,6 +228,8 @@ func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int)
 	r.Ingest = time.Since(start)
 	r.IngestDocsPerSec = float64(len(docs)) / r.Ingest.Seconds()
 	r.RSS, r.PeakRSS = procMemory(os.Getpid())
+	freeMemory()
+	r.BytesPerDoc = float64(liveHeap()-min(base, liveHeap())) / float64(len(docs))
 	r.Recall = "exact (the corpus is below the approximate search's size)"
 	if s.ExactOnly {
 		r.Recall = "exact (the approximate search is off)"
@@ -199,6 +238,7 @@ func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int)
 		return r, err
 	} else if ok {
 		r.Recall = fmt.Sprintf("%.4f (HNSW, ef %d)", at[0].Recall, at[0].Ef)
+		r.RecallAt100 = at[0].Recall
 		r.Sweep = at[1:]
 	}
 	if err := s.measure(ctx, x, &r); err != nil {
@@ -244,6 +284,7 @@ func (s Scale) remote(ctx context.Context, docs []retrieval.Document, syn int) (
 	if n, err := newProcNode(s.RemoteURL); err == nil {
 		if pid, err := n.pid(); err == nil {
 			r.RSS, r.PeakRSS = procMemory(pid)
+			r.BytesPerDoc = float64(r.RSS) / float64(len(docs))
 		}
 	}
 	err = s.measure(ctx, x, &r)
@@ -358,6 +399,13 @@ func (s Scale) searchedGold(ctx context.Context, x retrieval.Index, recs []eval.
 func freeMemory() {
 	runtime.GC()
 	debug.FreeOSMemory()
+}
+
+// liveHeap is the heap's live bytes (after the caller's freeMemory).
+func liveHeap() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
 
 // procMemory is a process's resident memory and its peak (VmRSS, VmHWM;

@@ -1,6 +1,8 @@
 package synth
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -66,5 +68,40 @@ func TestCorpus(t *testing.T) {
 	}
 	if other := Corpus(given, 40, Config{Seed: 8}); other[10].Text == c[10].Text && other[11].Text == c[11].Text && other[12].Text == c[12].Text {
 		t.Error("another seed made the same documents")
+	}
+}
+
+// A space's vectors depend on the seed alone, have its dimension, and are
+// clustered: a vector's nearest other among 2,000 is far closer than two
+// independent random directions in 384 dimensions ever are.
+func TestSpace(t *testing.T) {
+	draw := func() [][]float32 {
+		rng := rand.New(rand.NewPCG(3, 4))
+		return NewSpace(rng, 384).Draw(rng, 2000)
+	}
+	a, b := draw(), draw()
+	if len(a) != 2000 || len(a[0]) != 384 {
+		t.Fatalf("%d vectors of %d dimensions, want 2000 of 384", len(a), len(a[0]))
+	}
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			t.Fatalf("vector %d differs between two draws with one seed", i)
+		}
+	}
+	near := 0.0
+	for i, v := range a[:200] {
+		best := -1.0
+		for j, w := range a {
+			if j != i {
+				best = max(best, vec.Cosine(v, w))
+			}
+		}
+		near += best / 200
+	}
+	// Random directions: cosine about N(0, 1/384), so the best of 2,000 is
+	// about 0.2.
+	t.Logf("mean cosine to the nearest other vector: %.3f", near)
+	if near < 0.5 {
+		t.Errorf("mean cosine to the nearest other vector %.3f, want clustered (> 0.5)", near)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/vec"
+	"github.com/viterin/vek/vek32"
 )
 
 // The approximate vector search of large corpora: a hierarchical navigable
@@ -181,10 +182,11 @@ func closer(a, b cand) bool {
 	return a.id < b.id
 }
 
-// distance is 1 - cos(v, n), with a dot product fast rather than in dot's
-// order: it only steers the walk.
+// distance is 1 - cos(v, n), with vek's dot product (SIMD where the CPU
+// has it, in its own order of additions): it only steers the walk, and
+// the documents found are scored again exactly (vectorANNAt).
 func distance(v []float32, qn float64, n *hnode) float32 {
-	return float32(1 - float64(dotFast(v, n.vec))/(qn*n.norm))
+	return float32(1 - float64(vek32.Dot(v, n.vec))/(qn*n.norm))
 }
 
 // search returns the ef nodes nearest v that it finds, nearest first.
@@ -535,28 +537,6 @@ func (h *hnsw) insert(x, parent *gen, changed []int32) bool {
 		h.link(h.add(s, d, norms[s]))
 	}
 	return int64(len(*h.nodes.Load())) <= 2*max(h.live.Load(), 1)
-}
-
-// dotGo is a dot product with eight partial sums: not dot's order, for the
-// walk's distances only (dotFast).
-func dotGo(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3, s4, s5, s6, s7 float32
-	i := 0
-	for ; i+8 <= len(a); i += 8 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-		s4 += a[i+4] * b[i+4]
-		s5 += a[i+5] * b[i+5]
-		s6 += a[i+6] * b[i+6]
-		s7 += a[i+7] * b[i+7]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
 // parallel runs f over [0, n) in one part per CPU.

@@ -14,6 +14,7 @@ import (
 
 	coder "github.com/coder/hnsw"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/synth"
 	"github.com/dmar-kg/dmar/internal/vec"
 	"github.com/viterin/vek/vek32"
 	"gonum.org/v1/gonum/blas/blas32"
@@ -52,45 +53,16 @@ var (
 	annSet     *annBenchSet
 )
 
-// seededVectors are n vectors like sentence embeddings in one respect that
-// matters to a graph: they are clustered (1,000 centres) and of lower
-// intrinsic dimension than their length (a 48-d latent mapped to 384-d by a
-// fixed random matrix, plus a little isotropic noise). They are not real
-// embeddings: the recall figures compare the implementations with each
-// other, not with a real corpus's.
-func seededVectors(rng *rand.Rand, proj, centres [][]float32, n int) [][]float32 {
-	const latent = 48
-	out := make([][]float32, n)
-	z := make([]float32, latent)
-	for i := range out {
-		c := centres[rng.IntN(len(centres))]
-		for j := range z {
-			z[j] = c[j] + float32(0.6*rng.NormFloat64())
-		}
-		v := make([]float32, annBenchDim)
-		for d := range v {
-			v[d] = dotGo(proj[d], z) + float32(0.05*rng.NormFloat64())
-		}
-		out[i] = v
-	}
-	return out
-}
-
+// makeANNBenchSet draws the corpus, queries and churn from one seeded
+// space of vectors like sentence embeddings (synth.Space).
 func makeANNBenchSet(n int) *annBenchSet {
-	const latent, queries = 48, 200
+	const queries = 200
 	rng := rand.New(rand.NewPCG(51, 1))
-	proj := make([][]float32, annBenchDim)
-	for d := range proj {
-		proj[d] = randVec(rng, latent, 1/float64(latent))
-	}
-	centres := make([][]float32, 1000)
-	for i := range centres {
-		centres[i] = randVec(rng, latent, 1)
-	}
-	s := &annBenchSet{docs: seededVectors(rng, proj, centres, n), queries: seededVectors(rng, proj, centres, queries)}
+	sp := synth.NewSpace(rng, annBenchDim)
+	s := &annBenchSet{docs: sp.Draw(rng, n), queries: sp.Draw(rng, queries)}
 	perm := rng.Perm(n)
 	s.deleted, s.updated = perm[:n/10], perm[n/10:n/5]
-	s.newVecs = seededVectors(rng, proj, centres, len(s.updated))
+	s.newVecs = sp.Draw(rng, len(s.updated))
 	live := slices.Clone(s.docs)
 	for _, i := range s.deleted {
 		live[i] = nil
@@ -320,9 +292,9 @@ func BenchmarkANNLibraries(b *testing.B) {
 	}
 }
 
-// BenchmarkDotLibraries times one dot product of two 384-d vectors: the
-// graph walk's (dotFast: the package's AVX assembly), vek's (SIMD from
-// Go assembly generated with avo), gonum's (blas32) and plain Go.
+// BenchmarkDotLibraries times one dot product of two 384-d vectors: vek's
+// (SIMD from Go assembly generated with avo; the graph walk's), gonum's
+// (blas32) and the in-order vec.Dot that exact scores use.
 func BenchmarkDotLibraries(b *testing.B) {
 	rng := rand.New(rand.NewPCG(51, 2))
 	const pairs = 4096
@@ -334,12 +306,11 @@ func BenchmarkDotLibraries(b *testing.B) {
 		name string
 		dot  func(a, b []float32) float32
 	}{
-		{"own-avx", dotFast},
 		{"vek32", vek32.Dot},
 		{"gonum-blas32", func(a, b []float32) float32 {
 			return blas32.Dot(blas32.Vector{N: len(a), Data: a, Inc: 1}, blas32.Vector{N: len(b), Data: b, Inc: 1})
 		}},
-		{"go", dotGo},
+		{"vec-dot", vec.Dot},
 	} {
 		b.Run(f.name, func(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
@@ -359,7 +330,7 @@ func TestDotLibrariesAgree(t *testing.T) {
 	for range 100 {
 		a, b := randVec(rng, annBenchDim, 1), randVec(rng, annBenchDim, 1)
 		want := float64(vec.Dot(a, b))
-		for name, got := range map[string]float32{"own-avx": dotFast(a, b), "vek32": vek32.Dot(a, b),
+		for name, got := range map[string]float32{"vek32": vek32.Dot(a, b),
 			"gonum": blas32.Dot(blas32.Vector{N: len(a), Data: a, Inc: 1}, blas32.Vector{N: len(b), Data: b, Inc: 1})} {
 			if d := float64(got) - want; d > 1e-3 || d < -1e-3 {
 				t.Fatalf("%s = %v, dot %v", name, got, want)

@@ -7,7 +7,3 @@ package memindex
 var haveDot32 = false
 
 func dot32(q, blk []float32, out *[32]float32) { dot32Go(q, blk, out) }
-
-// dotFast is a dot product in any order of additions (the vector graph's
-// walk).
-func dotFast(a, b []float32) float32 { return dotGo(a, b) }

@@ -264,3 +264,56 @@ func TestConcurrentWritesAndSearches(t *testing.T) {
 	// parts equals a fresh build's.
 	samePrepared(t, -1, x.cur.Load())
 }
+
+// TestBulkPutEqualsSmallWrites: a batch larger than bulkChunk (tokenised a
+// chunk at a time, its posting lists trimmed) gives the same searches as
+// the same documents written in small batches, including an ID that the
+// batch holds twice (the later one wins) and a write after it.
+func TestBulkPutEqualsSmallWrites(t *testing.T) {
+	ctx := context.Background()
+	for name, p := range bothBM25() {
+		t.Run(name, func(t *testing.T) {
+			r := rand.New(rand.NewSource(7))
+			docs := make([]retrieval.Document, 2*bulkChunk+100)
+			for i := range docs {
+				docs[i] = randomDoc(r, fmt.Sprintf("d%d", i))
+			}
+			docs[len(docs)-1] = randomDoc(r, "d3") // d3 again, near the end
+			bulk, small := New(p), New(p)
+			if err := bulk.Put(ctx, docs); err != nil {
+				t.Fatal(err)
+			}
+			for lo := 0; lo < len(docs); lo += 1000 {
+				if err := small.Put(ctx, docs[lo:min(lo+1000, len(docs))]); err != nil {
+					t.Fatal(err)
+				}
+			}
+			later := []retrieval.Document{randomDoc(r, "d5"), randomDoc(r, "new")}
+			for _, x := range []*Index{bulk, small} {
+				if err := x.Put(ctx, later); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n, _ := bulk.Count(ctx); n != len(docs) {
+				t.Fatalf("bulk count %d, want %d", n, len(docs))
+			}
+			for qi := range 12 {
+				q := retrieval.Query{Text: randomDoc(r, "q").Text + " nolan", Vector: randomDoc(r, "q").Vector, Limit: 20, Alpha: 0.5}
+				for _, mode := range []retrieval.Mode{retrieval.BM25, retrieval.Vector, retrieval.Hybrid} {
+					q.Mode = mode
+					want, err := small.Search(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got, err := bulk.Search(ctx, q)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if diff := cmp.Diff(want, got); diff != "" {
+						t.Fatalf("query %d, %s: bulk vs small writes (-small +bulk):\n%s", qi, mode, diff)
+					}
+				}
+			}
+		})
+	}
+}

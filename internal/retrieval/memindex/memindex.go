@@ -208,29 +208,69 @@ func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Tokenising is the slow part of a write; it is done before the copy.
-	terms := make([][]docTerms, len(docs))
-	cur := x.cur.Load()
-	for i, d := range docs {
+	for _, d := range docs {
 		if d.ID == "" {
 			return errs.E(errs.Invalid, "document without id")
 		}
-		terms[i] = cur.tokenize(d)
 	}
+	if len(docs) <= bulkChunk {
+		// Tokenising is the slow part of a write; it is done before the copy.
+		terms := tokenizeAll(x.cur.Load(), docs)
+		x.update(func(g *gen) { g.put(docs, terms) })
+		return nil
+	}
+	// A bulk load is tokenised a chunk at a time under the writer's lock:
+	// a document's term counts take a few kilobytes, so a million documents
+	// tokenised ahead held gigabytes only to drop them.
 	x.update(func(g *gen) {
-		for i, d := range docs {
-			if slot, ok := g.byID[d.ID]; ok {
-				g.reindex(slot, terms[i])
-				g.docs[slot] = d
-				continue
-			}
-			slot := int32(len(g.docs))
-			g.byID[d.ID] = slot
-			g.docs = append(g.docs, d)
-			g.index(slot, terms[i])
+		for lo := 0; lo < len(docs); lo += bulkChunk {
+			chunk := docs[lo:min(lo+bulkChunk, len(docs))]
+			g.put(chunk, tokenizeAll(g, chunk))
 		}
+		g.trimPostings()
 	})
 	return nil
+}
+
+// bulkChunk is how many documents a large Put tokenises at a time.
+const bulkChunk = 8192
+
+// tokenizeAll tokenises docs for generation g's fields, a part per CPU.
+func tokenizeAll(g *gen, docs []retrieval.Document) [][]docTerms {
+	terms := make([][]docTerms, len(docs))
+	parallel(len(docs), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			terms[i] = g.tokenize(docs[i])
+		}
+	})
+	return terms
+}
+
+// put applies docs (terms their tokens) to the generation being written.
+func (g *gen) put(docs []retrieval.Document, terms [][]docTerms) {
+	for i, d := range docs {
+		if slot, ok := g.byID[d.ID]; ok {
+			g.reindex(slot, terms[i])
+			g.docs[slot] = d
+			continue
+		}
+		slot := int32(len(g.docs))
+		g.byID[d.ID] = slot
+		g.docs = append(g.docs, d)
+		g.index(slot, terms[i])
+	}
+}
+
+// trimPostings cuts the posting lists this write grew by appending down to
+// their length: after a bulk load up to half of a list's memory was room
+// for growth that only later writes would use.
+func (g *gen) trimPostings() {
+	for k := range g.owned {
+		f := &g.fields[k.field]
+		if ps := f.postings.get(k.term); cap(ps)-len(ps) > len(ps)/8 {
+			f.postings.set(k.term, slices.Clone(ps))
+		}
+	}
 }
 
 // Delete removes the documents with these IDs; unknown IDs are ignored. It
