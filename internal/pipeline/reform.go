@@ -38,9 +38,7 @@ func (pp paper) reformulate(ctx context.Context, sc scored, anchors []Doc) (refo
 		return reformulated{}, err
 	}
 	ref := reformulated{phis: phis}
-	if ref.in, err = pp.reformInput(ctx, sc.grounded, anchors, ref.phis); err != nil {
-		return reformulated{}, err
-	}
+	ref.in = pp.reformInput(sc.grounded, anchors, ref.phis)
 	ref.query, ref.by = pp.runReformulator(ctx, ref.in)
 	pp.trace.timed("reformulate", t)
 	return ref, nil
@@ -65,7 +63,7 @@ func (pp paper) anchorPhis(ctx context.Context, sc scored, anchors []Doc) (map[s
 
 // reformInput gathers the reformulator's input: snippets of the anchors, and
 // the bridge entities and relations ranked by Shapley contribution.
-func (pp paper) reformInput(ctx context.Context, g grounded, anchors []Doc, phis map[string]anchorPhi) (reformulate.Input, error) {
+func (pp paper) reformInput(g grounded, anchors []Doc, phis map[string]anchorPhi) reformulate.Input {
 	in := reformulate.Input{Query: pp.query}
 	bridge, rel, bridgeLabel := bridges(anchors, phis, g.st.qsubs)
 	in.Bridges = rankTerms(bridge, bridgeLabel)
@@ -74,7 +72,7 @@ func (pp paper) reformInput(ctx context.Context, g grounded, anchors []Doc, phis
 	for _, a := range anchors {
 		in.Anchors = append(in.Anchors, reformulate.Evidence{Title: a.Title, Snippet: Snippet(a.Text, names, pp.SnippetChars)})
 	}
-	return in, nil
+	return in
 }
 
 // bridges scores the anchors' entities that are nodes of a query subgraph
@@ -187,8 +185,8 @@ func names(ents map[string]kg.Entity, qsubs []*entry, bridges map[string]float64
 }
 
 // Snippet takes the sentences of text that mention one of names first (in
-// text order), then the others, up to max characters.
-func Snippet(text string, names []string, max int) string {
+// text order), then the others, up to limit characters.
+func Snippet(text string, names []string, limit int) string {
 	sents := sentences(text)
 	var first, rest []string
 	for _, s := range sents {
@@ -209,19 +207,19 @@ func Snippet(text string, names []string, max int) string {
 	var b strings.Builder
 	for _, s := range append(first, rest...) {
 		if b.Len() > 0 {
-			if b.Len()+1+len(s) > max {
+			if b.Len()+1+len(s) > limit {
 				break
 			}
 			b.WriteByte(' ')
 		}
 		b.WriteString(s)
-		if b.Len() >= max {
+		if b.Len() >= limit {
 			break
 		}
 	}
 	out := b.String()
-	if len(out) > max {
-		cut := max
+	if len(out) > limit {
+		cut := limit
 		for cut > 0 && !utf8.RuneStart(out[cut]) {
 			cut--
 		}

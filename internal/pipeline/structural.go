@@ -106,8 +106,8 @@ func (sr scorer) phi(ctx context.Context, g *scoring.Game, docID string) ([]floa
 }
 
 // rankDocSubgraphs orders a document's subgraphs by their best similarity to
-// a query subgraph, then by root, and keeps max.
-func rankDocSubgraphs(doc Doc, st structure, max int) []kg.Subgraph {
+// a query subgraph, then by root, and keeps the first keep.
+func rankDocSubgraphs(doc Doc, st structure, keep int) []kg.Subgraph {
 	type scored struct {
 		sg kg.Subgraph
 		s  float64
@@ -131,7 +131,7 @@ func rankDocSubgraphs(doc Doc, st structure, max int) []kg.Subgraph {
 		return list[i].sg.Root < list[j].sg.Root
 	})
 	out := []kg.Subgraph{}
-	for i := 0; i < len(list) && i < max; i++ {
+	for i := 0; i < len(list) && i < keep; i++ {
 		out = append(out, list[i].sg)
 	}
 	return out
@@ -157,10 +157,10 @@ func (sr scorer) withinBudget(st structure, candidates int) error {
 	} else {
 		cost += int64(sr.M) * int64(players) << players
 	}
-	if max := sr.maxEvals; cost > max {
+	if limit := sr.maxEvals; cost > limit {
 		return &errs.Error{Code: errs.Unprocessable, Field: "samples", Message: fmt.Sprintf(
 			"the request needs %d Shapley game evaluations (%d query entities with subgraphs x %d samples x %d documents, shapley=%s), over this server's limit of %d: lower samples, n or p, use shapley=exact, or ask a shorter question",
-			cost, players, sr.Samples, docs, sr.Shapley, max)}
+			cost, players, sr.Samples, docs, sr.Shapley, limit)}
 	}
 	return nil
 }

@@ -247,26 +247,26 @@ func tokenizeAll(g *gen, docs []retrieval.Document) [][]docTerms {
 }
 
 // put applies docs (terms their tokens) to the generation being written.
-func (g *gen) put(docs []retrieval.Document, terms [][]docTerms) {
+func (x *gen) put(docs []retrieval.Document, terms [][]docTerms) {
 	for i, d := range docs {
-		if slot, ok := g.byID[d.ID]; ok {
-			g.reindex(slot, terms[i])
-			g.docs[slot] = d
+		if slot, ok := x.byID[d.ID]; ok {
+			x.reindex(slot, terms[i])
+			x.docs[slot] = d
 			continue
 		}
-		slot := int32(len(g.docs))
-		g.byID[d.ID] = slot
-		g.docs = append(g.docs, d)
-		g.index(slot, terms[i])
+		slot := int32(len(x.docs))
+		x.byID[d.ID] = slot
+		x.docs = append(x.docs, d)
+		x.index(slot, terms[i])
 	}
 }
 
 // trimPostings cuts the posting lists this write grew by appending down to
 // their length: after a bulk load up to half of a list's memory was room
 // for growth that only later writes would use.
-func (g *gen) trimPostings() {
-	for k := range g.owned {
-		f := &g.fields[k.field]
+func (x *gen) trimPostings() {
+	for k := range x.owned {
+		f := &x.fields[k.field]
 		if ps := f.postings.get(k.term); cap(ps)-len(ps) > len(ps)/8 {
 			f.postings.set(k.term, slices.Clone(ps))
 		}
