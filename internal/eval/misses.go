@@ -55,7 +55,8 @@ func ClassifyMiss(r Record, k int, topics []string, connection string) (Miss, bo
 		return Miss{}, false
 	}
 	m := Miss{ID: r.ID, System: r.System}
-	inKG, inText, inRecall := holds(r.Candidates["kg"], r.Gold), holds(r.Candidates["text"], r.Gold), holds(r.Candidates["recall"], r.Gold)
+	inKG, inText := holds(r.Candidates["kg"], r.Gold), holds(r.Candidates["text"], r.Gold)
+	inRecall := holds(r.Candidates["recall"], r.Gold) || holds(r.Candidates["second"], r.Gold)
 	switch {
 	case inKG || inText:
 		m.Stage, m.Cause = StageFusion, CauseChannelRanked

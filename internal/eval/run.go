@@ -86,9 +86,9 @@ type Record struct {
 	// path that put the top document first ends at its entity).
 	Graph *GraphRecord `json:"graph,omitempty"`
 	// Candidates are the ids each stage proposed ("recall": the first
-	// search's pool; "kg", "text": the graph channels' candidates), kept
-	// with --misses for the miss analysis (misses.go).
-	Candidates map[string][]string `json:"candidates,omitempty"`
+	// search's pool; "kg", "text": the graph channels' candidates), for the
+	// miss analysis (misses.go, misses.jsonl); not written per question.
+	Candidates map[string][]string `json:"-"`
 	Error      string              `json:"error,omitempty"`
 }
 
@@ -285,6 +285,7 @@ func runDMAR(ctx context.Context, cfg Config, q Question, s System, rec *Record)
 	rec.ReformulatedQuery, rec.Reformulator = res.ReformulatedQuery, res.Reformulator
 	rec.TimingsMS = res.TimingsMS
 	rec.EntStd = res.EntStd
+	rec.Candidates = res.Candidates
 	return docs, answer.GraphOf(res, cfg.GraphTrust), nil
 }
 

@@ -41,7 +41,7 @@ type Summary struct {
 	// ReaderCost is each system's reader cost per question (with a reader).
 	ReaderCost map[string]ReaderCostSummary `json:"reader_cost,omitempty"`
 	// Misses counts, per system, where the questions outside the top k lost
-	// their gold (with --misses).
+	// their gold (DMAR's systems, which report their stages' candidates).
 	Misses map[string]MissTable `json:"misses,omitempty"`
 	Extra  map[string]any       `json:"extra,omitempty"`
 	// missList is each miss, for misses.json.
@@ -354,7 +354,7 @@ func nanMean(xs []float64, mask []bool) (float64, int) {
 }
 
 // addMisses classifies, at k = 5 (Recall@5's misses), the questions of every
-// record that carries its stages' candidates (dmar eval --misses).
+// record that carries its stages' candidates (DMAR's systems).
 func (s *Summary) addMisses(ds *Dataset, recs []Record) {
 	questions := make(map[string]Question, len(ds.Questions))
 	for _, q := range ds.Questions {

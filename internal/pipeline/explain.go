@@ -21,6 +21,7 @@ func (r request) result(g grounded) *Result {
 	return &Result{
 		Query: r.query, Options: r.opts, TimingsMS: r.trace.timings, Fallbacks: r.trace.fallbacks,
 		Results: []Doc{}, Anchors: []Anchor{}, QueryEntities: g.entities, QuerySubgraphs: qsubs, EntStd: r.trace.entStd,
+		Candidates: r.trace.candidates,
 	}
 }
 

@@ -571,3 +571,33 @@ func TestValidateTextOptions(t *testing.T) {
 		t.Errorf("text_graph -1: %v", e)
 	}
 }
+
+// The result names what each source proposed before fusion (dmar eval's
+// miss analysis): the stage-1 pool is the search's own n hits, and every
+// ranked result was proposed by some source.
+func TestResultNamesEachSourcesCandidates(t *testing.T) {
+	p := newPipeline(t, nil)
+	opts := p.Defaults().QuestionAware()
+	res, err := p.Retrieve(context.Background(), nolan, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recall := res.Candidates["recall"]
+	if len(recall) == 0 || len(recall) > opts.N {
+		t.Fatalf("recall candidates %d, want 1..n=%d", len(recall), opts.N)
+	}
+	if _, ok := res.Candidates["kg"]; !ok {
+		t.Errorf("no kg candidates recorded with the graph channel on: %v", res.Candidates)
+	}
+	proposed := map[string]bool{}
+	for _, ids := range res.Candidates {
+		for _, id := range ids {
+			proposed[id] = true
+		}
+	}
+	for _, d := range res.Results {
+		if !proposed[d.ID] {
+			t.Errorf("result %s was proposed by no source (%v)", d.ID, res.Candidates)
+		}
+	}
+}

@@ -116,6 +116,7 @@ func (rc recaller) recall(ctx context.Context) (recalled, error) {
 		return rec, fmt.Errorf("stage 1 search: %w", err)
 	}
 	rc.trace.timed("recall", t)
+	rc.trace.proposed("recall", rec.hits)
 	rec.search = len(rec.hits)
 	cq.Hits = rec.hits
 	return rc.withChannels(ctx, rec, chs, cq)
@@ -134,6 +135,8 @@ func (rc recaller) withChannels(ctx context.Context, rec recalled, chs channelSe
 		return rec, err
 	}
 	rec.channels = ch
+	rc.trace.proposed("kg", ch.kg.Hits)
+	rc.trace.proposed("text", ch.text.Hits)
 	rec.hits = mergeHits(rec.hits, ch.hits())
 	if rc.StructureNeedsChannel && chs.kgOn && !ch.kg.OwnPages() && rec.structOn {
 		rec.structOn = false

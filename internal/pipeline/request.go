@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/dmar-kg/dmar/internal/retrieval"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/vec"
@@ -30,6 +31,21 @@ type trace struct {
 	fallbacks []Fallback
 	timings   map[string]float64 // milliseconds, summed per stage
 	entStd    map[string]float64 // per stage: the spread of the raw ent over its candidates
+	// candidates are the ids each source proposed (recall, kg, text), for
+	// dmar eval's miss analysis
+	candidates map[string][]string
+}
+
+// proposed records the ids of hits as source's candidates.
+func (t *trace) proposed(source string, hits []retrieval.Hit) {
+	if t.candidates == nil {
+		t.candidates = map[string][]string{}
+	}
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.Doc.ID
+	}
+	t.candidates[source] = ids
 }
 
 // entSpread records how much ent tells a stage's candidates apart: the

@@ -29,6 +29,11 @@ type Result struct {
 	// first_distinct the share of distinct values among those (1: no ties).
 	// It is not part of the API's response.
 	EntStd map[string]float64 `json:"-"` // for dmar eval; not on the wire
+	// Candidates are the ids each source proposed before fusion ("recall":
+	// the stage-1 search; "kg", "text": the graph channels; "second": the
+	// paper's stage-2 search), for dmar eval's
+	// miss analysis; not on the wire.
+	Candidates map[string][]string `json:"-"`
 }
 
 // The response's parts are the API's types (internal/api), defined once:

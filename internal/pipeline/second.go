@@ -32,5 +32,6 @@ func (pp paper) secondStage(ctx context.Context, rec recalled, ref reformulated)
 		return searchHits{}, fmt.Errorf("stage 2 search: %w", err)
 	}
 	pp.trace.timed("second_stage", t)
+	pp.trace.proposed("second", hits)
 	return searchHits{hits: mergeHits(hits, rec.channels.hits()), search: len(hits)}, nil
 }
