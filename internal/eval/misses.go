@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 )
 
@@ -27,68 +28,67 @@ const (
 	CauseRecallRanked  = "search found it, fused below k"
 )
 
-// Miss is why one question's gold documents are outside a system's top k:
-// the first stage that lost them and the cause class.
+// Miss is why one gold document of a question is outside a system's top
+// k: the first stage that lost it and the cause class.
 type Miss struct {
 	ID     string `json:"id"`
 	System string `json:"system"`
+	Doc    string `json:"doc"`
 	Stage  string `json:"stage"`
 	Cause  string `json:"cause"`
 }
 
-// MissTable counts a system's misses by stage and cause.
+// MissTable counts a system's misses by stage and cause: gold documents
+// outside the top k (Recall@k's misses), and the questions with none inside.
 type MissTable struct {
 	K         int                       `json:"k"`
+	Gold      int                       `json:"gold"`      // gold documents, all questions
+	Misses    int                       `json:"misses"`    // of them, outside the top k
 	Questions int                       `json:"questions"` // questions with gold
-	Misses    int                       `json:"misses"`    // of them, no gold in the top k
+	Empty     int                       `json:"empty"`     // of them, no gold in the top k
 	Counts    map[string]map[string]int `json:"counts"`    // stage -> cause -> misses
 }
 
 // ClassifyMiss says where r (a question's record with the candidates each
-// stage held, Record.Candidates) lost its gold, or ok=false when a gold
-// document is in the top k or the record carries no candidates. topics are the question's
-// gold topic entities and connection how the gold hangs from them in the KG
-// (kgqa: "1-hop", "2-hop", "not_connected"); both are empty for benchmarks
-// without them.
-func ClassifyMiss(r Record, k int, topics []string, connection string) (Miss, bool) {
-	if len(r.Gold) == 0 || r.Candidates == nil || hitAt(r.RankedIDs, r.Gold, k) {
-		return Miss{}, false
+// stage held, Record.Candidates) lost each gold document outside the top
+// k; none when all are inside or the record carries no candidates. topics
+// are the question's gold topic entities and connection how its gold hangs
+// from them in the KG (kgqa: "1-hop", "2-hop", "not_connected"); both are
+// empty for benchmarks without them.
+func ClassifyMiss(r Record, k int, topics []string, connection string) []Miss {
+	if r.Candidates == nil {
+		return nil
 	}
-	m := Miss{ID: r.ID, System: r.System}
-	inKG, inText := holds(r.Candidates["kg"], r.Gold), holds(r.Candidates["text"], r.Gold)
-	inRecall := holds(r.Candidates["recall"], r.Gold) || holds(r.Candidates["second"], r.Gold)
-	switch {
-	case inKG || inText:
-		m.Stage, m.Cause = StageFusion, CauseChannelRanked
-	case inRecall:
-		m.Stage, m.Cause = StageFusion, CauseRecallRanked
-	case len(topics) > 0 && !holds(recordQIDs(r), topics):
-		m.Stage, m.Cause = StageLinking, CauseWrongEntity
-		if len(r.QueryEntities) == 0 {
-			m.Cause = CauseNothingLinked
+	top := r.RankedIDs[:min(k, len(r.RankedIDs))]
+	linked := len(topics) == 0 || holds(recordQIDs(r), topics)
+	var out []Miss
+	for _, g := range r.Gold {
+		if slices.Contains(top, g) {
+			continue
 		}
-	case len(topics) > 0:
-		m.Stage = StageChannel
-		switch connection {
-		case "2-hop":
-			m.Cause = CauseTwoHops
-		case "not_connected":
-			m.Cause = CauseNotConnected
+		m := Miss{ID: r.ID, System: r.System, Doc: g}
+		gold := []string{g}
+		switch {
+		case holds(r.Candidates["kg"], gold) || holds(r.Candidates["text"], gold):
+			m.Stage, m.Cause = StageFusion, CauseChannelRanked
+		case holds(r.Candidates["recall"], gold) || holds(r.Candidates["second"], gold):
+			m.Stage, m.Cause = StageFusion, CauseRecallRanked
+		case !linked && len(r.QueryEntities) == 0:
+			m.Stage, m.Cause = StageLinking, CauseNothingLinked
+		case !linked:
+			m.Stage, m.Cause = StageLinking, CauseWrongEntity
+		case len(topics) > 0 && connection == "2-hop":
+			m.Stage, m.Cause = StageChannel, CauseTwoHops
+		case len(topics) > 0 && connection == "not_connected":
+			m.Stage, m.Cause = StageChannel, CauseNotConnected
+		case len(topics) > 0:
+			m.Stage, m.Cause = StageChannel, CauseRelation
 		default:
-			m.Cause = CauseRelation
+			m.Stage, m.Cause = StageRecall, CauseNoCandidate
 		}
-	default:
-		m.Stage, m.Cause = StageRecall, CauseNoCandidate
+		out = append(out, m)
 	}
-	return m, true
-}
-
-// hitAt says whether any gold id is among the first k of ranked.
-func hitAt(ranked, gold []string, k int) bool {
-	if k > len(ranked) {
-		k = len(ranked)
-	}
-	return holds(ranked[:k], gold)
+	return out
 }
 
 // holds says whether ids and want share an element.
@@ -119,15 +119,20 @@ func summarizeMisses(recs []Record, questions map[string]Question, k int) (map[s
 			t = MissTable{K: k, Counts: map[string]map[string]int{}}
 		}
 		t.Questions++
+		t.Gold += len(r.Gold)
 		q := questions[r.ID]
-		if m, missed := ClassifyMiss(r, k, q.Topics, q.Strata["connection"]); missed {
+		ms := ClassifyMiss(r, k, q.Topics, q.Strata["connection"])
+		if len(ms) == len(r.Gold) {
+			t.Empty++
+		}
+		for _, m := range ms {
 			t.Misses++
 			if t.Counts[m.Stage] == nil {
 				t.Counts[m.Stage] = map[string]int{}
 			}
 			t.Counts[m.Stage][m.Cause]++
-			misses = append(misses, m)
 		}
+		misses = append(misses, ms...)
 		tables[r.System] = t
 	}
 	return tables, misses
@@ -145,11 +150,12 @@ func writeMisses(w io.Writer, s *Summary) {
 	}
 	sort.Strings(systems)
 	fmt.Fprintf(w, "\n## Misses: where the gold was lost\n\n")
-	fmt.Fprintf(w, "The first stage that lost every gold document of a question outside the top k "+
-		"(misses.json lists each question).\n\n| system | stage | cause | misses | share |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(w, "The first stage that lost each gold document outside the top k (Recall@k's misses; "+
+		"misses.jsonl lists them).\n\n| system | stage | cause | misses | share |\n|---|---|---|---|---|\n")
 	for _, name := range systems {
 		t := s.Misses[name]
-		fmt.Fprintf(w, "| %s | all | no gold in the top %d | %d of %d | |\n", name, t.K, t.Misses, t.Questions)
+		fmt.Fprintf(w, "| %s | all | gold documents outside the top %d (questions with none inside: %d of %d) | %d of %d | |\n",
+			name, t.K, t.Empty, t.Questions, t.Misses, t.Gold)
 		for _, stage := range []string{StageLinking, StageRecall, StageChannel, StageFusion} {
 			causes := make([]string, 0, len(t.Counts[stage]))
 			for c := range t.Counts[stage] {

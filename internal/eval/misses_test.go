@@ -44,11 +44,26 @@ func TestClassifyMiss(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := base()
 			c.edit(&r)
-			m, missed := ClassifyMiss(r, 3, c.topics, c.connection)
-			if missed != c.missed || m.Stage != c.stage || m.Cause != c.cause {
-				t.Fatalf("got (%q, %q, %v), want (%q, %q, %v)", m.Stage, m.Cause, missed, c.stage, c.cause, c.missed)
+			ms := ClassifyMiss(r, 3, c.topics, c.connection)
+			var m Miss
+			if len(ms) > 0 {
+				m = ms[0]
+			}
+			if (len(ms) == 1) != c.missed || len(ms) > 1 || m.Stage != c.stage || m.Cause != c.cause {
+				t.Fatalf("got %+v, want (%q, %q, missed %v)", ms, c.stage, c.cause, c.missed)
 			}
 		})
+	}
+}
+
+// Each gold document outside the top k is a miss of its own, classified by
+// where it (not the question's other gold) was lost.
+func TestClassifyMissPerGoldDocument(t *testing.T) {
+	r := Record{ID: "q", System: "dmar", Gold: []string{"A", "B", "C"}, RankedIDs: []string{"A", "x"},
+		Candidates: map[string][]string{"recall": {"x", "B"}, "text": {"C"}}}
+	ms := ClassifyMiss(r, 2, nil, "")
+	if len(ms) != 2 || ms[0].Doc != "B" || ms[0].Cause != CauseRecallRanked || ms[1].Doc != "C" || ms[1].Cause != CauseChannelRanked {
+		t.Fatalf("misses %+v", ms)
 	}
 }
 
@@ -64,7 +79,7 @@ func TestSummarizeMissesCountsPerSystem(t *testing.T) {
 		t.Fatalf("tables %v misses %v", tables, misses)
 	}
 	d := tables["dmar"]
-	if d.Questions != 3 || d.Misses != 2 || d.Counts[StageFusion][CauseChannelRanked] != 1 || d.Counts[StageRecall][CauseNoCandidate] != 1 {
+	if d.Questions != 3 || d.Gold != 3 || d.Empty != 2 || d.Misses != 2 || d.Counts[StageFusion][CauseChannelRanked] != 1 || d.Counts[StageRecall][CauseNoCandidate] != 1 {
 		t.Fatalf("dmar table %+v", d)
 	}
 	var buf bytes.Buffer
