@@ -162,8 +162,9 @@ def render(args, runs):
                      "those cited): " + ", ".join(f"{s} {fmt(fs[s])} / {fmt(fc[s])}" for s in SYSTEMS))
         w(line + ".")
     w("")
-    w("Reader cost per question (mean ms, generator calls, cache hits; systems that show the reader the same "
-      "documents share a call):")
+    w("Reader cost per question in the run that wrote each column (mean ms, generator calls, cache hits; systems that "
+      "show the reader the same documents share a call; a reply already in the committed cache, from an earlier "
+      "interrupted run, costs nothing here):")
     w("")
     for b in cols:
         rc, errs = runs[b[0]].get("reader_cost") or {}, runs[b[0]].get("errors") or {}
