@@ -80,7 +80,9 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 			if err := x.Put(ctx, docs); err != nil {
 				return nil, err
 			}
-			x.Build()
+			if err := x.Build(ctx); err != nil {
+				return nil, err
+			}
 			return x, nil
 		}}
 	if f.Quality {

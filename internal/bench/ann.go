@@ -93,7 +93,9 @@ func (a ANN) Run(ctx context.Context, out io.Writer) (ANNRow, error) {
 	if err := x.Put(ctx, docs); err != nil {
 		return ANNRow{}, err
 	}
-	x.Build()
+	if err := x.Build(ctx); err != nil {
+		return ANNRow{}, err
+	}
 	r := ANNRow{Size: a.Size, Build: time.Since(start), VectorBytes: 4 * a.Dim}
 	freeMemory()
 	r.BytesPerVector = float64(liveHeap()-min(before, liveHeap())) / float64(a.Size)

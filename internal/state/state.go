@@ -169,7 +169,9 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	if err := saveEncoder(snap, enc); err != nil {
 		return nil, err
 	}
-	x.Build()
+	if err := x.Build(ctx); err != nil {
+		return nil, err
+	}
 	return x, nil
 }
 

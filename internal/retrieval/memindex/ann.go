@@ -124,8 +124,16 @@ func (x *gen) useANN() bool {
 // ann is the generation's graph (nil when the vectors do not share one
 // dimension, or there are too few).
 func (x *gen) ann() *hnsw {
-	return x.prep.ann.get(func() *hnsw { return buildHNSW(x.docs, x.norms(), x.params) })
+	return x.prep.ann.get(x.buildANN)
 }
+
+// annCtx is ann for a caller that stops waiting for the graph's build when
+// ctx ends.
+func (x *gen) annCtx(ctx context.Context) (*hnsw, error) {
+	return x.prep.ann.getCtx(ctx, x.buildANN)
+}
+
+func (x *gen) buildANN() *hnsw { return buildHNSW(x.docs, x.norms(), x.params) }
 
 // valid reports whether node n stands for generation x's document in its
 // slot (the same document, with the same vector).

@@ -2,6 +2,7 @@ package memindex
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -178,7 +179,9 @@ func TestANNFollowsWrites(t *testing.T) {
 	if err := x.Put(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
-	x.Build()
+	if err := x.Build(ctx); err != nil {
+		t.Fatal(err)
+	}
 	first := x.cur.Load().ann()
 	for round := range 5 {
 		var put []retrieval.Document
@@ -363,5 +366,39 @@ func TestVectorRecallSweep(t *testing.T) {
 	t.Logf("recall@50 %.4f at ef 12, %.4f at ef 4000", at[0].Recall, at[1].Recall)
 	if _, ok, _ := exact.VectorRecall(ctx, qs, 50); ok {
 		t.Error("the exact index reported an approximate search")
+	}
+}
+
+// A caller whose context ends while the vector graph is built stops
+// waiting with the context's error (a shutdown or a request's deadline does
+// not wait minutes); the build goes on, and the next caller gets the graph.
+func TestBuildHonoursTheContext(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var docs []retrieval.Document
+	for i := range 3000 {
+		v := make([]float32, 16)
+		for j := range v {
+			v[j] = rng.Float32() - 0.5
+		}
+		docs = append(docs, retrieval.Document{ID: "d" + itoa(i), Title: "t", Text: "text", Vector: v})
+	}
+	x := New(annParams(1000))
+	if err := x.Put(context.Background(), docs); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := x.Build(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Build with an ended context = %v, want context.Canceled", err)
+	}
+	if _, err := x.Search(ctx, retrieval.Query{Mode: retrieval.Vector, Vector: docs[0].Vector, Limit: 5}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a search with an ended context waiting for the graph = %v, want context.Canceled", err)
+	}
+	if err := x.Build(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hits, err := x.Search(context.Background(), retrieval.Query{Mode: retrieval.Vector, Vector: docs[7].Vector, Limit: 5})
+	if err != nil || len(hits) == 0 || hits[0].Doc.ID != "d7" {
+		t.Fatalf("after the build: %v, %v", hits, err)
 	}
 }

@@ -369,17 +369,22 @@ func (x *gen) allowed(f retrieval.Filter) []bool {
 
 // Build makes ahead of the first search what searches derive from the
 // current documents (norms, BM25's length terms, the vectors' blocks or, for
-// a large corpus, the vector graph), so that no request pays for it.
-func (x *Index) Build() {
+// a large corpus, the vector graph), so that no request pays for it. When
+// ctx ends first it returns ctx's error; the graph's build goes on for the
+// searches after.
+func (x *Index) Build(ctx context.Context) error {
 	g := x.cur.Load()
 	g.norms()
 	g.lengthTerms()
 	switch {
 	case g.useANN():
-		g.ann()
+		if _, err := g.annCtx(ctx); err != nil {
+			return fmt.Errorf("build the vector graph: %w", err)
+		}
 	case haveDot32:
 		g.blocks()
 	}
+	return nil
 }
 
 // Save writes the documents (with links and vectors) to path atomically.
@@ -437,6 +442,8 @@ func Load(path string, p Params) (*Index, error) {
 	if err := x.Put(context.Background(), docs); err != nil {
 		return nil, err
 	}
-	x.Build()
+	if err := x.Build(context.Background()); err != nil {
+		return nil, err
+	}
 	return x, nil
 }

@@ -26,7 +26,7 @@ type vectorMemo struct {
 func (x *gen) memoVector(ctx context.Context, v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 	memo := retrieval.SearchMemoFrom(ctx)
 	if memo == nil || allow != nil {
-		return x.vector(v, allow, keep)
+		return x.vector(ctx, v, allow, keep)
 	}
 	key := vectorMemoKey{x, keep}
 	if m, ok := memo.Load(key); ok {
@@ -34,7 +34,7 @@ func (x *gen) memoVector(ctx context.Context, v []float32, allow []bool, keep in
 			return m.top, nil
 		}
 	}
-	top, err := x.vector(v, allow, keep)
+	top, err := x.vector(ctx, v, allow, keep)
 	if err != nil {
 		return nil, err
 	}

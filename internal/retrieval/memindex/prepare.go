@@ -1,6 +1,7 @@
 package memindex
 
 import (
+	"context"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,27 @@ func (l *lazy[T]) get(build func() T) T {
 		l.v.Store(&v)
 	})
 	return *l.v.Load()
+}
+
+// getCtx is get for a caller that stops waiting when ctx ends: the value
+// is still made, for the callers after (a large graph takes minutes, and
+// a request's deadline or a shutdown must not wait for it).
+func (l *lazy[T]) getCtx(ctx context.Context, build func() T) (T, error) {
+	if p := l.v.Load(); p != nil {
+		return *p, nil
+	}
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	ch := make(chan T, 1)
+	go func() { ch <- l.get(build) }()
+	select {
+	case v := <-ch:
+		return v, nil
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
 }
 
 // wanted reports whether the value is made or being made.

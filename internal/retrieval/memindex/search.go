@@ -39,7 +39,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 		explain = func(s scoredDoc) string { return g.explainBM25(s.doc, lx) }
 	case retrieval.Vector:
 		var err error
-		if top, err = g.vector(q.Vector, allow, q.Limit); err != nil {
+		if top, err = g.vector(ctx, q.Vector, allow, q.Limit); err != nil {
 			return nil, err
 		}
 		explain = explainCosine
@@ -72,13 +72,17 @@ type scoredDoc struct {
 }
 
 // vector returns the keep documents of highest cosine, best first.
-func (x *gen) vector(v []float32, allow []bool, keep int) ([]scoredDoc, error) {
+func (x *gen) vector(ctx context.Context, v []float32, allow []bool, keep int) ([]scoredDoc, error) {
 	qn := vec.Norm(v)
 	if qn == 0 {
 		return nil, errs.E(errs.Invalid, "search: query vector is all zeros")
 	}
 	if allow == nil && x.useANN() {
-		if h := x.ann(); h != nil && h.dim == len(v) {
+		h, err := x.annCtx(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("search: waiting for the vector graph: %w", err)
+		}
+		if h != nil && h.dim == len(v) {
 			return x.vectorANN(h, v, qn, keep), nil
 		}
 	}
