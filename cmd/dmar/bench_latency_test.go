@@ -34,7 +34,7 @@ func TestBenchLatencyHasTheQuestionAwareRow(t *testing.T) {
 			t.Errorf("no timed row %q in:\n%s", row, out.String())
 		}
 	}
-	if !regexp.MustCompile(`(?m)^default p50 / hybrid p50 = [0-9]+\.[0-9]{2}x$`).MatchString(out.String()) ||
+	if !regexp.MustCompile(`(?m)^default p50 / hybrid p50 = \d+\.\d{2}x$`).MatchString(out.String()) ||
 		!strings.Contains(out.String(), "question-aware: context linking, hybrid stage 1") {
 		t.Errorf("no default ratio or parts line in:\n%s", out.String())
 	}
