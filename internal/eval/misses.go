@@ -3,8 +3,8 @@ package eval
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 )
 
 // Stages of the request a gold document can be lost at, in the order a
@@ -144,11 +144,7 @@ func writeMisses(w io.Writer, s *Summary) {
 	if len(s.Misses) == 0 {
 		return
 	}
-	systems := make([]string, 0, len(s.Misses))
-	for name := range s.Misses {
-		systems = append(systems, name)
-	}
-	sort.Strings(systems)
+	systems := slices.Sorted(maps.Keys(s.Misses))
 	fmt.Fprintf(w, "\n## Misses: where the gold was lost\n\n")
 	fmt.Fprintf(w, "The first stage that lost each gold document outside the top k (Recall@k's misses; "+
 		"misses.jsonl lists them).\n\n| system | stage | cause | misses | share |\n|---|---|---|---|---|\n")
@@ -157,12 +153,7 @@ func writeMisses(w io.Writer, s *Summary) {
 		fmt.Fprintf(w, "| %s | all | gold documents outside the top %d (questions with none inside: %d of %d) | %d of %d | |\n",
 			name, t.K, t.Empty, t.Questions, t.Misses, t.Gold)
 		for _, stage := range []string{StageLinking, StageRecall, StageChannel, StageFusion} {
-			causes := make([]string, 0, len(t.Counts[stage]))
-			for c := range t.Counts[stage] {
-				causes = append(causes, c)
-			}
-			sort.Strings(causes)
-			for _, c := range causes {
+			for _, c := range slices.Sorted(maps.Keys(t.Counts[stage])) {
 				n := t.Counts[stage][c]
 				fmt.Fprintf(w, "| %s | %s | %s | %d | %.0f%% |\n", name, stage, c, n, 100*float64(n)/float64(max(t.Misses, 1)))
 			}
