@@ -185,6 +185,27 @@ def render(args, runs):
     return "\n".join(out) + "\n"
 
 
+# What a committed column keeps of each per_question.jsonl record: the check's
+# answers and metrics, and the reading's question, gold and the documents shown.
+KEEP = ("id", "system", "question", "gold", "answers", "prediction", "metrics", "error", "graph")
+
+
+def slim(args, name):
+    """Cuts a column's per_question.jsonl to KEEP (ranked ids to the first 10), so that the
+    committed file stays small; the run's other outputs keep everything."""
+    path = os.path.join(args.out, name, "per_question.jsonl")
+    out = []
+    with open(path) as f:
+        for line in f:
+            r = json.loads(line)
+            k = {key: r[key] for key in KEEP if key in r}
+            k["ranked_ids"] = r.get("ranked_ids", [])[:10]
+            out.append(json.dumps(k, ensure_ascii=False))
+    with open(path + ".tmp", "w") as f:
+        f.write("\n".join(out) + "\n")
+    os.replace(path + ".tmp", path)
+
+
 def pairs(args, name):
     """(id, system) -> record of a column's per_question.jsonl, for the reading."""
     out = {}
@@ -309,6 +330,7 @@ def main():
             cmd = command(args, name, dataset, extra)
             print("table4: " + " ".join(shlex.quote(c) for c in cmd), file=sys.stderr)
             subprocess.run(cmd, check=True)
+            slim(args, name)
     runs = load(args)
     text = render(args, runs)
     sys.stdout.write(text)
