@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
@@ -121,7 +122,7 @@ func checkNamed(t *testing.T, g kg.Graph, qvec []float32, roots map[string]strin
 
 func encode(t *testing.T, s string) []float32 {
 	t.Helper()
-	v, err := hashEncoder{}.Encode(context.Background(), []string{s})
+	v, err := scoringtest.Words{}.Encode(context.Background(), []string{s})
 	if err != nil {
 		t.Fatal(err)
 	}

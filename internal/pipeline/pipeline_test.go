@@ -22,6 +22,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 )
 
 var (
@@ -53,7 +54,7 @@ func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 			fixErr = err
 			return
 		}
-		if err := corpus.Prepare(ctx, fixGraph, hashEncoder{}, docs, corpus.Options{}); err != nil {
+		if err := corpus.Prepare(ctx, fixGraph, scoringtest.Words{}, docs, corpus.Options{}); err != nil {
 			fixErr = err
 			return
 		}
@@ -68,7 +69,7 @@ func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 
 func newPipeline(t *testing.T, mod func(*pipeline.Config)) *pipeline.Pipeline {
 	g, x := film(t)
-	cfg := pipeline.Config{Graph: g, Index: x, Encoder: hashEncoder{}, GNN: &hashGNN{}}
+	cfg := pipeline.Config{Graph: g, Index: x, Encoder: scoringtest.Words{}, GNN: &hashGNN{}}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
@@ -25,11 +26,11 @@ func filmTextGraph(t *testing.T) *textgraph.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := corpus.Prepare(ctx, g, hashEncoder{}, docs, corpus.Options{}); err != nil {
+	if err := corpus.Prepare(ctx, g, scoringtest.Words{}, docs, corpus.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	m := textgraph.NewMemory()
-	b := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: hashEncoder{}, SynonymMin: 0.8}
+	b := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: scoringtest.Words{}, SynonymMin: 0.8}
 	if err := m.Put(ctx, b, docs); err != nil {
 		t.Fatal(err)
 	}
