@@ -15,14 +15,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dmar-kg/dmar/internal/corpus"
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/docstore"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	dmcp "github.com/dmar-kg/dmar/internal/mcp"
 	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/server"
 )
@@ -31,6 +28,7 @@ var (
 	once sync.Once
 	film struct {
 		g   *memkg.Graph
+		dir string
 		err error
 	}
 	readKey, writeKey = "reader-key", "writer-key"
@@ -67,31 +65,13 @@ func newAPIWith(t testing.TB, o setup) *server.Server {
 	t.Helper()
 	ctx := context.Background()
 	once.Do(func() {
-		dir, err := datapath.Dataset("codexm-film")
-		if err != nil {
-			film.err = err
-			return
-		}
-		b, err := bundle.Read(ctx, dir)
-		if err != nil {
-			film.err = err
-			return
-		}
-		film.g = memkg.FromBundle(b)
+		film.g, film.dir, film.err = corpustest.Graph(ctx, "codexm-film")
 	})
 	if film.err != nil {
 		t.Fatal(film.err)
 	}
-	dir, _ := datapath.Dataset("codexm-film")
-	docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
+	_, x, err := corpustest.Index(ctx, film.g, film.dir, scoringtest.Words{})
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := corpus.Prepare(ctx, film.g, scoringtest.Words{}, docs, corpus.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	x := memindex.New(memindex.DefaultParams())
-	if err := x.Put(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
 	st, err := docstore.Open(ctx, docstore.Config{Dir: t.TempDir(), Index: x, Graph: film.g, KGKey: "film", Encoder: scoringtest.Words{}, Replay: true,

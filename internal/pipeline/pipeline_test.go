@@ -13,11 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dmar-kg/dmar/internal/corpus"
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/reformulate"
@@ -37,29 +35,11 @@ var (
 func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 	t.Helper()
 	fixtureOnce.Do(func() {
-		dir, err := datapath.Dataset("codexm-film")
-		if err != nil {
-			fixErr = err
-			return
-		}
 		ctx := context.Background()
-		b, err := bundle.Read(ctx, dir)
-		if err != nil {
-			fixErr = err
-			return
+		var dir string
+		if fixGraph, dir, fixErr = corpustest.Graph(ctx, "codexm-film"); fixErr == nil {
+			_, fixIndex, fixErr = corpustest.Index(ctx, fixGraph, dir, scoringtest.Words{})
 		}
-		fixGraph = memkg.FromBundle(b)
-		docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
-		if err != nil {
-			fixErr = err
-			return
-		}
-		if err := corpus.Prepare(ctx, fixGraph, scoringtest.Words{}, docs, corpus.Options{}); err != nil {
-			fixErr = err
-			return
-		}
-		fixIndex = memindex.New(memindex.DefaultParams())
-		fixErr = fixIndex.Put(ctx, docs)
 	})
 	if fixErr != nil {
 		t.Fatal(fixErr)
