@@ -149,10 +149,7 @@ func TestMaskedQuestionEncodedWithQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc.calls = nil
-	res, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, o)
 	if len(enc.calls) != 1 || !slices.Equal(enc.calls[0], []string{nolan, maskedNolan}) {
 		t.Fatalf("encoder calls %q, want one of Q and the masked question", enc.calls)
 	}
@@ -265,9 +262,6 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 // walk is the graph channel alone on nolan with o.
 func walk(t *testing.T, p *pipeline.Pipeline, o pipeline.Options) *pipeline.Result {
 	t.Helper()
-	res, err := p.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := answer(t, p.GraphWalk, nolan, o)
 	return res
 }

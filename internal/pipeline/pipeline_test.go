@@ -47,6 +47,34 @@ func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 	return fixGraph, fixIndex
 }
 
+// retrieve is p's answer to q with o; an error fails the test.
+func retrieve(t *testing.T, p *pipeline.Pipeline, q string, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	return answer(t, p.Retrieve, q, o)
+}
+
+// answer is a way in's answer (Retrieve, GraphWalk, TextWalk) to q with o;
+// an error fails the test.
+func answer(t *testing.T, way func(context.Context, string, pipeline.Options) (*pipeline.Result, error), q string, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	res, err := way(context.Background(), q, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// answersAsRetrieve fails the test unless res, the answer of another way
+// in (what), is p.Retrieve's to q with o, timings aside (res loses them).
+func answersAsRetrieve(t *testing.T, p *pipeline.Pipeline, q string, o pipeline.Options, res *pipeline.Result, what string) {
+	t.Helper()
+	plain := retrieve(t, p, q, o)
+	res.TimingsMS, plain.TimingsMS = nil, nil
+	if !reflect.DeepEqual(res, plain) {
+		t.Fatal(what + "'s answer differs from Retrieve's")
+	}
+}
+
 func newPipeline(t *testing.T, mod func(*pipeline.Config)) *pipeline.Pipeline {
 	g, x := film(t)
 	cfg := pipeline.Config{Graph: g, Index: x, Encoder: scoringtest.Words{}, GNN: &hashGNN{}}
@@ -81,10 +109,7 @@ func hasFallback(r *pipeline.Result, name string) bool {
 
 func TestRetrieveShape(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, p.Defaults())
 	if len(res.Results) != 5 {
 		t.Fatalf("got %d results, want k=5", len(res.Results))
 	}
@@ -146,10 +171,7 @@ func TestRetrieveDeterministic(t *testing.T) {
 	for _, mode := range []string{"exact", "montecarlo"} {
 		o := p.Defaults()
 		o.Shapley, o.Seed = mode, 7
-		a, err := p.Retrieve(context.Background(), nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := retrieve(t, p, nolan, o)
 		// A fresh pipeline (cold cache) must give the same answer.
 		b, err := newPipeline(t, nil).Retrieve(context.Background(), nolan, o)
 		if err != nil {
@@ -165,15 +187,9 @@ func TestRetrieveDeterministic(t *testing.T) {
 func TestMonteCarloModeDiffersOnlyByEstimate(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
-	exact, err := p.Retrieve(context.Background(), "Inception cast Leonardo DiCaprio and Tom Hardy", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exact := retrieve(t, p, "Inception cast Leonardo DiCaprio and Tom Hardy", o)
 	o.Shapley, o.Samples = "montecarlo", 2000
-	mc, err := p.Retrieve(context.Background(), "Inception cast Leonardo DiCaprio and Tom Hardy", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := retrieve(t, p, "Inception cast Leonardo DiCaprio and Tom Hardy", o)
 	if len(exact.QuerySubgraphs) < 2 {
 		t.Fatalf("want a query with several subgraphs, got %d", len(exact.QuerySubgraphs))
 	}
@@ -189,10 +205,7 @@ func TestMonteCarloModeDiffersOnlyByEstimate(t *testing.T) {
 
 func TestFallbackNoQueryEntities(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), "what happens when dreams collapse inside other dreams", p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, "what happens when dreams collapse inside other dreams", p.Defaults())
 	if len(res.QueryEntities) != 0 {
 		t.Fatalf("query linked to %v; pick a text that links nothing", res.QueryEntities)
 	}
@@ -258,10 +271,7 @@ func TestReformulators(t *testing.T) {
 			})
 			o := p.Defaults()
 			o.Reformulator = c.reform
-			res, err := p.Retrieve(context.Background(), nolan, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := retrieve(t, p, nolan, o)
 			if res.Reformulator != c.wantBy {
 				t.Errorf("reformulator = %q, want %q", res.Reformulator, c.wantBy)
 			}
@@ -308,18 +318,14 @@ func TestGraphDownDegrades(t *testing.T) {
 func TestGNNEncodesOncePerSubgraph(t *testing.T) {
 	gnn := &hashGNN{}
 	p := newPipeline(t, func(c *pipeline.Config) { c.GNN = gnn })
-	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
-		t.Fatal(err)
-	}
+	retrieve(t, p, nolan, p.Defaults())
 	// One batched call for the stage-1 subgraphs, at most one for the new
 	// stage-2 ones.
 	if gnn.calls < 1 || gnn.calls > 2 {
 		t.Errorf("GNN called %d times for one request, want 1-2 batched calls", gnn.calls)
 	}
 	before := gnn.calls
-	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
-		t.Fatal(err)
-	}
+	retrieve(t, p, nolan, p.Defaults())
 	if gnn.calls != before {
 		t.Errorf("a repeated request re-encoded subgraphs (%d calls); the cache should serve them", gnn.calls-before)
 	}
@@ -386,9 +392,7 @@ func TestWarmFillsTheCache(t *testing.T) {
 		t.Fatalf("Warm = %d, %v; want %d", n, err, len(roots))
 	}
 	calls := gnn.calls
-	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
-		t.Fatal(err)
-	}
+	retrieve(t, p, nolan, p.Defaults())
 	if gnn.calls != calls {
 		t.Errorf("after Warm a request still encoded subgraphs (%d calls)", gnn.calls-calls)
 	}
@@ -400,10 +404,7 @@ func TestCandidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := retrieve(t, p, nolan, p.Defaults())
 	if len(docs) < full.Options.M || len(res.QueryEntities) != 1 {
 		t.Fatalf("%d candidates, %d query entities", len(docs), len(res.QueryEntities))
 	}
@@ -426,10 +427,7 @@ func TestLinkIsTheRetrievalsLinking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, p.Defaults())
 	if len(ms) != 1 || ms[0].Label == "" || !reflect.DeepEqual(ms, res.QueryEntities) {
 		t.Errorf("Link = %+v, the retrieval's query entities = %+v", ms, res.QueryEntities)
 	}
@@ -559,10 +557,7 @@ func TestValidateTextOptions(t *testing.T) {
 func TestResultNamesEachSourcesCandidates(t *testing.T) {
 	p := newPipeline(t, nil)
 	opts := p.Defaults().QuestionAware()
-	res, err := p.Retrieve(context.Background(), nolan, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, opts)
 	recall := res.Candidates["recall"]
 	if len(recall) == 0 || len(recall) > opts.N {
 		t.Fatalf("recall candidates %d, want 1..n=%d", len(recall), opts.N)

@@ -61,10 +61,7 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 	o.TextGraph = 0.75
 	for _, k := range []int{pipeline.DefaultRRFK, 7} {
 		o.RRFK = k
-		res, err := p.Retrieve(context.Background(), nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := retrieve(t, p, nolan, o)
 		reached := 0
 		for i, d := range res.Results {
 			rb := d.Breakdown.Rank
@@ -98,10 +95,7 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 	}
 
 	q := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{} })
-	res, err := q.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, q, nolan, o)
 	for _, d := range res.Results {
 		if rb := d.Breakdown.Rank; rb == nil || rb.RankerScore != d.Score || rb.TextRank != 0 || d.Breakdown.Text != nil {
 			t.Fatalf("without a text graph %s: score %v, rank breakdown %+v, text %+v", d.ID, d.Score, rb, d.Breakdown.Text)
