@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dmar-kg/dmar/internal/chat/chattest"
 	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -232,17 +232,7 @@ func anchorsDocs(r *pipeline.Result) []pipeline.Doc {
 
 func TestReformulators(t *testing.T) {
 	// A chat endpoint that thinks aloud first.
-	var gotPrompt string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		gotPrompt = string(b)
-		fmt.Fprint(w, `{"choices":[{"message":{"content":"<think>hmm, Nolan directed films</think>\nChristopher Nolan director filmography Inception Interstellar"}}]}`)
-	}))
-	defer srv.Close()
+	srv := chattest.New(t, "<think>hmm, Nolan directed films</think>\nChristopher Nolan director filmography Inception Interstellar")
 	dead := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	deadURL := dead.URL
 	dead.Close() // unreachable from now on
@@ -286,7 +276,7 @@ func TestReformulators(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(gotPrompt, "[Original Query: "+nolan+"]") || !strings.Contains(gotPrompt, "[Evidence 1: ") || !strings.Contains(gotPrompt, "Reformulate:") {
+	if gotPrompt := srv.Last().Body; !strings.Contains(gotPrompt, "[Original Query: "+nolan+"]") || !strings.Contains(gotPrompt, "[Evidence 1: ") || !strings.Contains(gotPrompt, "Reformulate:") {
 		t.Errorf("chat prompt lacks the paper's format: %s", gotPrompt)
 	}
 }
