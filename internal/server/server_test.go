@@ -319,20 +319,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 }
 
+// jsonFields lists a struct type's JSON field names: its JSON tags
+// (jsonTags) without their options, sorted.
 func jsonFields(t reflect.Type) []string {
-	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Tag.Get("json") == "" {
-			out = append(out, jsonFields(f.Type)...)
-			continue
-		}
-		name := strings.Split(f.Tag.Get("json"), ",")[0]
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		out = append(out, name)
+	tags := jsonTags(t)
+	out := make([]string, len(tags))
+	for i, tag := range tags {
+		out[i], _, _ = strings.Cut(tag, ",")
 	}
-	sort.Strings(out)
 	return out
 }
