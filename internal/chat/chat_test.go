@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/chat/chattest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 func TestComplete(t *testing.T) {
@@ -78,10 +78,7 @@ func TestCompleteTimeout(t *testing.T) {
 // join into the reply; the role-only first event and the empty last one add
 // nothing.
 func TestStreamLlamaCpp(t *testing.T) {
-	raw, err := os.ReadFile("testdata/llamacpp-stream.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, "testdata/llamacpp-stream.txt")
 	var got struct {
 		Stream    bool `json:"stream"`
 		MaxTokens int  `json:"max_tokens"`

@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 const gateModel = "../../../models/gate/gate.onnx"
@@ -35,10 +35,7 @@ func loadGateFixture(t *testing.T) gateFixture {
 // make it again).
 func readFixture[F any](t *testing.T, file, model, retrain string) F {
 	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, file)
 	var fx F
 	var made struct {
 		ModelSHA256 string `json:"model_sha256"`
@@ -49,10 +46,7 @@ func readFixture[F any](t *testing.T, file, model, retrain string) F {
 	if err := json.Unmarshal(raw, &made); err != nil {
 		t.Fatal(err)
 	}
-	m, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := testfile.Read(t, model)
 	if sum := sha256.Sum256(m); hex.EncodeToString(sum[:]) != made.ModelSHA256 {
 		t.Fatalf("%s was made for another %s: rerun %s", file, model, retrain)
 	}
@@ -140,10 +134,7 @@ func matchesReference[D interface{ Vector() []float32 }, O any](t *testing.T, wh
 // initializers reads the weights of the ONNX file model.
 func initializers(t *testing.T, model string) map[string]gnnref.Tensor {
 	t.Helper()
-	raw, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, model)
 	w, err := gnnref.Initializers(raw)
 	if err != nil {
 		t.Fatal(err)
