@@ -314,10 +314,17 @@ func TestGNNEncodesOncePerSubgraph(t *testing.T) {
 	if gnn.calls < 1 || gnn.calls > 2 {
 		t.Errorf("GNN called %d times for one request, want 1-2 batched calls", gnn.calls)
 	}
+	servedFromCache(t, p, gnn, "a repeated request")
+}
+
+// servedFromCache fails the test when a request (what) with p's defaults
+// has gnn encode subgraphs: the cache should serve them all.
+func servedFromCache(t *testing.T, p *pipeline.Pipeline, gnn *hashGNN, what string) {
+	t.Helper()
 	before := gnn.calls
 	retrieve(t, p, nolan, p.Defaults())
 	if gnn.calls != before {
-		t.Errorf("a repeated request re-encoded subgraphs (%d calls); the cache should serve them", gnn.calls-before)
+		t.Errorf("%s encoded subgraphs (%d calls); the cache should serve them", what, gnn.calls-before)
 	}
 }
 
@@ -381,11 +388,7 @@ func TestWarmFillsTheCache(t *testing.T) {
 	if err != nil || n != len(roots) {
 		t.Fatalf("Warm = %d, %v; want %d", n, err, len(roots))
 	}
-	calls := gnn.calls
-	retrieve(t, p, nolan, p.Defaults())
-	if gnn.calls != calls {
-		t.Errorf("after Warm a request still encoded subgraphs (%d calls)", gnn.calls-calls)
-	}
+	servedFromCache(t, p, gnn, "a request after Warm")
 }
 
 func TestCandidates(t *testing.T) {
