@@ -4,23 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/chat"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // TestCiteCapturedReplies checks Cite on replies of the real 0.5B and 1.5B
 // models (scripts/services/llm.sh) to questions over the demo data; some
 // cite an id they were not shown, copied from an earlier prompt's example.
 func TestCiteCapturedReplies(t *testing.T) {
-	raw, err := os.ReadFile("testdata/replies.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, "testdata/replies.json")
 	var rs []struct {
 		Model, Question, Reply string
 		Shown                  []string

@@ -4,28 +4,23 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // The table of dmar query, byte for byte (testdata/table.golden was written
 // by the renderer's earlier home, cmd/dmar's printTable).
 func TestWriteTable(t *testing.T) {
-	raw, err := os.ReadFile("testdata/table_response.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, "testdata/table_response.json")
 	var r RetrieveResponse
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
 		t.Fatal(err)
 	}
-	want, err := os.ReadFile("testdata/table.golden")
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := testfile.Read(t, "testdata/table.golden")
 	var b bytes.Buffer
 	if err := WriteTable(&b, &r); err != nil {
 		t.Fatal(err)

@@ -8,23 +8,17 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 )
 
 func filmGraph(t *testing.T) (*memkg.Graph, []string) {
 	t.Helper()
-	dir, err := datapath.Dataset("codexm-film")
+	g, _, err := corpustest.Graph(context.Background(), "codexm-film")
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := bundle.Read(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := memkg.FromBundle(b)
 	var pool []string
 	for _, e := range g.AllEntities() {
 		pool = append(pool, e.QID)

@@ -7,37 +7,25 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/dmar-kg/dmar/internal/chat/chattest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 func TestComplete(t *testing.T) {
-	var got struct {
-		Model       string    `json:"model"`
-		Temperature *float64  `json:"temperature"`
-		Messages    []Message `json:"messages"`
-	}
-	var auth string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" || r.Method != http.MethodPost {
-			http.NotFound(w, r)
-			return
-		}
-		auth = r.Header.Get("Authorization")
-		_ = json.NewDecoder(r.Body).Decode(&got)
-		w.Write([]byte(`{"choices":[{"message":{"content":"<think>x</think> hello "}}]}`))
-	}))
-	defer srv.Close()
+	srv := chattest.New(t, "<think>x</think> hello ")
 	c := Client{BaseURL: srv.URL + "/v1/", Model: "m", APIKey: "k"}
 	out, err := c.Complete(context.Background(), []Message{{Role: "user", Content: "hi"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if StripThinking(out) != "hello" || auth != "Bearer k" || got.Model != "m" || got.Temperature == nil || *got.Temperature != 0 ||
+	got := srv.Last()
+	if StripThinking(out) != "hello" || got.Authorization != "Bearer k" || got.Model != "m" || got.Temperature == nil || *got.Temperature != 0 ||
 		len(got.Messages) != 1 || got.Messages[0].Content != "hi" {
-		t.Errorf("out %q, auth %q, request %+v", out, auth, got)
+		t.Errorf("out %q, request %+v", out, got)
 	}
 }
 
@@ -90,10 +78,7 @@ func TestCompleteTimeout(t *testing.T) {
 // join into the reply; the role-only first event and the empty last one add
 // nothing.
 func TestStreamLlamaCpp(t *testing.T) {
-	raw, err := os.ReadFile("testdata/llamacpp-stream.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, "testdata/llamacpp-stream.txt")
 	var got struct {
 		Stream    bool `json:"stream"`
 		MaxTokens int  `json:"max_tokens"`

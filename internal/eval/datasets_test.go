@@ -11,14 +11,22 @@ import (
 	"github.com/dmar-kg/dmar/internal/datapath"
 )
 
-func TestOpenHotpotPooled(t *testing.T) {
-	ds, err := Open("hotpotqa:testdata/hotpot", 0)
+// openSetting opens the dataset spec (limit as Open's) and
+// fails unless it is in setting with questions questions.
+func openSetting(t *testing.T, spec string, limit int, setting string, questions int) *Dataset {
+	t.Helper()
+	ds, err := Open(spec, limit)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ds.Setting != "pooled" || len(ds.Questions) != 2 {
+	if ds.Setting != setting || len(ds.Questions) != questions {
 		t.Fatalf("setting %q, %d questions", ds.Setting, len(ds.Questions))
 	}
+	return ds
+}
+
+func TestOpenHotpotPooled(t *testing.T) {
+	ds := openSetting(t, "hotpotqa:testdata/hotpot", 0, "pooled", 2)
 	var ids []string
 	for _, d := range ds.Corpus {
 		ids = append(ids, d.ID)
@@ -39,13 +47,7 @@ func TestOpenHotpotPooled(t *testing.T) {
 }
 
 func TestOpenHotpotDistractor(t *testing.T) {
-	ds, err := Open("hotpotqa-distractor:testdata/hotpot/questions.json", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ds.Setting != "per-question" || len(ds.Questions) != 1 {
-		t.Fatalf("setting %q, %d questions", ds.Setting, len(ds.Questions))
-	}
+	ds := openSetting(t, "hotpotqa-distractor:testdata/hotpot/questions.json", 1, "per-question", 1)
 	if diff := cmp.Diff([]string{"Inception", "Following", "Memento"}, ds.Questions[0].Pool); diff != "" {
 		t.Errorf("pool = the question's own paragraphs (-want +got):\n%s", diff)
 	}

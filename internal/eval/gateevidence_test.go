@@ -17,15 +17,38 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
-// rowsSource is a test double for the pipeline: fixed evidence rows per
-// question, an error for the question "fail".
-type rowsSource map[string][]pipeline.EvidenceRow
+// fixedRows is a test double for the pipeline's ways in of the exports:
+// fixed rows per question (evidence rows, or final-pool rows), an error for
+// the question "fail".
+type fixedRows[R any] map[string][]R
 
-func (s rowsSource) RetrieveEvidence(ctx context.Context, q string, _ pipeline.Options) (*pipeline.Result, []pipeline.EvidenceRow, error) {
+// RetrieveEvidence is the gate evidence export's way in (R
+// pipeline.EvidenceRow).
+func (s fixedRows[R]) RetrieveEvidence(ctx context.Context, q string, _ pipeline.Options) (*pipeline.Result, []R, error) {
 	if q == "fail" {
 		return nil, nil, errors.New("backend down")
 	}
 	return &pipeline.Result{}, s[q], ctx.Err()
+}
+
+// RetrieveRanked is the ranker export's way in (R pipeline.RankRow).
+func (s fixedRows[R]) RetrieveRanked(ctx context.Context, q string, o pipeline.Options) (*pipeline.Result, []R, error) {
+	return s.RetrieveEvidence(ctx, q, o)
+}
+
+// exported runs an export (run) into a new folder, checks what it says of
+// the questions and rows (2 run, b skipped, 3 rows) and returns the folder.
+func exported(t *testing.T, run func(out string, stdout, stderr io.Writer) error) string {
+	t.Helper()
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	if err := run(out, &stdout, &stderr); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr.String(), "skipped b") || !strings.Contains(stdout.String(), "2 questions (1 skipped), 3 candidate rows") {
+		t.Fatalf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+	return out
 }
 
 // readNpy reads a little-endian .npy file written by npy.Write: its header
@@ -56,19 +79,14 @@ func readNpy(t *testing.T, path string, data any) string {
 // question is skipped and does not take an index.
 func TestGateEvidenceExport(t *testing.T) {
 	ev := scoring.Evidence{ZSemantic: 1.5, ZStructural: -0.5, Linked: 2, Reached: true, PathRelevance: 0.4, LinkConfMean: 0.9, LinkConfMin: 0.8}
-	src := rowsSource{
+	src := fixedRows[pipeline.EvidenceRow]{
 		"q1": {{Stage: "first", ID: "D1", Evidence: ev, Offset: 40}, {Stage: "second", ID: "D2"}},
 		"q2": {{Stage: "second", ID: "D3", Evidence: scoring.Evidence{ZSemantic: -1}}},
 	}
 	qs := []Question{{ID: "a", Question: "q1", Gold: []string{"D2"}}, {ID: "b", Question: "fail"}, {ID: "c", Question: "q2", Gold: []string{"D3", "D9"}}}
-	out := t.TempDir()
-	var stdout, stderr strings.Builder
-	if err := GateEvidence(context.Background(), src, qs, pipeline.Defaults(), out, &stdout, &stderr); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(stderr.String(), "skipped b") || !strings.Contains(stdout.String(), "2 questions (1 skipped), 3 candidate rows") {
-		t.Fatalf("stdout %q, stderr %q", stdout.String(), stderr.String())
-	}
+	out := exported(t, func(out string, stdout, stderr io.Writer) error {
+		return GateEvidence(context.Background(), src, qs, pipeline.Defaults(), out, stdout, stderr)
+	})
 	var feat, offset []float32
 	var rows, ngold []int32
 	nf := len(scoring.EvidenceFeatures)

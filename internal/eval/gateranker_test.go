@@ -3,7 +3,6 @@ package eval
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,37 +14,21 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
-// poolSource is a test double for the pipeline: fixed final-pool rows per
-// question, an error for the question "fail".
-type poolSource map[string][]pipeline.RankRow
-
-func (s poolSource) RetrieveRanked(ctx context.Context, q string, _ pipeline.Options) (*pipeline.Result, []pipeline.RankRow, error) {
-	if q == "fail" {
-		return nil, nil, errors.New("backend down")
-	}
-	return &pipeline.Result{}, s[q], ctx.Err()
-}
-
 // GateRanker writes one row per pool candidate with the ranker's inputs,
 // the question index and the gold label; a failing question is skipped and
 // a question without gold (a NOT ENOUGH INFO claim) is not run.
 func TestGateRankerExport(t *testing.T) {
 	x := scoring.RankInput{Semantic: 0.7, Reached: true, Graph: 0.5, Own: 0.9, Linked: 2, Question: true}
-	src := poolSource{
+	src := fixedRows[pipeline.RankRow]{
 		"q1":  {{ID: "D1", Input: x}, {ID: "D2"}},
 		"q2":  {{ID: "D3", Input: scoring.RankInput{Semantic: -1}}},
 		"nei": {{ID: "D4"}},
 	}
 	qs := []Question{{ID: "a", Question: "q1", Gold: []string{"D2"}}, {ID: "b", Question: "fail", Gold: []string{"D1"}},
 		{ID: "n", Question: "nei", Label: LabelNEI}, {ID: "c", Question: "q2", Gold: []string{"D3", "D9"}}}
-	out := t.TempDir()
-	var stdout, stderr strings.Builder
-	if err := GateRanker(context.Background(), src, qs, pipeline.Defaults(), out, &stdout, &stderr); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(stderr.String(), "skipped b") || !strings.Contains(stdout.String(), "2 questions (1 skipped), 3 candidate rows") {
-		t.Fatalf("stdout %q, stderr %q", stdout.String(), stderr.String())
-	}
+	out := exported(t, func(out string, stdout, stderr io.Writer) error {
+		return GateRanker(context.Background(), src, qs, pipeline.Defaults(), out, stdout, stderr)
+	})
 	var feat []float32
 	var rows, ngold []int32
 	nf := len(scoring.RankFeatures)

@@ -11,25 +11,12 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/answer"
+	"github.com/dmar-kg/dmar/internal/chat/chattest"
 	"github.com/dmar-kg/dmar/internal/verify"
 )
 
 func TestReaderAnswersAndScores(t *testing.T) {
-	var got struct {
-		Model    string `json:"model"`
-		Messages []struct{ Role, Content string }
-	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
-			t.Error(err)
-		}
-		w.Write([]byte(`{"choices":[{"message":{"content":"<think>hmm</think>\nThe Christopher Nolan\nextra"}}]}`))
-	}))
-	defer srv.Close()
+	srv := chattest.New(t, "<think>hmm</think>\nThe Christopher Nolan\nextra")
 	rd := &Reader{BaseURL: srv.URL + "/v1", Model: "m"}
 	q := Question{Question: "who directed inception", Answers: []string{"Christopher Nolan"}}
 	rec := Record{Metrics: map[string]float64{}}
@@ -41,6 +28,7 @@ func TestReaderAnswersAndScores(t *testing.T) {
 	// The answer path's prompt, as POST /v1/answer sends it (EvidenceTokens
 	// 0: the first three documents' heads).
 	want := answer.Messages(q.Question, []answer.Source{docs[0], docs[1], docs[2]})
+	got := srv.Last()
 	user := got.Messages[len(got.Messages)-1].Content
 	if got.Model != "m" || len(got.Messages) != len(want) || got.Messages[0].Content != answer.SystemPrompt || user != want[len(want)-1].Content || strings.Contains(user, "fourth") {
 		t.Errorf("request: model %q, user message %q", got.Model, user)

@@ -37,7 +37,7 @@ func (s *Service) call(ctx context.Context, creds http.Header, method, path stri
 		req.Header.Set("Content-Type", "application/json")
 	}
 	req.Header.Set("Accept", "application/json")
-	w := &recorder{header: http.Header{}, status: http.StatusOK}
+	w := &capture{header: http.Header{}, status: http.StatusOK} // no limit: the REST handler's response, whole
 	s.cfg.API.ServeHTTP(w, req)
 	if w.status/100 != 2 {
 		e := &api.Error{StatusCode: w.status, RequestID: w.header.Get("X-Request-ID")}
@@ -54,28 +54,3 @@ func (s *Service) call(ctx context.Context, creds http.Header, method, path stri
 	}
 	return nil
 }
-
-// recorder is the in-process response: the REST handler writes its
-// status, headers and body here.
-type recorder struct {
-	header http.Header
-	status int
-	wrote  bool
-	body   bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header { return r.header }
-
-func (r *recorder) WriteHeader(status int) {
-	if !r.wrote {
-		r.status, r.wrote = status, true
-	}
-}
-
-func (r *recorder) Write(b []byte) (int, error) {
-	r.WriteHeader(http.StatusOK)
-	return r.body.Write(b)
-}
-
-// Flush is a no-op: the whole answer is read once the handler returns.
-func (r *recorder) Flush() {}

@@ -172,9 +172,10 @@ func answerEach(w http.ResponseWriter, body []byte, jerr *jsonrpc.Error) {
 	w.Write(b)
 }
 
-// capture holds the SDK's answer until it is complete, so that an answer
-// over the limit is never sent and one that never came is answered with
-// errors. Past limit bytes it keeps nothing more.
+// capture is a response held in memory: the SDK's answer until it is
+// complete, so that an answer over the limit is never sent and one that
+// never came is answered with errors, and the in-process REST handler's
+// response to a tool call. Past limit bytes it keeps nothing more.
 type capture struct {
 	header http.Header
 	status int
@@ -205,5 +206,5 @@ func (c *capture) Write(b []byte) (int, error) {
 	return c.body.Write(b)
 }
 
-// Flush is a no-op: the answer is sent once complete.
+// Flush is a no-op: the answer is read once complete.
 func (c *capture) Flush() {}

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -16,43 +15,20 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/dmar-kg/dmar/internal/corpus"
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/docstore"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	dmcp "github.com/dmar-kg/dmar/internal/mcp"
 	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/server"
 )
-
-// wordHash is a deterministic stand-in sentence encoder: hashed word
-// counts. These tests are about the MCP adapter; the real encoder runs in
-// the Python client's test against dmar serve.
-type wordHash struct{}
-
-func (wordHash) Dim() int        { return 64 }
-func (wordHash) Version() string { return "test-wordhash" }
-func (wordHash) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 64)
-		v[0] = 1e-3
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(w))
-			v[h.Sum32()%64]++
-		}
-		out[i] = v
-	}
-	return out, ctx.Err()
-}
 
 var (
 	once sync.Once
 	film struct {
 		g   *memkg.Graph
+		dir string
 		err error
 	}
 	readKey, writeKey = "reader-key", "writer-key"
@@ -61,7 +37,9 @@ var (
 func hash(k string) string { s := sha256.Sum256([]byte(k)); return hex.EncodeToString(s[:]) }
 
 // api is dmar's REST handler over codexm-film with a document store and two
-// keys: "reader" (read-only) and "writer".
+// keys: "reader" (read-only) and "writer". The encoder is a stand-in
+// (scoringtest.Words): these tests are about the MCP adapter; the real
+// encoder runs in the Python client's test against dmar serve.
 func api(t *testing.T, extra ...server.APIKey) *server.Server {
 	t.Helper()
 	return newAPI(t, true, extra...)
@@ -87,40 +65,22 @@ func newAPIWith(t testing.TB, o setup) *server.Server {
 	t.Helper()
 	ctx := context.Background()
 	once.Do(func() {
-		dir, err := datapath.Dataset("codexm-film")
-		if err != nil {
-			film.err = err
-			return
-		}
-		b, err := bundle.Read(ctx, dir)
-		if err != nil {
-			film.err = err
-			return
-		}
-		film.g = memkg.FromBundle(b)
+		film.g, film.dir, film.err = corpustest.Graph(ctx, "codexm-film")
 	})
 	if film.err != nil {
 		t.Fatal(film.err)
 	}
-	dir, _ := datapath.Dataset("codexm-film")
-	docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
+	_, x, err := corpustest.Index(ctx, film.g, film.dir, scoringtest.Words{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := corpus.Prepare(ctx, film.g, wordHash{}, docs, corpus.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	x := memindex.New(memindex.DefaultParams())
-	if err := x.Put(ctx, docs); err != nil {
-		t.Fatal(err)
-	}
-	st, err := docstore.Open(ctx, docstore.Config{Dir: t.TempDir(), Index: x, Graph: film.g, KGKey: "film", Encoder: wordHash{}, Replay: true,
+	st, err := docstore.Open(ctx, docstore.Config{Dir: t.TempDir(), Index: x, Graph: film.g, KGKey: "film", Encoder: scoringtest.Words{}, Replay: true,
 		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	p, err := pipeline.New(pipeline.Config{Graph: film.g, Index: x, Encoder: wordHash{}})
+	p, err := pipeline.New(pipeline.Config{Graph: film.g, Index: x, Encoder: scoringtest.Words{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -380,14 +380,21 @@ func structured(v any) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{StructuredContent: json.RawMessage(b), Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, nil
 }
 
+// queryBody is a retrieve or answer request's body: the query, and k and
+// the method where the agent set them (the server's defaults otherwise).
+func queryBody(query string, k *int, method *string) map[string]any {
+	body := map[string]any{"query": query}
+	if k != nil {
+		body["k"] = *k
+	}
+	if method != nil {
+		body["method"] = *method
+	}
+	return body
+}
+
 func (s *Service) retrieve(ctx context.Context, req *mcp.CallToolRequest, in RetrieveInput) (*mcp.CallToolResult, RetrieveOutput, error) {
-	body := map[string]any{"query": in.Query}
-	if in.K != nil {
-		body["k"] = *in.K
-	}
-	if in.Method != nil {
-		body["method"] = *in.Method
-	}
+	body := queryBody(in.Query, in.K, in.Method)
 	if len(in.AnyEntities) > 0 || len(in.IDs) > 0 {
 		f := map[string]any{}
 		if len(in.AnyEntities) > 0 {
@@ -531,13 +538,7 @@ func (s *Service) deleteDocuments(ctx context.Context, req *mcp.CallToolRequest,
 }
 
 func (s *Service) answer(ctx context.Context, req *mcp.CallToolRequest, in AnswerInput) (*mcp.CallToolResult, AnswerOutput, error) {
-	body := map[string]any{"query": in.Query}
-	if in.K != nil {
-		body["k"] = *in.K
-	}
-	if in.Method != nil {
-		body["method"] = *in.Method
-	}
+	body := queryBody(in.Query, in.K, in.Method)
 	var raw struct {
 		api.AnswerResponse
 		Retrieval *retrieveAnswer `json:"retrieval"`

@@ -3,9 +3,10 @@ package npy
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 func TestWriteNpy(t *testing.T) {
@@ -23,10 +24,7 @@ func TestWriteNpy(t *testing.T) {
 		if err := Write(p, tc.data, tc.shape...); err != nil {
 			t.Fatal(err)
 		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testfile.Read(t, p)
 		if !bytes.HasPrefix(b, []byte("\x93NUMPY\x01\x00")) {
 			t.Fatalf("%s: bad magic %q", tc.name, b[:8])
 		}

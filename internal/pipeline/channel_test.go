@@ -2,9 +2,10 @@ package pipeline_test
 
 import (
 	"context"
-	"github.com/google/go-cmp/cmp"
 	"sync"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -88,10 +89,7 @@ func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
 	const q = "Which films were produced in Canada?" // Canada: degree 522, a hub at the default cap 500
 	// With the paper's stages on, which read the graph at every stage.
 	o := p.Defaults().QuestionAware().WithPaperStages()
-	res, err := p.Retrieve(context.Background(), q, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, q, o)
 	hubRoot := false
 	for _, e := range res.QueryEntities {
 		hubRoot = hubRoot || e.QID == "Q16"
@@ -115,9 +113,7 @@ func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
 	p2 := newPipeline(t, func(c *pipeline.Config) { c.Graph = g2 })
 	o2 := o
 	o2.Stage2Vector = "reformulated"
-	if _, err := p2.Retrieve(context.Background(), q, o2); err != nil {
-		t.Fatal(err)
-	}
+	retrieve(t, p2, q, o2)
 	if g2.calls["Subgraphs"] != 2 {
 		t.Errorf("stage 2 by enc(Q'): Subgraphs called %d times, want 2 (all calls: %v)", g2.calls["Subgraphs"], g2.calls)
 	}
@@ -196,14 +192,8 @@ func TestChannelPopularityFromNeighbourhoodDegrees(t *testing.T) {
 		t.Fatal("the question-aware method has no popularity term: the case tests nothing")
 	}
 	for _, q := range []string{"Which films were produced in Canada?", "Who directed Inception?", "What films did Christopher Nolan direct?"} {
-		a, err := p1.Retrieve(context.Background(), q, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := p2.Retrieve(context.Background(), q, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := retrieve(t, p1, q, o)
+		b := retrieve(t, p2, q, o)
 		a.TimingsMS, b.TimingsMS = nil, nil
 		if diff := cmp.Diff(a, b); diff != "" {
 			t.Errorf("%q: the results differ with the degrees read with the neighbourhoods (-Entities +neighbourhoods):\n%s", q, diff)

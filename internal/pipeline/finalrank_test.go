@@ -116,10 +116,7 @@ func TestLearnedFinalRankOrdersThePool(t *testing.T) {
 func TestLearnedFinalRankFallbackAndIsolation(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults().QuestionAware()
-	res, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, o)
 	if !hasFallback(res, "ranker_unavailable") {
 		t.Fatalf("fallbacks %v, want ranker_unavailable", fallbackNames(res))
 	}
@@ -167,14 +164,7 @@ func TestRetrieveRankedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.TimingsMS, plain.TimingsMS = nil, nil
-	if !reflect.DeepEqual(res, plain) {
-		t.Fatal("RetrieveRanked's answer differs from Retrieve's")
-	}
+	answersAsRetrieve(t, p, nolan, o, res, "RetrieveRanked")
 	_, noModel, err := newPipeline(t, nil).RetrieveRanked(context.Background(), nolan, o)
 	if err != nil {
 		t.Fatal(err)

@@ -18,19 +18,13 @@ import (
 // off and the answer is the paper's.
 func TestGraphRecallOffIsThePaper(t *testing.T) {
 	p := newPipeline(t, nil)
-	a, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := retrieve(t, p, nolan, p.Defaults())
 	o := p.Defaults()
 	if o.GraphRecall != 0 {
 		t.Fatalf("graph_recall defaults to %d, want 0 (off)", o.GraphRecall)
 	}
 	o.GraphRecallK, o.GraphWeight, o.GraphBoost, o.GraphRelations = 7, 0.9, 5, "directed"
-	b, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := retrieve(t, p, nolan, o)
 	a.TimingsMS, b.TimingsMS = nil, nil
 	b.Options = a.Options
 	if !reflect.DeepEqual(a, b) {
@@ -83,10 +77,7 @@ func TestGraphRecallAddsPathDocuments(t *testing.T) {
 	}
 	o := p.Defaults()
 	o.GraphRecall = 1
-	res, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, o)
 	if len(res.Results) != o.K {
 		t.Fatalf("%d results, want %d", len(res.Results), o.K)
 	}
@@ -96,10 +87,7 @@ func TestGraphWalk(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
 	o.GraphRecall = 1
-	res, err := p.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := answer(t, p.GraphWalk, nolan, o)
 	if len(res.Results) == 0 || len(res.Results) > o.K || len(res.QueryEntities) == 0 {
 		t.Fatalf("%d results for %d query entities", len(res.Results), len(res.QueryEntities))
 	}
@@ -114,10 +102,7 @@ func TestGraphWalk(t *testing.T) {
 	// The request's filter applies to the channel.
 	f := o
 	f.Filter.IDs = []string{res.Results[len(res.Results)-1].ID, "Q-not-a-document"}
-	fres, err := p.GraphWalk(context.Background(), nolan, f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	fres := answer(t, p.GraphWalk, nolan, f)
 	if len(fres.Results) != 1 || fres.Results[0].ID != f.Filter.IDs[0] {
 		t.Fatalf("filtered walk: %v", fres.Results)
 	}
@@ -125,10 +110,7 @@ func TestGraphWalk(t *testing.T) {
 	// are still walked.
 	hub := o
 	hub.HubDegree, hub.GraphRecall = 1, 2
-	hres, err := p.GraphWalk(context.Background(), nolan, hub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	hres := answer(t, p.GraphWalk, nolan, hub)
 	if len(hres.Results) == 0 {
 		t.Fatal("a hub query entity's neighbours were not walked")
 	}
@@ -137,10 +119,7 @@ func TestGraphWalk(t *testing.T) {
 			t.Fatalf("path %q passes through a hub", d.Breakdown.Graph.Path)
 		}
 	}
-	none, err := p.GraphWalk(context.Background(), "what happens when dreams collapse inside other dreams", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	none := answer(t, p.GraphWalk, "what happens when dreams collapse inside other dreams", o)
 	if len(none.QueryEntities) == 0 && (len(none.Results) != 0 || !strings.Contains(strings.Join(fallbackNames(none), ","), "graph_recall_no_entities")) {
 		t.Fatalf("no entity: %d results, fallbacks %v", len(none.Results), fallbackNames(none))
 	}
@@ -185,18 +164,12 @@ func TestGraphRootsWalkFromTheTopDocument(t *testing.T) {
 	}
 	o := p.Defaults()
 	o.GraphRecall, o.GraphRecallK = 1, 10
-	off, err := p.GraphWalk(context.Background(), q, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := answer(t, p.GraphWalk, q, o)
 	if len(off.Results) != 0 {
 		t.Fatalf("graph_roots 0: %d results from a query with no entity, want 0", len(off.Results))
 	}
 	o.GraphRoots = 1
-	on, err := p.GraphWalk(context.Background(), q, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	on := answer(t, p.GraphWalk, q, o)
 	hits, err := p.Index().Search(context.Background(), retrievalBM25(q, 1))
 	if err != nil || len(hits) != 1 {
 		t.Fatalf("search: %v, %v", hits, err)
@@ -225,10 +198,7 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 	base := newPipeline(t, nil)
 	o := base.Defaults()
 	o.GraphRecall, o.GraphRecallK = 1, 500
-	all, err := base.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := answer(t, base.GraphWalk, nolan, o)
 	pids := map[string]bool{}
 	for _, d := range all.Results {
 		pids[d.Breakdown.Graph.Steps[0].PID] = true
@@ -243,10 +213,7 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 		}
 		o := p.Defaults()
 		o.GraphRecall, o.GraphRecallK = 1, 3
-		r, err := p.GraphWalk(context.Background(), nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := answer(t, p.GraphWalk, nolan, o)
 		if len(r.Results) == 0 || r.Results[0].Breakdown.Graph.Steps[0].PID != pid {
 			t.Fatalf("prior on %s: top result's path %+v does not use it", pid, r.Results[0].Breakdown.Graph)
 		}
@@ -260,10 +227,7 @@ func TestPathPriorRanksItsRelationFirst(t *testing.T) {
 	}
 	o = base.Defaults()
 	o.GraphRecall = 1
-	r, err := withPrior.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := answer(t, withPrior.GraphWalk, nolan, o)
 	if !hasFallback(r, "path_prior_unavailable") {
 		t.Fatalf("no prior loaded: fallbacks %v, want path_prior_unavailable", fallbackNames(r))
 	}
@@ -295,10 +259,7 @@ func TestStructureNeedsChannel(t *testing.T) {
 	o.Filter = retrieval.Filter{IDs: []string{nolanQID}}
 	for _, needs := range []bool{false, true} {
 		o.StructureNeedsChannel = needs
-		res, err := p.Retrieve(context.Background(), nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := retrieve(t, p, nolan, o)
 		if len(res.Results) == 0 {
 			t.Fatal("no results")
 		}
@@ -328,15 +289,9 @@ func TestGraphPopularity(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
 	o.GraphRecall = 1
-	base, err := p.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	base := answer(t, p.GraphWalk, nolan, o)
 	o.GraphPopularity = 0.5
-	pop, err := p.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pop := answer(t, p.GraphWalk, nolan, o)
 	before := map[string]float64{}
 	for _, d := range base.Results {
 		before[d.ID] = d.Breakdown.Graph.Score

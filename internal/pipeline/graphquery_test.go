@@ -10,6 +10,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
@@ -20,7 +21,7 @@ func TestGraphRelationQueryMasked(t *testing.T) {
 	o := p.Defaults()
 	o.GraphRecall, o.K, o.P = 1, 10, 20
 	enc := func(s string) []float32 {
-		v, err := hashEncoder{}.Encode(context.Background(), []string{s})
+		v, err := scoringtest.Words{}.Encode(context.Background(), []string{s})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +62,7 @@ func TestGraphRelationQueryMasked(t *testing.T) {
 // maskedAway encodes the masked nolan question as -enc(nolan), so that every
 // relation's masked cosine is the negative of its plain one and a path
 // explanation scored against enc(Q) would outrank the channel's.
-type maskedAway struct{ hashEncoder }
+type maskedAway struct{ scoringtest.Words }
 
 const maskedNolan = "Which films did direct?"
 
@@ -72,7 +73,7 @@ func (m maskedAway) Encode(ctx context.Context, texts []string) ([][]float32, er
 		if s == maskedNolan {
 			q = nolan
 		}
-		v, err := m.hashEncoder.Encode(ctx, []string{q})
+		v, err := m.Words.Encode(ctx, []string{q})
 		if err != nil {
 			return nil, err
 		}
@@ -122,9 +123,9 @@ func TestGraphRelationQueryMaskedNamesPathsAlike(t *testing.T) {
 	}
 }
 
-// recordingEncoder is hashEncoder that records each call's texts.
+// recordingEncoder is scoringtest.Words that records each call's texts.
 type recordingEncoder struct {
-	hashEncoder
+	scoringtest.Words
 	mu    sync.Mutex
 	calls [][]string
 }
@@ -133,7 +134,7 @@ func (e *recordingEncoder) Encode(ctx context.Context, texts []string) ([][]floa
 	e.mu.Lock()
 	e.calls = append(e.calls, append([]string(nil), texts...))
 	e.mu.Unlock()
-	return e.hashEncoder.Encode(ctx, texts)
+	return e.Words.Encode(ctx, texts)
 }
 
 // The question-aware retrieval encodes its masked question in the same
@@ -148,14 +149,11 @@ func TestMaskedQuestionEncodedWithQ(t *testing.T) {
 		t.Fatal(err)
 	}
 	enc.calls = nil
-	res, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, o)
 	if len(enc.calls) != 1 || !slices.Equal(enc.calls[0], []string{nolan, maskedNolan}) {
 		t.Fatalf("encoder calls %q, want one of Q and the masked question", enc.calls)
 	}
-	qv, err := hashEncoder{}.Encode(context.Background(), []string{maskedNolan})
+	qv, err := scoringtest.Words{}.Encode(context.Background(), []string{maskedNolan})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +163,7 @@ func TestMaskedQuestionEncodedWithQ(t *testing.T) {
 			continue
 		}
 		st := d.Breakdown.Graph.Steps[0]
-		rv, _ := hashEncoder{}.Encode(context.Background(), []string{pathrel.Text(st.Label, st.PID, false)})
+		rv, _ := scoringtest.Words{}.Encode(context.Background(), []string{pathrel.Text(st.Label, st.PID, false)})
 		if want := vec.Cosine64(qv[0], rv[0]); math.Abs(st.Relevance-want) > 1e-9 {
 			t.Errorf("%s relevance %v, want cos(enc(masked Q), relation) %v", d.Breakdown.Graph.Path, st.Relevance, want)
 		}
@@ -176,8 +174,8 @@ func TestMaskedQuestionEncodedWithQ(t *testing.T) {
 	}
 }
 
-// otherEncoder is a second deterministic encoder: hashEncoder's vectors of
-// the text with every word salted, so its cosines differ from hashEncoder's.
+// otherEncoder is a second deterministic encoder: scoringtest.Words' vectors of
+// the text with every word salted, so its cosines differ from its.
 type otherEncoder struct{ recordingEncoder }
 
 func (*otherEncoder) Version() string { return "test-other-encoder" }
@@ -191,7 +189,7 @@ func (e *otherEncoder) Encode(ctx context.Context, texts []string) ([][]float32,
 	if _, err := e.recordingEncoder.Encode(ctx, texts); err != nil { // records the texts
 		return nil, err
 	}
-	return hashEncoder{}.Encode(ctx, salted)
+	return scoringtest.Words{}.Encode(ctx, salted)
 }
 
 // With a relation encoder of its own (models.relation_encoder), every path
@@ -237,7 +235,7 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 					if math.Abs(st.Relevance-want) > 1e-9 {
 						t.Errorf("%s: %s: step %s relevance %v, want the relation encoder's %v", mode, d.ID, st.PID, st.Relevance, want)
 					}
-					mv, _ := hashEncoder{}.Encode(ctx, []string{q, pathrel.Text(st.Label, st.PID, false)})
+					mv, _ := scoringtest.Words{}.Encode(ctx, []string{q, pathrel.Text(st.Label, st.PID, false)})
 					if math.Abs(vec.Cosine64(mv[0], mv[1])-want) > 1e-6 {
 						differs++
 					}
@@ -264,9 +262,6 @@ func TestRelationEncoderScoresPaths(t *testing.T) {
 // walk is the graph channel alone on nolan with o.
 func walk(t *testing.T, p *pipeline.Pipeline, o pipeline.Options) *pipeline.Result {
 	t.Helper()
-	res, err := p.GraphWalk(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := answer(t, p.GraphWalk, nolan, o)
 	return res
 }

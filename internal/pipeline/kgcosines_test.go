@@ -74,15 +74,9 @@ func TestChannelAsksTheIndexForTheCosinesItNeeds(t *testing.T) {
 	for _, q := range []string{"Which films were produced in Canada?", "Who directed Inception?", "What films did Christopher Nolan direct?",
 		"Which actors starred in The Prestige?", "What country is Interstellar from?", "Which films were released in 2010?"} {
 		for _, opts := range []pipeline.Options{o, one, filtered} {
-			a, err := plain.Retrieve(context.Background(), q, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			a := retrieve(t, plain, q, opts)
 			calls0, ids0 := ci.calls, ci.ids
-			b, err := withCos.Retrieve(context.Background(), q, opts)
-			if err != nil {
-				t.Fatal(err)
-			}
+			b := retrieve(t, withCos, q, opts)
 			a.TimingsMS, b.TimingsMS = nil, nil
 			if diff := cmp.Diff(a, b); diff != "" {
 				t.Errorf("%q: results differ with the index's cosines (-documents +cosines):\n%s", q, diff)

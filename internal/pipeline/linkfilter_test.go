@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -11,20 +10,14 @@ import (
 // confidence (and the JSON no field); with linking=context each has one.
 func TestLinkingContext(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, p.Defaults())
 	js, _ := json.Marshal(res.QueryEntities)
 	if len(res.QueryEntities) == 0 || strings.Contains(string(js), "confidence") {
 		t.Fatalf("default query entities: %s", js)
 	}
 	o := p.Defaults()
 	o.Linking = "context"
-	res, err = p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res = retrieve(t, p, nolan, o)
 	if len(res.QueryEntities) == 0 {
 		t.Fatal("context linking found no entity")
 	}

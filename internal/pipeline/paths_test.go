@@ -11,6 +11,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
@@ -121,7 +122,7 @@ func checkNamed(t *testing.T, g kg.Graph, qvec []float32, roots map[string]strin
 
 func encode(t *testing.T, s string) []float32 {
 	t.Helper()
-	v, err := hashEncoder{}.Encode(context.Background(), []string{s})
+	v, err := scoringtest.Words{}.Encode(context.Background(), []string{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,10 +226,7 @@ func TestResultsNameTheirPaths(t *testing.T) {
 // entities), on results of both stages.
 func TestPaperModeNamesPaths(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), director, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, director, p.Defaults())
 	roots := rootsOf(res)
 	checkNamed(t, p.Graph(), encode(t, director), roots, res.Results)
 	checkNamed(t, p.Graph(), encode(t, director), roots, anchorsDocs(res))
@@ -256,10 +254,7 @@ func TestPaperModeNamesPaths(t *testing.T) {
 // before the same relation to the other films its page mentions.
 func TestOwnEntityPathFirst(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, p.Defaults())
 	checkNamed(t, p.Graph(), encode(t, nolan), rootsOf(res), res.Results)
 	ties := 0
 	for _, d := range res.Results {
@@ -290,10 +285,7 @@ func TestStructureOffNamesTheChannelsPaths(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults().QuestionAware()
 	o.Structure = "off"
-	res, err := p.Retrieve(context.Background(), director, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, director, o)
 	if len(res.QueryEntities) != 1 || res.QueryEntities[0].QID != inception || len(res.QuerySubgraphs) != 0 || len(res.Anchors) > 0 && len(res.Anchors[0].Phi) != 0 {
 		t.Fatalf("structure off: query entities %v, %d query subgraphs, anchors %v", res.QueryEntities, len(res.QuerySubgraphs), res.Anchors)
 	}
@@ -321,10 +313,7 @@ func TestNoPathIsAnEmptyList(t *testing.T) {
 	qa := p.Defaults().QuestionAware()
 	qa.GraphRoots = 0
 	for _, o := range []pipeline.Options{p.Defaults(), qa} {
-		res, err := p.Retrieve(context.Background(), "zzzz qqqq", o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := retrieve(t, p, "zzzz qqqq", o)
 		if len(res.QueryEntities) != 0 || len(res.Results) == 0 {
 			t.Fatalf("%d query entities, %d results", len(res.QueryEntities), len(res.Results))
 		}
@@ -348,10 +337,7 @@ func TestGraphWalkNamesPaths(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
 	o.GraphRecall, o.GraphRelations = 1, "plain" // plain: checkNamed recomputes undirected relevance
-	res, err := p.GraphWalk(context.Background(), director, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := answer(t, p.GraphWalk, director, o)
 	checkNamed(t, p.Graph(), encode(t, director), rootsOf(res), res.Results)
 	for _, d := range res.Results {
 		if d.ID != nolanQID {

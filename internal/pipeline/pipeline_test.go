@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -13,15 +12,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dmar-kg/dmar/internal/corpus"
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/chat/chattest"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 )
 
 var (
@@ -36,29 +35,11 @@ var (
 func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 	t.Helper()
 	fixtureOnce.Do(func() {
-		dir, err := datapath.Dataset("codexm-film")
-		if err != nil {
-			fixErr = err
-			return
-		}
 		ctx := context.Background()
-		b, err := bundle.Read(ctx, dir)
-		if err != nil {
-			fixErr = err
-			return
+		var dir string
+		if fixGraph, dir, fixErr = corpustest.Graph(ctx, "codexm-film"); fixErr == nil {
+			_, fixIndex, fixErr = corpustest.Index(ctx, fixGraph, dir, scoringtest.Words{})
 		}
-		fixGraph = memkg.FromBundle(b)
-		docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
-		if err != nil {
-			fixErr = err
-			return
-		}
-		if err := corpus.Prepare(ctx, fixGraph, hashEncoder{}, docs, corpus.Options{}); err != nil {
-			fixErr = err
-			return
-		}
-		fixIndex = memindex.New(memindex.DefaultParams())
-		fixErr = fixIndex.Put(ctx, docs)
 	})
 	if fixErr != nil {
 		t.Fatal(fixErr)
@@ -66,9 +47,37 @@ func film(t *testing.T) (*memkg.Graph, *memindex.Index) {
 	return fixGraph, fixIndex
 }
 
+// retrieve is p's answer to q with o; an error fails the test.
+func retrieve(t *testing.T, p *pipeline.Pipeline, q string, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	return answer(t, p.Retrieve, q, o)
+}
+
+// answer is a way in's answer (Retrieve, GraphWalk, TextWalk) to q with o;
+// an error fails the test.
+func answer(t *testing.T, way func(context.Context, string, pipeline.Options) (*pipeline.Result, error), q string, o pipeline.Options) *pipeline.Result {
+	t.Helper()
+	res, err := way(context.Background(), q, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// answersAsRetrieve fails the test unless res, the answer of another way
+// in (what), is p.Retrieve's to q with o, timings aside (res loses them).
+func answersAsRetrieve(t *testing.T, p *pipeline.Pipeline, q string, o pipeline.Options, res *pipeline.Result, what string) {
+	t.Helper()
+	plain := retrieve(t, p, q, o)
+	res.TimingsMS, plain.TimingsMS = nil, nil
+	if !reflect.DeepEqual(res, plain) {
+		t.Fatal(what + "'s answer differs from Retrieve's")
+	}
+}
+
 func newPipeline(t *testing.T, mod func(*pipeline.Config)) *pipeline.Pipeline {
 	g, x := film(t)
-	cfg := pipeline.Config{Graph: g, Index: x, Encoder: hashEncoder{}, GNN: &hashGNN{}}
+	cfg := pipeline.Config{Graph: g, Index: x, Encoder: scoringtest.Words{}, GNN: &hashGNN{}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -100,10 +109,7 @@ func hasFallback(r *pipeline.Result, name string) bool {
 
 func TestRetrieveShape(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, p.Defaults())
 	if len(res.Results) != 5 {
 		t.Fatalf("got %d results, want k=5", len(res.Results))
 	}
@@ -165,10 +171,7 @@ func TestRetrieveDeterministic(t *testing.T) {
 	for _, mode := range []string{"exact", "montecarlo"} {
 		o := p.Defaults()
 		o.Shapley, o.Seed = mode, 7
-		a, err := p.Retrieve(context.Background(), nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := retrieve(t, p, nolan, o)
 		// A fresh pipeline (cold cache) must give the same answer.
 		b, err := newPipeline(t, nil).Retrieve(context.Background(), nolan, o)
 		if err != nil {
@@ -184,15 +187,9 @@ func TestRetrieveDeterministic(t *testing.T) {
 func TestMonteCarloModeDiffersOnlyByEstimate(t *testing.T) {
 	p := newPipeline(t, nil)
 	o := p.Defaults()
-	exact, err := p.Retrieve(context.Background(), "Inception cast Leonardo DiCaprio and Tom Hardy", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	exact := retrieve(t, p, "Inception cast Leonardo DiCaprio and Tom Hardy", o)
 	o.Shapley, o.Samples = "montecarlo", 2000
-	mc, err := p.Retrieve(context.Background(), "Inception cast Leonardo DiCaprio and Tom Hardy", o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	mc := retrieve(t, p, "Inception cast Leonardo DiCaprio and Tom Hardy", o)
 	if len(exact.QuerySubgraphs) < 2 {
 		t.Fatalf("want a query with several subgraphs, got %d", len(exact.QuerySubgraphs))
 	}
@@ -208,10 +205,7 @@ func TestMonteCarloModeDiffersOnlyByEstimate(t *testing.T) {
 
 func TestFallbackNoQueryEntities(t *testing.T) {
 	p := newPipeline(t, nil)
-	res, err := p.Retrieve(context.Background(), "what happens when dreams collapse inside other dreams", p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, "what happens when dreams collapse inside other dreams", p.Defaults())
 	if len(res.QueryEntities) != 0 {
 		t.Fatalf("query linked to %v; pick a text that links nothing", res.QueryEntities)
 	}
@@ -238,17 +232,7 @@ func anchorsDocs(r *pipeline.Result) []pipeline.Doc {
 
 func TestReformulators(t *testing.T) {
 	// A chat endpoint that thinks aloud first.
-	var gotPrompt string
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/v1/chat/completions" {
-			http.NotFound(w, r)
-			return
-		}
-		b, _ := io.ReadAll(r.Body)
-		gotPrompt = string(b)
-		fmt.Fprint(w, `{"choices":[{"message":{"content":"<think>hmm, Nolan directed films</think>\nChristopher Nolan director filmography Inception Interstellar"}}]}`)
-	}))
-	defer srv.Close()
+	srv := chattest.New(t, "<think>hmm, Nolan directed films</think>\nChristopher Nolan director filmography Inception Interstellar")
 	dead := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	deadURL := dead.URL
 	dead.Close() // unreachable from now on
@@ -277,10 +261,7 @@ func TestReformulators(t *testing.T) {
 			})
 			o := p.Defaults()
 			o.Reformulator = c.reform
-			res, err := p.Retrieve(context.Background(), nolan, o)
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := retrieve(t, p, nolan, o)
 			if res.Reformulator != c.wantBy {
 				t.Errorf("reformulator = %q, want %q", res.Reformulator, c.wantBy)
 			}
@@ -295,7 +276,7 @@ func TestReformulators(t *testing.T) {
 			}
 		})
 	}
-	if !strings.Contains(gotPrompt, "[Original Query: "+nolan+"]") || !strings.Contains(gotPrompt, "[Evidence 1: ") || !strings.Contains(gotPrompt, "Reformulate:") {
+	if gotPrompt := srv.Last().Body; !strings.Contains(gotPrompt, "[Original Query: "+nolan+"]") || !strings.Contains(gotPrompt, "[Evidence 1: ") || !strings.Contains(gotPrompt, "Reformulate:") {
 		t.Errorf("chat prompt lacks the paper's format: %s", gotPrompt)
 	}
 }
@@ -327,20 +308,23 @@ func TestGraphDownDegrades(t *testing.T) {
 func TestGNNEncodesOncePerSubgraph(t *testing.T) {
 	gnn := &hashGNN{}
 	p := newPipeline(t, func(c *pipeline.Config) { c.GNN = gnn })
-	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
-		t.Fatal(err)
-	}
+	retrieve(t, p, nolan, p.Defaults())
 	// One batched call for the stage-1 subgraphs, at most one for the new
 	// stage-2 ones.
 	if gnn.calls < 1 || gnn.calls > 2 {
 		t.Errorf("GNN called %d times for one request, want 1-2 batched calls", gnn.calls)
 	}
+	servedFromCache(t, p, gnn, "a repeated request")
+}
+
+// servedFromCache fails the test when a request (what) with p's defaults
+// has gnn encode subgraphs: the cache should serve them all.
+func servedFromCache(t *testing.T, p *pipeline.Pipeline, gnn *hashGNN, what string) {
+	t.Helper()
 	before := gnn.calls
-	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
-		t.Fatal(err)
-	}
+	retrieve(t, p, nolan, p.Defaults())
 	if gnn.calls != before {
-		t.Errorf("a repeated request re-encoded subgraphs (%d calls); the cache should serve them", gnn.calls-before)
+		t.Errorf("%s encoded subgraphs (%d calls); the cache should serve them", what, gnn.calls-before)
 	}
 }
 
@@ -404,13 +388,7 @@ func TestWarmFillsTheCache(t *testing.T) {
 	if err != nil || n != len(roots) {
 		t.Fatalf("Warm = %d, %v; want %d", n, err, len(roots))
 	}
-	calls := gnn.calls
-	if _, err := p.Retrieve(context.Background(), nolan, p.Defaults()); err != nil {
-		t.Fatal(err)
-	}
-	if gnn.calls != calls {
-		t.Errorf("after Warm a request still encoded subgraphs (%d calls)", gnn.calls-calls)
-	}
+	servedFromCache(t, p, gnn, "a request after Warm")
 }
 
 func TestCandidates(t *testing.T) {
@@ -419,10 +397,7 @@ func TestCandidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	full := retrieve(t, p, nolan, p.Defaults())
 	if len(docs) < full.Options.M || len(res.QueryEntities) != 1 {
 		t.Fatalf("%d candidates, %d query entities", len(docs), len(res.QueryEntities))
 	}
@@ -445,10 +420,7 @@ func TestLinkIsTheRetrievalsLinking(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := p.Retrieve(context.Background(), nolan, p.Defaults())
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, p.Defaults())
 	if len(ms) != 1 || ms[0].Label == "" || !reflect.DeepEqual(ms, res.QueryEntities) {
 		t.Errorf("Link = %+v, the retrieval's query entities = %+v", ms, res.QueryEntities)
 	}
@@ -578,10 +550,7 @@ func TestValidateTextOptions(t *testing.T) {
 func TestResultNamesEachSourcesCandidates(t *testing.T) {
 	p := newPipeline(t, nil)
 	opts := p.Defaults().QuestionAware()
-	res, err := p.Retrieve(context.Background(), nolan, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, opts)
 	recall := res.Candidates["recall"]
 	if len(recall) == 0 || len(recall) > opts.N {
 		t.Fatalf("recall candidates %d, want 1..n=%d", len(recall), opts.N)

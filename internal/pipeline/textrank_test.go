@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 )
 
@@ -25,11 +26,11 @@ func filmTextGraph(t *testing.T) *textgraph.Memory {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := corpus.Prepare(ctx, g, hashEncoder{}, docs, corpus.Options{}); err != nil {
+	if err := corpus.Prepare(ctx, g, scoringtest.Words{}, docs, corpus.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	m := textgraph.NewMemory()
-	b := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: hashEncoder{}, SynonymMin: 0.8}
+	b := textgraph.Builder{Extractor: textgraph.Heuristic{}, Linker: g, KG: g, Encoder: scoringtest.Words{}, SynonymMin: 0.8}
 	if err := m.Put(ctx, b, docs); err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +61,7 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 	o.TextGraph = 0.75
 	for _, k := range []int{pipeline.DefaultRRFK, 7} {
 		o.RRFK = k
-		res, err := p.Retrieve(context.Background(), nolan, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := retrieve(t, p, nolan, o)
 		reached := 0
 		for i, d := range res.Results {
 			rb := d.Breakdown.Rank
@@ -97,10 +95,7 @@ func TestDmarFusesTheTextChannel(t *testing.T) {
 	}
 
 	q := newPipeline(t, func(c *pipeline.Config) { c.Ranker = &ruleRanker{} })
-	res, err := q.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, q, nolan, o)
 	for _, d := range res.Results {
 		if rb := d.Breakdown.Rank; rb == nil || rb.RankerScore != d.Score || rb.TextRank != 0 || d.Breakdown.Text != nil {
 			t.Fatalf("without a text graph %s: score %v, rank breakdown %+v, text %+v", d.ID, d.Score, rb, d.Breakdown.Text)

@@ -1,7 +1,6 @@
 package pipeline_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -21,10 +20,7 @@ func TestDmarLiftsThePagesItsBestDocumentNames(t *testing.T) {
 		t.Fatalf("the dmar method sets title_links %d, want 2", o.TitleLinks)
 	}
 	o.K = 20
-	res, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := retrieve(t, p, nolan, o)
 	top := res.Results[0]
 	text := " " + kg.NormalizeForm(top.Text) + " "
 	lifted, after := 0, false
@@ -56,10 +52,7 @@ func TestDmarLiftsThePagesItsBestDocumentNames(t *testing.T) {
 	}
 
 	o.TitleLinks = 0
-	off, err := p.Retrieve(context.Background(), nolan, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := retrieve(t, p, nolan, o)
 	for i, d := range off.Results {
 		if rb := d.Breakdown.Rank; rb.NamedBy != "" || rb.Score != rb.RankerScore || (i > 0 && d.Score > off.Results[i-1].Score) {
 			t.Fatalf("title_links 0: %s at %d, score %v, rank breakdown %+v", d.ID, d.Rank, d.Score, rb)

@@ -3,9 +3,10 @@ package reformulate
 import (
 	"encoding/json"
 	"errors"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // capturedReply is one reply of a real model to the reformulation prompt,
@@ -30,10 +31,7 @@ func inputFor(query string, evidence ...string) Input {
 }
 
 func TestCleanCapturedReplies(t *testing.T) {
-	raw, err := os.ReadFile("testdata/replies.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, "testdata/replies.json")
 	var rs []capturedReply
 	if err := json.Unmarshal(raw, &rs); err != nil {
 		t.Fatal(err)

@@ -47,15 +47,10 @@ func DecodeAnswer(r io.Reader, defaults pipeline.Options) (AnswerInput, error) {
 // runs it for every request.
 func AnswerQuery(ctx context.Context, p *pipeline.Pipeline, a *answer.Answerer, model string, req AnswerInput,
 	onDelta func(ret *api.RetrieveResponse, piece string) error) (*api.AnswerResponse, error) {
-	if err := a.Check(); err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	res, err := p.Retrieve(ctx, req.Query, req.Options)
+	res, clk, err := retrieveFirst(ctx, p, a.Check, req.Query, req.Options)
 	if err != nil {
 		return nil, err
 	}
-	retrieved := time.Now()
 	ret := ToRetrieveResponse(res)
 	var pieces func(string) error
 	if onDelta != nil {
@@ -69,10 +64,8 @@ func AnswerQuery(ctx context.Context, p *pipeline.Pipeline, a *answer.Answerer, 
 	if err != nil {
 		return nil, err
 	}
-	end := time.Now()
 	out := &api.AnswerResponse{Answer: ans.Text, Citations: nonNil(ans.Citations), DroppedCitations: ans.Dropped, Sources: nonNil(ans.Shown),
-		Source: ans.Source, Model: model, Retrieval: ret, TimingsMS: map[string]float64{
-			"retrieve": ms(retrieved.Sub(start)), "generate": ms(end.Sub(retrieved)), "total": ms(end.Sub(start))}}
+		Source: ans.Source, Model: model, Retrieval: ret, TimingsMS: clk.timings()}
 	if ans.Source == answer.SourceGraph {
 		out.Model = ""
 		out.GraphPath = ans.Path
@@ -86,16 +79,11 @@ func AnswerQuery(ctx context.Context, p *pipeline.Pipeline, a *answer.Answerer, 
 // answer serves POST /v1/answer. No generator, or one that is down, is a 503
 // before anything is streamed; the request's time limit bounds the whole.
 func (s *Server) answer(c *gin.Context) {
-	if err := s.cfg.Answerer.Check(); err != nil {
-		s.fail(c, err)
+	req, ok := decodeGenerated(s, c, s.cfg.Answerer.Check, DecodeAnswer)
+	if !ok {
 		return
 	}
 	p := s.cfg.Pipeline
-	req, err := DecodeAnswer(c.Request.Body, p.Defaults())
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	if !req.Stream {
 		out, err := AnswerQuery(c.Request.Context(), p, s.cfg.Answerer, s.cfg.AnswerModel, req, nil)
 		if err != nil {
@@ -169,3 +157,42 @@ func nonNil(xs []string) []string {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// decodeGenerated is how POST /v1/answer and /v1/verify start: a configured
+// generator (check), then the body decoded by decode over the pipeline's
+// defaults. On an error it answers with it and returns false.
+func decodeGenerated[T any](s *Server, c *gin.Context, check func() error, decode func(io.Reader, pipeline.Options) (T, error)) (T, bool) {
+	if err := check(); err != nil {
+		s.fail(c, err)
+		var none T
+		return none, false
+	}
+	req, err := decode(c.Request.Body, s.cfg.Pipeline.Defaults())
+	if err != nil {
+		s.fail(c, err)
+		return req, false
+	}
+	return req, true
+}
+
+// retrieveFirst is how an answer and a verdict start: a configured
+// generator (check), then the retrieval for text. Its clock times the
+// retrieval and what follows.
+func retrieveFirst(ctx context.Context, p *pipeline.Pipeline, check func() error, text string, opts pipeline.Options) (*pipeline.Result, clock, error) {
+	if err := check(); err != nil {
+		return nil, clock{}, err
+	}
+	start := time.Now()
+	res, err := p.Retrieve(ctx, text, opts)
+	return res, clock{start: start, retrieved: time.Now()}, err
+}
+
+// clock holds when a request started and when its retrieval ended.
+type clock struct{ start, retrieved time.Time }
+
+// timings are the request's times until now, in milliseconds: the
+// retrieval, what followed it (the generation) and the whole.
+func (c clock) timings() map[string]float64 {
+	end := time.Now()
+	return map[string]float64{"retrieve": ms(c.retrieved.Sub(c.start)), "generate": ms(end.Sub(c.retrieved)), "total": ms(end.Sub(c.start))}
+}

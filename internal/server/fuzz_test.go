@@ -3,6 +3,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,22 +33,8 @@ var retrieveSeeds = []string{
 // client can act on, never internal); every accepted body is a JSON object
 // within the size limit whose request survives a round trip.
 func FuzzDecodeRetrieve(f *testing.F) {
-	for _, s := range append(retrieveSeeds, issue34Seeds...) {
-		f.Add([]byte(s))
-	}
-	defaults := pipeline.Defaults()
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := server.DecodeRetrieve(bytes.NewReader(body), defaults)
-		if err != nil {
-			e, ok := errs.As(err)
-			if !ok || (e.Code != errs.Invalid && e.Code != errs.TooLarge) {
-				t.Fatalf("rejection %v (code %s) is not a client error", err, errs.CodeOf(err))
-			}
-			if e.Message == "" {
-				t.Fatal("a rejection without a message")
-			}
-			return
-		}
+	decode := withDefaults(server.DecodeRetrieve)
+	fuzzDecode(f, append(retrieveSeeds, issue34Seeds...), decode, func(t *testing.T, body []byte, req server.RetrieveInput) {
 		if len(body) > api.MaxBodyBytes || !json.Valid(bytes.TrimSpace(body)) {
 			t.Fatalf("accepted a body that is too large or not JSON: %q", body)
 		}
@@ -55,7 +42,7 @@ func FuzzDecodeRetrieve(f *testing.F) {
 		if err != nil {
 			t.Fatalf("accepted request does not encode: %v", err)
 		}
-		back, err := server.DecodeRetrieve(bytes.NewReader(again), defaults)
+		back, err := decode(bytes.NewReader(again))
 		if err != nil {
 			t.Fatalf("re-decoding %s: %v", again, err)
 		}
@@ -63,6 +50,29 @@ func FuzzDecodeRetrieve(f *testing.F) {
 			t.Fatalf("round trip changed the request:\n%+v\n%+v", req, back)
 		}
 	})
+}
+
+// fuzzDecode fuzzes decode from seeds: it never panics, every rejection is
+// a client error with a message (checkRejection), and accepted checks what
+// it accepts.
+func fuzzDecode[T any](f *testing.F, seeds []string, decode func(io.Reader) (T, error), accepted func(t *testing.T, body []byte, req T)) {
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := decode(bytes.NewReader(body))
+		if err != nil {
+			checkRejection(t, err)
+			return
+		}
+		accepted(t, body, req)
+	})
+}
+
+// withDefaults is decode over the pipeline's defaults.
+func withDefaults[T any](decode func(io.Reader, pipeline.Options) (T, error)) func(io.Reader) (T, error) {
+	defaults := pipeline.Defaults()
+	return func(r io.Reader) (T, error) { return decode(r, defaults) }
 }
 
 // normal makes nil and empty filter lists equal (omitempty drops both).
@@ -134,15 +144,8 @@ func checkExactIDs(t *testing.T, body []byte, ids []string) {
 }
 
 func FuzzDecodeAnswer(f *testing.F) {
-	for _, s := range append(append([]string{`{"query": "Who directed Inception?", "stream": false}`}, retrieveSeeds...), issue34Seeds...) {
-		f.Add([]byte(s))
-	}
-	defaults := pipeline.Defaults()
-	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, err := server.DecodeAnswer(bytes.NewReader(body), defaults); err != nil {
-			checkRejection(t, err)
-			return
-		}
+	seeds := append(append([]string{`{"query": "Who directed Inception?", "stream": false}`}, retrieveSeeds...), issue34Seeds...)
+	fuzzDecode(f, seeds, withDefaults(server.DecodeAnswer), func(t *testing.T, body []byte, _ server.AnswerInput) {
 		if len(body) > api.MaxBodyBytes || !json.Valid(bytes.TrimSpace(body)) {
 			t.Fatalf("accepted a body that is too large or not JSON: %q", body)
 		}
@@ -150,16 +153,9 @@ func FuzzDecodeAnswer(f *testing.F) {
 }
 
 func FuzzDecodePutDocuments(f *testing.F) {
-	for _, s := range append([]string{`{"documents": [{"id": "d1", "title": "Inception", "text": "A film.", "metadata": {"year": 2010, "tags": ["a"]}}]}`,
-		`{"documents": []}`, `{}`, `{"documents": [{"id": "a", "body": "x"}]}`}, issue34Seeds...) {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := server.DecodePutDocuments(bytes.NewReader(body))
-		if err != nil {
-			checkRejection(t, err)
-			return
-		}
+	seeds := append([]string{`{"documents": [{"id": "d1", "title": "Inception", "text": "A film.", "metadata": {"year": 2010, "tags": ["a"]}}]}`,
+		`{"documents": []}`, `{}`, `{"documents": [{"id": "a", "body": "x"}]}`}, issue34Seeds...)
+	fuzzDecode(f, seeds, server.DecodePutDocuments, func(t *testing.T, body []byte, req api.PutDocumentsRequest) {
 		if !json.Valid(bytes.TrimSpace(body)) || len(req.Documents) > docstore.DefaultLimits().MaxBatch {
 			t.Fatalf("accepted %q (%d documents)", body, len(req.Documents))
 		}
@@ -175,15 +171,8 @@ func FuzzDecodePutDocuments(f *testing.F) {
 }
 
 func FuzzDecodeDeleteDocuments(f *testing.F) {
-	for _, s := range append([]string{`{"ids": ["a", "b"]}`, `{"ids": []}`, `{"ids": null}`, `{"IDS": ["a"]}`}, issue34Seeds...) {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := server.DecodeDeleteDocuments(bytes.NewReader(body))
-		if err != nil {
-			checkRejection(t, err)
-			return
-		}
+	seeds := append([]string{`{"ids": ["a", "b"]}`, `{"ids": []}`, `{"ids": null}`, `{"IDS": ["a"]}`}, issue34Seeds...)
+	fuzzDecode(f, seeds, server.DecodeDeleteDocuments, func(t *testing.T, body []byte, req api.DeleteDocumentsRequest) {
 		if len(req.IDs) > docstore.DefaultLimits().MaxBatch {
 			t.Fatalf("accepted %d ids", len(req.IDs))
 		}

@@ -13,10 +13,8 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/api"
-	"github.com/dmar-kg/dmar/internal/corpus"
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/errs"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -65,29 +63,14 @@ func testPipeline(t *testing.T) (*pipeline.Pipeline, *memkg.Graph) {
 func router(t *testing.T) http.Handler {
 	t.Helper()
 	once.Do(func() {
-		dir, err := datapath.Dataset("codexm-film")
-		if err != nil {
-			setupErr = err
-			return
-		}
 		ctx := context.Background()
-		b, err := bundle.Read(ctx, dir)
+		g, dir, err := corpustest.Graph(ctx, "codexm-film")
 		if err != nil {
 			setupErr = err
 			return
 		}
-		g := memkg.FromBundle(b)
-		docs, _, err := corpus.ReadFile(ctx, dir+"/corpus.jsonl")
+		docs, x, err := corpustest.Index(ctx, g, dir, letterEncoder{})
 		if err != nil {
-			setupErr = err
-			return
-		}
-		if err := corpus.Prepare(ctx, g, letterEncoder{}, docs, corpus.Options{}); err != nil {
-			setupErr = err
-			return
-		}
-		x := memindex.New(memindex.DefaultParams())
-		if err := x.Put(ctx, docs); err != nil {
 			setupErr = err
 			return
 		}
@@ -336,20 +319,13 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 }
 
+// jsonFields lists a struct type's JSON field names: its JSON tags
+// (jsonTags) without their options, sorted.
 func jsonFields(t reflect.Type) []string {
-	var out []string
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Anonymous && f.Tag.Get("json") == "" {
-			out = append(out, jsonFields(f.Type)...)
-			continue
-		}
-		name := strings.Split(f.Tag.Get("json"), ",")[0]
-		if name == "-" || !f.IsExported() {
-			continue
-		}
-		out = append(out, name)
+	tags := jsonTags(t)
+	out := make([]string, len(tags))
+	for i, tag := range tags {
+		out[i], _, _ = strings.Cut(tag, ",")
 	}
-	sort.Strings(out)
 	return out
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,15 +32,10 @@ func DecodeVerify(r io.Reader, defaults pipeline.Options) (VerifyInput, error) {
 // from the top results (model names its model in the response). dmar verify
 // runs it locally; POST /v1/verify runs it for every request.
 func VerifyClaim(ctx context.Context, p *pipeline.Pipeline, v *verify.Verifier, model string, req VerifyInput) (*api.VerifyResponse, error) {
-	if err := v.Check(); err != nil {
-		return nil, err
-	}
-	start := time.Now()
-	res, err := p.Retrieve(ctx, req.Claim, req.Options)
+	res, clk, err := retrieveFirst(ctx, p, v.Check, req.Claim, req.Options)
 	if err != nil {
 		return nil, err
 	}
-	retrieved := time.Now()
 	docs := make([]verify.Source, len(res.Results))
 	for i, d := range res.Results {
 		docs[i] = verify.Source{ID: d.ID, Title: d.Title, Text: d.Text}
@@ -50,9 +44,7 @@ func VerifyClaim(ctx context.Context, p *pipeline.Pipeline, v *verify.Verifier, 
 	if err != nil {
 		return nil, err
 	}
-	end := time.Now()
-	return ToVerifyResponse(req.Claim, out, model, ToRetrieveResponse(res), map[string]float64{
-		"retrieve": ms(retrieved.Sub(start)), "generate": ms(end.Sub(retrieved)), "total": ms(end.Sub(start))}), nil
+	return ToVerifyResponse(req.Claim, out, model, ToRetrieveResponse(res), clk.timings()), nil
 }
 
 // ToVerifyResponse converts a verification's result.
@@ -68,16 +60,11 @@ func ToVerifyResponse(claim string, r verify.Result, model string, ret *api.Retr
 // verifyClaim serves POST /v1/verify. No generator, or one that is down, is
 // a 503; the request's time limit bounds the whole.
 func (s *Server) verifyClaim(c *gin.Context) {
-	if err := s.cfg.Verifier.Check(); err != nil {
-		s.fail(c, err)
+	req, ok := decodeGenerated(s, c, s.cfg.Verifier.Check, DecodeVerify)
+	if !ok {
 		return
 	}
 	p := s.cfg.Pipeline
-	req, err := DecodeVerify(c.Request.Body, p.Defaults())
-	if err != nil {
-		s.fail(c, err)
-		return
-	}
 	out, err := VerifyClaim(c.Request.Context(), p, s.cfg.Verifier, s.cfg.AnswerModel, req)
 	if err != nil {
 		s.fail(c, err)

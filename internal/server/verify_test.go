@@ -13,7 +13,6 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/api"
 	"github.com/dmar-kg/dmar/internal/chat"
-	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/server"
 	"github.com/dmar-kg/dmar/internal/verify"
 )
@@ -148,17 +147,9 @@ func TestLLMVerifyQuotesRetrievedSentences(t *testing.T) {
 }
 
 func FuzzDecodeVerify(f *testing.F) {
-	for _, s := range append([]string{`{"claim": "Inception was directed by Christopher Nolan.", "k": 3}`, `{"claim": ""}`,
-		`{"query": "x"}`, `{"claim": "x", "claim": "y"}`, `{"Claim": "x"}`}, retrieveSeeds...) {
-		f.Add([]byte(s))
-	}
-	defaults := pipeline.Defaults()
-	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := server.DecodeVerify(bytes.NewReader(body), defaults)
-		if err != nil {
-			checkRejection(t, err)
-			return
-		}
+	seeds := append([]string{`{"claim": "Inception was directed by Christopher Nolan.", "k": 3}`, `{"claim": ""}`,
+		`{"query": "x"}`, `{"claim": "x", "claim": "y"}`, `{"Claim": "x"}`}, retrieveSeeds...)
+	fuzzDecode(f, seeds, withDefaults(server.DecodeVerify), func(t *testing.T, body []byte, req server.VerifyInput) {
 		if len(body) > api.MaxBodyBytes || !json.Valid(bytes.TrimSpace(body)) || strings.TrimSpace(req.Claim) == "" {
 			t.Fatalf("accepted a body that is too large, not JSON or without a claim: %q", body)
 		}

@@ -2,12 +2,11 @@ package kgchan
 
 import (
 	"context"
+	"errors"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/corpus/corpustest"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 	"github.com/google/go-cmp/cmp"
 )
@@ -17,15 +16,13 @@ import (
 // every root reads: subgraphs and degrees, a hub root's star included;
 // a prefetch for other mentions is not used.
 func TestPrefetchedNeighbourhoodsEqualOneCall(t *testing.T) {
-	dir, err := datapath.Dataset("codexm-film")
-	if err != nil {
+	g, _, err := corpustest.Graph(context.Background(), "codexm-film")
+	if errors.Is(err, corpustest.ErrNoData) {
 		t.Skip(err)
 	}
-	b, err := bundle.Read(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := memkg.FromBundle(b)
 	// the dmar method's walk: two hops
 	r := Channel{Graph: g, Options: Options{Recall: 2, K: 50, Weight: 0.3, Relations: "plain", HubDegree: 100}} // the United States (Q30) has 160 edges in codexm-film: a hub root
 	ctx := context.Background()

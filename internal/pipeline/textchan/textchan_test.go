@@ -3,10 +3,7 @@ package textchan_test
 import (
 	"context"
 	"errors"
-	"hash/fnv"
-	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,35 +11,9 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 )
-
-// words hashes a text's words into a unit vector: texts that share words
-// are close.
-type words struct{}
-
-func (words) Dim() int        { return 64 }
-func (words) Version() string { return "test-words" }
-func (words) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		v := make([]float32, 64)
-		for _, w := range strings.Fields(strings.ToLower(t)) {
-			h := fnv.New32a()
-			h.Write([]byte(strings.Trim(w, ".,?!;:\"'()")))
-			v[h.Sum32()%64]++
-		}
-		var n float64
-		for _, x := range v {
-			n += float64(x * x)
-		}
-		for j := range v {
-			v[j] /= float32(math.Sqrt(n))
-		}
-		out[i] = v
-	}
-	return out, ctx.Err()
-}
 
 // docs is an in-memory Documents.
 type docs map[string]retrieval.Document
@@ -84,7 +55,7 @@ func channel(t *testing.T) textchan.Channel {
 	for _, d := range corpus {
 		ds = append(ds, d)
 	}
-	if err := m.Put(context.Background(), textgraph.Builder{Extractor: textgraph.Heuristic{}, Encoder: words{}, SynonymMin: 0.8}, ds); err != nil {
+	if err := m.Put(context.Background(), textgraph.Builder{Extractor: textgraph.Heuristic{}, Encoder: scoringtest.Words{}, SynonymMin: 0.8}, ds); err != nil {
 		t.Fatal(err)
 	}
 	return textchan.Channel{Store: m, Docs: corpus, Options: textchan.Options{Params: textchan.Defaults(), K: 10}}
@@ -92,7 +63,7 @@ func channel(t *testing.T) textchan.Channel {
 
 func query(t *testing.T, text string) chanio.Query {
 	t.Helper()
-	v, err := words{}.Encode(context.Background(), []string{text})
+	v, err := scoringtest.Words{}.Encode(context.Background(), []string{text})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/scoring/graphfeat"
 	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 const modelPath = "../../../models/gnn/gnn.onnx"
@@ -31,10 +31,7 @@ func fixtureGraphs(t testing.TB) []kg.Subgraph { return graphfeattest.Fixture(t)
 // inputs featurised here, so the ONNX graph computes what the reference says
 // and the featurisation is the one the fixture was made with.
 func TestReferenceMatchesONNXRuntimeFixture(t *testing.T) {
-	raw, err := os.ReadFile("testdata/ort_embeddings.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := testfile.Read(t, "testdata/ort_embeddings.json")
 	var fx struct {
 		ModelSHA256 string      `json:"model_sha256"`
 		Embeddings  [][]float64 `json:"embeddings"`
@@ -42,10 +39,7 @@ func TestReferenceMatchesONNXRuntimeFixture(t *testing.T) {
 	if err := json.Unmarshal(raw, &fx); err != nil {
 		t.Fatal(err)
 	}
-	model, err := os.ReadFile(modelPath)
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := testfile.Read(t, modelPath)
 	sum := sha256.Sum256(model)
 	if got := hex.EncodeToString(sum[:]); got != fx.ModelSHA256 {
 		t.Fatalf("fixture made for model %s, gnn.onnx is %s: rerun the fixture step of models/gnn/README.md", fx.ModelSHA256, got)

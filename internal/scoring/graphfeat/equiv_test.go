@@ -152,27 +152,15 @@ func oldFeaturize(gs []kg.Subgraph, n int) Batch {
 	return b
 }
 
-func oldEntitySketch(qid string) [EntityDims]float32 {
-	var out [EntityDims]float32
-	h := splitmix64(fnv1a64("Q:" + qid))
-	for k := 0; k < EntityDims; k++ {
+// oldSketch is the first sign vector of a "Q:"/"P:"-prefixed id: n signs
+// of scale from the bits of its string hash.
+func oldSketch(key string, n int, scale float32) []float32 {
+	out := make([]float32, n)
+	h := splitmix64(fnv1a64(key))
+	for k := range out {
+		out[k] = -scale
 		if h>>k&1 == 1 {
-			out[k] = EntityScale
-		} else {
-			out[k] = -EntityScale
-		}
-	}
-	return out
-}
-
-func oldRelSketch(pid string) [RelDims]float32 {
-	var out [RelDims]float32
-	h := splitmix64(fnv1a64("P:" + pid))
-	for k := 0; k < RelDims; k++ {
-		if h>>k&1 == 1 {
-			out[k] = 1
-		} else {
-			out[k] = -1
+			out[k] = scale
 		}
 	}
 	return out
@@ -221,7 +209,7 @@ func oldFill(b *Batch, gi int, g kg.Subgraph) {
 	outRel := make([]int, n)
 	inRel := make([]int, n)
 	for _, r := range rels {
-		s := oldRelSketch(r.pid)
+		s := oldSketch("P:"+r.pid, RelDims, 1)
 		for k := 0; k < RelDims; k++ {
 			x[r.from*F+offOutRel+k] += s[k]
 			x[r.to*F+offInRel+k] += s[k]
@@ -241,8 +229,7 @@ func oldFill(b *Batch, gi int, g kg.Subgraph) {
 		}
 		b.Mask[gi*n+i] = 1
 		row := x[i*F : (i+1)*F]
-		es := oldEntitySketch(nd.QID)
-		copy(row[:EntityDims], es[:])
+		copy(row[:EntityDims], oldSketch("Q:"+nd.QID, EntityDims, EntityScale))
 		for k := 0; k < RelDims; k++ {
 			if outRel[i] > 0 {
 				row[offOutRel+k] /= float32(outRel[i])

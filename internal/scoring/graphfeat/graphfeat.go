@@ -310,27 +310,24 @@ func splitmix64(z uint64) uint64 {
 // EntitySketch is the deterministic random sign vector of a QID.
 func EntitySketch(qid string) [EntityDims]float32 {
 	var out [EntityDims]float32
-	h := entityHash(qid)
-	for k := 0; k < EntityDims; k++ {
-		if h>>k&1 == 1 {
-			out[k] = EntityScale
-		} else {
-			out[k] = -EntityScale
-		}
-	}
+	signs(out[:], entityHash(qid), EntityScale)
 	return out
 }
 
 // RelSketch is the deterministic random sign vector of a PID.
 func RelSketch(pid string) [RelDims]float32 {
 	var out [RelDims]float32
-	h := relHash(pid)
-	for k := 0; k < RelDims; k++ {
+	signs(out[:], relHash(pid), 1)
+	return out
+}
+
+// signs sets out[k] to scale where bit k of h is set, else to -scale.
+func signs(out []float32, h uint64, scale float32) {
+	for k := range out {
 		if h>>k&1 == 1 {
-			out[k] = 1
+			out[k] = scale
 		} else {
-			out[k] = -1
+			out[k] = -scale
 		}
 	}
-	return out
 }

@@ -2,13 +2,9 @@ package onnx
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
-
-	ort "github.com/yalue/onnxruntime_go"
 
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -33,12 +29,7 @@ const GateModelFile = "models/gate/gate.onnx"
 // GateFileFor is the committed gate trained on encoder's vectors:
 // GateModelFile for the default encoder, models/gate/gate-NAME.onnx for
 // another (models/gate/train.sh writes both).
-func GateFileFor(encoder string) string {
-	if encoder == "" || encoder == DefaultEncoderName {
-		return GateModelFile
-	}
-	return "models/gate/gate-" + encoder + ".onnx"
-}
+func GateFileFor(encoder string) string { return committedFile(GateModelFile, encoder) }
 
 // findUp returns rel under the first directory at or above the working
 // directory that has it, else rel.
@@ -63,24 +54,17 @@ func findUp(rel string) string {
 // Gate is DMAR's trained gating network run by ONNX Runtime: one call per
 // at most MaxGateBatch documents. Safe for concurrent use.
 type Gate struct {
-	sess    *Session
-	dim     int // encoder dimension d; the model takes 2d
-	version string
-	encoder string // the registry name of the encoder it was trained on ("" unrecorded)
+	trained
+	dim int // encoder dimension d; the model takes 2d
 }
 
 // NewGate loads the gate model at path.
 func NewGate(rt *Runtime, path string) (*Gate, error) {
-	raw, err := os.ReadFile(path)
+	version, ins, outs, err := modelFile(path, "gate", "gate")
 	if err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return nil, err
 	}
-	sum := sha256.Sum256(raw)
-	g := &Gate{version: "gate-" + hex.EncodeToString(sum[:6])}
-	ins, outs, err := ort.GetInputOutputInfo(path)
-	if err != nil {
-		return nil, fmt.Errorf("gate: read %s: %w", path, err)
-	}
+	g := &Gate{trained: trained{version: version}}
 	for _, in := range ins {
 		if in.Name == "x" && len(in.Dimensions) == 2 && in.Dimensions[1] > 0 && in.Dimensions[1]%2 == 0 {
 			g.dim = int(in.Dimensions[1] / 2)
@@ -107,19 +91,8 @@ func NewGate(rt *Runtime, path string) (*Gate, error) {
 	return g, nil
 }
 
-// Encoder is the registry name of the encoder whose vectors the gate was
-// trained on ("" when the model does not record it).
-func (g *Gate) Encoder() string { return g.encoder }
-
 // Dim is the encoder dimension the gate expects for queries and documents.
 func (g *Gate) Dim() int { return g.dim }
-
-// Version implements scoring.Gate: "gate-" and the start of the model
-// file's SHA-256.
-func (g *Gate) Version() string { return g.version }
-
-// Close frees the session.
-func (g *Gate) Close() error { return g.sess.Close() }
 
 // Weights implements scoring.Gate.
 func (g *Gate) Weights(ctx context.Context, query []float32, docs [][]float32) ([][2]float64, error) {
@@ -158,27 +131,12 @@ func (g *Gate) run(query []float32, docs [][]float32) ([][2]float64, error) {
 // runWeights runs a gate session on x [B,width] and returns its weights
 // [B,2], each pair renormalised in float64 so that it sums to 1 exactly.
 func runWeights(sess *Session, what string, x []float32, B, width int) ([][2]float64, error) {
-	in, err := ort.NewTensor(ort.NewShape(int64(B), int64(width)), x)
-	if err != nil {
-		return nil, fmt.Errorf("%s: input tensor: %w", what, err)
-	}
-	defer in.Destroy()
-	outT, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(B), 2))
-	if err != nil {
-		return nil, fmt.Errorf("%s: output tensor: %w", what, err)
-	}
-	defer outT.Destroy()
-	if err := sess.Run([]ort.Value{in}, []ort.Value{outT}); err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	flat := outT.GetData()
-	if len(flat) != 2*B {
-		return nil, fmt.Errorf("%s: output of unexpected size", what)
-	}
-	res := make([][2]float64, B)
-	for i := range res {
-		a, b := float64(flat[2*i]), float64(flat[2*i+1])
-		res[i] = [2]float64{a / (a + b), b / (a + b)}
-	}
-	return res, nil
+	return run(sess, what, x, B, width, 2, func(flat []float32) [][2]float64 {
+		res := make([][2]float64, B)
+		for i := range res {
+			a, b := float64(flat[2*i]), float64(flat[2*i+1])
+			res[i] = [2]float64{a / (a + b), b / (a + b)}
+		}
+		return res
+	})
 }

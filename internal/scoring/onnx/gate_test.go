@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/scoring/gnnref"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 const gateModel = "../../../models/gate/gate.onnx"
@@ -21,38 +21,36 @@ const gateModel = "../../../models/gate/gate.onnx"
 // gateFixture is ONNX Runtime's output for the committed gate on fixed
 // inputs (models/gate/check_onnx.py).
 type gateFixture struct {
-	ModelSHA256 string       `json:"model_sha256"`
-	Query       []float32    `json:"query"`
-	Docs        [][]float32  `json:"docs"`
-	Weights     [][2]float64 `json:"weights"`
+	Query   []float32    `json:"query"`
+	Docs    [][]float32  `json:"docs"`
+	Weights [][2]float64 `json:"weights"`
 }
 
 func loadGateFixture(t *testing.T) gateFixture {
-	t.Helper()
-	var fx gateFixture
-	readFixture(t, "testdata/gate_ort.json", gateModel, &fx, func() string { return fx.ModelSHA256 }, "bash models/gate/train.sh (step 3)")
-	return fx
+	return readFixture[gateFixture](t, "testdata/gate_ort.json", gateModel, "bash models/gate/train.sh (step 3)")
 }
 
-// readFixture decodes the ONNX Runtime fixture file into v and fails when
-// it was made for another version of model (sha returns the fixture's
-// model_sha256; retrain says how to make it again).
-func readFixture(t *testing.T, file, model string, v any, sha func() string, retrain string) {
+// readFixture decodes the ONNX Runtime fixture file and fails when it was
+// made for another version of model (its model_sha256; retrain says how to
+// make it again).
+func readFixture[F any](t *testing.T, file, model, retrain string) F {
 	t.Helper()
-	raw, err := os.ReadFile(file)
-	if err != nil {
+	raw := testfile.Read(t, file)
+	var fx F
+	var made struct {
+		ModelSHA256 string `json:"model_sha256"`
+	}
+	if err := json.Unmarshal(raw, &fx); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := json.Unmarshal(raw, &made); err != nil {
 		t.Fatal(err)
 	}
-	m, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum := sha256.Sum256(m); hex.EncodeToString(sum[:]) != sha() {
+	m := testfile.Read(t, model)
+	if sum := sha256.Sum256(m); hex.EncodeToString(sum[:]) != made.ModelSHA256 {
 		t.Fatalf("%s was made for another %s: rerun %s", file, model, retrain)
 	}
+	return fx
 }
 
 // denseLayer is x W + b in float64 (W [in,out] row-major), optionally
@@ -103,13 +101,40 @@ func refGate(t *testing.T, query []float32, docs [][]float32) [][2]float64 {
 	return res
 }
 
-// initializers reads the weights of the ONNX file model.
-func initializers(t *testing.T, model string) map[string]gnnref.Tensor {
+// cycledRows are n rows made by row from their index i and f, which cycles
+// over [0, 1] in 17 steps, so that rows spread over the features' ranges.
+func cycledRows[T any](n int, row func(i int, f float64) T) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = row(i, float64(i%17)/16)
+	}
+	return out
+}
+
+// matchesReference runs a feature-row model (what) on docs and fails unless
+// its outputs are within 1e-4 of the reference forward pass's on the same
+// rows (diff: the largest difference); it returns the model's.
+func matchesReference[D interface{ Vector() []float32 }, O any](t *testing.T, what string, docs []D,
+	run func(context.Context, []D) ([]O, error), ref func(*testing.T, [][]float32) []O, diff func(a, b []O) float64) []O {
 	t.Helper()
-	raw, err := os.ReadFile(model)
+	got, err := run(context.Background(), docs)
 	if err != nil {
 		t.Fatal(err)
 	}
+	rows := make([][]float32, len(docs))
+	for i, d := range docs {
+		rows[i] = d.Vector()
+	}
+	if d := diff(got, ref(t, rows)); d > 1e-4 {
+		t.Fatalf("onnxruntime %s vs reference: max diff %.3g > 1e-4", what, d)
+	}
+	return got
+}
+
+// initializers reads the weights of the ONNX file model.
+func initializers(t *testing.T, model string) map[string]gnnref.Tensor {
+	t.Helper()
+	raw := testfile.Read(t, model)
 	w, err := gnnref.Initializers(raw)
 	if err != nil {
 		t.Fatal(err)
@@ -183,12 +208,7 @@ func TestGateReferenceMatchesFixture(t *testing.T) {
 // The Go ORT gate agrees with the reference to 1e-4, across more documents
 // than one model call takes, and passes the scoring conformance check.
 func TestGateMatchesReference(t *testing.T) {
-	rt := onnxtest.Runtime(t)
-	g, err := onnx.NewGate(rt, gateModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := onnxtest.Open(t, onnx.NewGate, gateModel)
 	fx := loadGateFixture(t)
 	var docs [][]float32
 	for i := 0; i < onnx.MaxGateBatch+5; i++ {
@@ -214,11 +234,7 @@ func TestGateMatchesReference(t *testing.T) {
 
 func TestGateRejectsBadInput(t *testing.T) {
 	rt := onnxtest.Runtime(t)
-	g, err := onnx.NewGate(rt, gateModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
+	g := onnxtest.Open(t, onnx.NewGate, gateModel)
 	q := make([]float32, g.Dim())
 	for _, tc := range []struct {
 		name  string

@@ -19,18 +19,23 @@ const gnnModel = "../../../models/gnn/gnn.onnx"
 
 func testGNN(tb testing.TB) *onnx.GraphEncoder {
 	tb.Helper()
-	rt := onnxtest.Runtime(tb)
-	g, err := onnx.NewGraphEncoder(rt, gnnModel)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { g.Close() })
-	return g
+	return onnxtest.Open(tb, func(rt *onnx.Runtime, p string) (*onnx.GraphEncoder, error) { return onnx.NewGraphEncoder(rt, p) }, gnnModel)
 }
 
 // fixtureGraphs are hand-made and real (codexm-film) subgraphs, the largest
 // last (64 nodes).
 func fixtureGraphs(tb testing.TB) []kg.Subgraph { return graphfeattest.Fixture(tb) }
+
+// cycled are n of the fixture graphs, every step-th in turn, round the
+// list: more graphs than one model call takes, in mixed sizes.
+func cycled(tb testing.TB, n, step int) []kg.Subgraph {
+	fx := fixtureGraphs(tb)
+	gs := make([]kg.Subgraph, n)
+	for i := range gs {
+		gs[i] = fx[(i*step)%len(fx)]
+	}
+	return gs
+}
 
 // The committed GNN run by ONNX Runtime agrees with the pure-Go float64
 // reference to 1e-4, through chunking (more than MaxGNNBatch graphs) and
@@ -41,11 +46,7 @@ func TestGraphEncoderMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx := fixtureGraphs(t)
-	var gs []kg.Subgraph
-	for i := 0; i < onnx.MaxGNNBatch+37; i++ {
-		gs = append(gs, fx[(i*7)%len(fx)])
-	}
+	gs := cycled(t, onnx.MaxGNNBatch+37, 7)
 	got, err := g.EncodeGraphs(context.Background(), gs)
 	if err != nil {
 		t.Fatal(err)
@@ -74,11 +75,7 @@ func TestGraphEncoderMatchesReference(t *testing.T) {
 // through several model calls, and the vectors, which share one allocation, cannot grow into each other.
 func TestGraphEncoderForward(t *testing.T) {
 	g := testGNN(t)
-	fx := fixtureGraphs(t)
-	var gs []kg.Subgraph // more than one model call
-	for i := 0; i < onnx.MaxGNNBatch+5; i++ {
-		gs = append(gs, fx[(i*5)%len(fx)])
-	}
+	gs := cycled(t, onnx.MaxGNNBatch+5, 5) // more than one model call
 	want, err := g.EncodeGraphs(context.Background(), gs)
 	if err != nil {
 		t.Fatal(err)
@@ -116,11 +113,7 @@ func TestGraphEncoderForward(t *testing.T) {
 // (run with -race) and give what one call gives.
 func TestGraphEncoderConcurrent(t *testing.T) {
 	g := testGNN(t)
-	fx := fixtureGraphs(t)
-	var gs []kg.Subgraph
-	for i := 0; i < onnx.MaxGNNBatch+3; i++ {
-		gs = append(gs, fx[(i*3)%len(fx)])
-	}
+	gs := cycled(t, onnx.MaxGNNBatch+3, 3)
 	want, err := g.EncodeGraphs(context.Background(), gs)
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,13 @@ package onnx_test
 import (
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // openModels opens encoder (and rel as the relation encoder, "" for none)
@@ -96,10 +96,7 @@ func TestScriptsNameTheDefaultEncoder(t *testing.T) {
 		"../../../models/encoder-files.sh":      "default_encoder=" + onnx.DefaultEncoderName + " ",
 		"../../../scripts/setup/30-encoders.sh": "want=" + onnx.DefaultEncoderName + "${DMAR_ENCODER:+",
 	} {
-		b, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := testfile.Read(t, file)
 		if !strings.Contains(string(b), want) {
 			t.Errorf("%s does not contain %q", file, want)
 		}

@@ -1,7 +1,6 @@
 package onnx_test
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -17,9 +16,8 @@ const rankerModel = "../../../models/ranker/ranker.onnx"
 // rankerFixture is ONNX Runtime's output for the committed ranker on fixed
 // feature rows (models/evgate/check_onnx.py --output scores).
 type rankerFixture struct {
-	ModelSHA256 string      `json:"model_sha256"`
-	Features    [][]float32 `json:"features"`
-	Scores      [][]float64 `json:"scores"`
+	Features [][]float32 `json:"features"`
+	Scores   [][]float64 `json:"scores"`
 }
 
 // refRanker is the reference forward pass of the ranker: one score a row.
@@ -43,8 +41,7 @@ func worstScoreDiff(a, b []float64) float64 {
 // The pure-Go reference reproduces ONNX Runtime's output (computed in
 // Python) on fixed rows; this needs no runtime library.
 func TestRankerReferenceMatchesFixture(t *testing.T) {
-	var fx rankerFixture
-	readFixture(t, "testdata/ranker_ort.json", rankerModel, &fx, func() string { return fx.ModelSHA256 }, "bash models/ranker/train.sh")
+	fx := readFixture[rankerFixture](t, "testdata/ranker_ort.json", rankerModel, "bash models/ranker/train.sh")
 	want := make([]float64, len(fx.Scores))
 	for i, s := range fx.Scores {
 		want[i] = s[0]
@@ -57,42 +54,24 @@ func TestRankerReferenceMatchesFixture(t *testing.T) {
 // variedRank are ranker inputs spread over the features' ranges: text hits
 // and graph documents, own pages, questions and claims.
 func variedRank(n int) []scoring.RankInput {
-	out := make([]scoring.RankInput, n)
-	for i := range out {
-		f := float64(i%17) / 16
-		out[i] = scoring.RankInput{
+	return cycledRows(n, func(i int, f float64) scoring.RankInput {
+		return scoring.RankInput{
 			Semantic: 0.3 + 0.5*f, ZSemantic: 3*f - 1.5, SemanticGap: -0.4 * (1 - f), Search1: f * float64(i%2), InvRank1: f / 2,
 			Search2: f * float64(i%3) / 2, InvRank2: f / 3, Reached: i%2 == 0, Graph: 0.6 * f * float64((i+1)%2),
 			PathRelevance: 0.5 * f * float64((i+1)%2), InvRank: f * float64((i+1)%2), TwoHop: i%4 == 0, Own: float64(i%5) / 4,
 			ZStructural: 1 - 2*f, LinkConfMax: 0.5 + 0.5*f, Linked: i % 3, ChannelBestRel: 0.6 * f, ChannelDocs: i % 50,
 			Agreement: f, TextBestSemantic: 0.5 + 0.3*f, OwnInvRank1: f, Question: i%3 != 0,
 		}
-	}
-	return out
+	})
 }
 
 // The Go ORT ranker agrees with the reference to 1e-4, across more
 // documents than one model call takes; its scores move with the inputs; it
 // passes the port's conformance check.
 func TestRankerMatchesReference(t *testing.T) {
-	rt := onnxtest.Runtime(t)
-	r, err := onnx.NewRanker(rt, rankerModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := onnxtest.Open(t, onnx.NewRanker, rankerModel)
 	docs := variedRank(onnx.MaxGateBatch + 5)
-	got, err := r.Scores(context.Background(), docs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := make([][]float32, len(docs))
-	for i, d := range docs {
-		rows[i] = d.Vector()
-	}
-	if d := worstScoreDiff(got, refRanker(t, rows)); d > 1e-4 {
-		t.Fatalf("onnxruntime ranker vs reference: max diff %.3g > 1e-4", d)
-	}
+	got := matchesReference(t, "ranker", docs, r.Scores, refRanker, worstScoreDiff)
 	if s := spread(got); s < 1e-2 {
 		t.Errorf("scores spread %.4f over varied inputs", s)
 	}

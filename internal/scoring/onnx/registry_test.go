@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 	"github.com/dmar-kg/dmar/internal/vec"
 )
 
@@ -192,10 +192,7 @@ func TestInt8CloseToFP32(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: two models over 300 texts")
 	}
-	data, err := os.ReadFile("../wordpiece/testdata/registry_tokens.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testfile.Read(t, "../wordpiece/testdata/registry_tokens.json")
 	var fix struct {
 		Items []onnxtest.Item `json:"items"`
 	}

@@ -16,12 +16,7 @@ const relPriorModel = "../../../models/relprior/relprior.onnx"
 // its classes (at most 1: questions without a labelled neighbour carry none).
 func TestRelPriorPicksTheAskedRelation(t *testing.T) {
 	enc := testEncoder(t)
-	rt := onnxtest.Runtime(t)
-	p, err := onnx.NewRelPrior(rt, relPriorModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close()
+	p := onnxtest.Open(t, onnx.NewRelPrior, relPriorModel)
 	for q, want := range map[string]pathrel.StepKey{
 		"where was johann koerbecke born":            {PID: "P19"},
 		"what kind of music does crimson glass play": {PID: "P136"},
@@ -62,7 +57,7 @@ func TestRelPriorPicksTheAskedRelation(t *testing.T) {
 	if _, err := p.Prior(ctx, make([]float32, 384)); err == nil {
 		t.Error("a cancelled context was not honoured")
 	}
-	if _, err := onnx.NewRelPrior(rt, "../../../models/gate/gate.onnx"); err == nil {
+	if _, err := onnx.NewRelPrior(onnxtest.Runtime(t), "../../../models/gate/gate.onnx"); err == nil {
 		t.Error("the gate model was accepted as a relation prior")
 	}
 }

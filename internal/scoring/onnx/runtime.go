@@ -262,16 +262,9 @@ func (rt *Runtime) NewSession(path string, inputs, outputs []string) (*Session, 
 	if err := checkNames(path, inputs, outputs); err != nil {
 		return nil, err
 	}
-	o, err := rt.sessionOptions()
-	if err != nil {
-		return nil, err
-	}
-	defer o.Destroy()
-	s, err := ort.NewDynamicAdvancedSession(path, inputs, outputs, o)
-	if err != nil {
-		return nil, fmt.Errorf("onnx: load %s: %w", path, err)
-	}
-	return &Session{s: s, path: path, inputs: inputs, outputs: outputs}, nil
+	return rt.newSession(path, inputs, outputs, func(o *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
+		return ort.NewDynamicAdvancedSession(path, inputs, outputs, o)
+	})
 }
 
 // NewSessionFromBytes is NewSession for a model held in memory (e.g. a small
@@ -284,12 +277,20 @@ func (rt *Runtime) NewSessionFromBytes(name string, model []byte, inputs, output
 	if err := matchNames(name, inputs, outputs, ins, outs); err != nil {
 		return nil, err
 	}
+	return rt.newSession(name, inputs, outputs, func(o *ort.SessionOptions) (*ort.DynamicAdvancedSession, error) {
+		return ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, o)
+	})
+}
+
+// newSession makes a session by create with the runtime's options; name is
+// the model's path or name, for messages.
+func (rt *Runtime) newSession(name string, inputs, outputs []string, create func(*ort.SessionOptions) (*ort.DynamicAdvancedSession, error)) (*Session, error) {
 	o, err := rt.sessionOptions()
 	if err != nil {
 		return nil, err
 	}
 	defer o.Destroy()
-	s, err := ort.NewDynamicAdvancedSessionWithONNXData(model, inputs, outputs, o)
+	s, err := create(o)
 	if err != nil {
 		return nil, fmt.Errorf("onnx: load %s: %w", name, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // The runtime settings as dmar's configuration reads them from the
@@ -229,10 +230,7 @@ func TestSessionErrors(t *testing.T) {
 
 func TestSessionFromBytes(t *testing.T) {
 	rt := onnxtest.Runtime(t)
-	model, err := os.ReadFile("testdata/affine.onnx")
-	if err != nil {
-		t.Fatal(err)
-	}
+	model := testfile.Read(t, "testdata/affine.onnx")
 	if _, err := rt.NewSessionFromBytes("affine", model, []string{"X"}, []string{"Z"}); err == nil || !strings.Contains(err.Error(), `"Z"`) {
 		t.Errorf("NewSessionFromBytes with an unknown output = %v, want an error naming it", err)
 	}

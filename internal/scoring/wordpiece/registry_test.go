@@ -3,7 +3,6 @@ package wordpiece_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/scoring/onnx/onnxtest"
 	"github.com/dmar-kg/dmar/internal/scoring/wordpiece"
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // testdata/registry_tokens.json holds the ids the Hugging Face tokenizers
@@ -35,10 +35,7 @@ func TestRegistryTokenizersMatchReference(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(onnxtest.CacheDir(), "models", name, "tokenizer.json")
 			onnxtest.NeedFile(t, path, name+"'s tokenizer.json (DMAR_ENCODERS=all scripts/setup.sh)")
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw := testfile.Read(t, path)
 			if sum := sha256.Sum256(raw); hex.EncodeToString(sum[:]) != fix.TokenizerSHA256 {
 				t.Fatalf("%s changed since the fixture was computed; rerun models/encoder/reference_registry.py", path)
 			}

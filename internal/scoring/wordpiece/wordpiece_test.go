@@ -1,10 +1,11 @@
 package wordpiece
 
 import (
-	"os"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dmar-kg/dmar/internal/testfile"
 )
 
 // testdata/tiny.json is a hand-written BERT tokenizer with a 26-entry
@@ -100,10 +101,7 @@ func TestEncodeBatchPadsWithMasks(t *testing.T) {
 }
 
 func TestParseRejectsOtherPipelines(t *testing.T) {
-	data, err := os.ReadFile("testdata/tiny.json")
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testfile.Read(t, "testdata/tiny.json")
 	s := string(data)
 	tests := []struct {
 		name, old, new, want string

@@ -60,6 +60,18 @@ func Runtime(tb testing.TB) *onnx.Runtime {
 	return rt
 }
 
+// Open opens the model at path with open (onnx.NewGate, onnx.NewRanker, ...)
+// on the test runtime, and closes it when the test ends.
+func Open[M interface{ Close() error }](tb testing.TB, open func(*onnx.Runtime, string) (M, error), path string) M {
+	tb.Helper()
+	m, err := open(Runtime(tb), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { m.Close() })
+	return m
+}
+
 // NeedFile skips the test (fails it when CI=true) if path does not exist.
 func NeedFile(tb testing.TB, path, what string) {
 	tb.Helper()
