@@ -78,8 +78,11 @@ func (c countingEncoder) EncodeCorpus(ctx context.Context, texts []string, m *pr
 // again with the cache filled from all but --added of the corpus. Every
 // build must give the same graph. Progress lines (rate, ETA) go to stderr.
 func RunTextGraphBench(ctx context.Context, cfg config.Config, f TextGraphBenchFlags, stdout, stderr io.Writer, log *slog.Logger) error {
-	if err := f.check(); err != nil {
-		return err
+	if f.Added < 0 || f.Added > 1 {
+		return fmt.Errorf("bench textgraph: --added %g: want a share from 0 to 1", f.Added)
+	}
+	if f.Batch < 1 {
+		return fmt.Errorf("bench textgraph: --batch %d: want at least 1", f.Batch)
 	}
 	tb, err := openTGBench(ctx, cfg, f, stderr, log)
 	if err != nil {
@@ -107,17 +110,6 @@ func RunTextGraphBench(ctx context.Context, cfg config.Config, f TextGraphBenchF
 		return err
 	}
 	return tgReport(stdout, len(tb.docs), before, after, filled)
-}
-
-// check refuses flags out of range.
-func (f TextGraphBenchFlags) check() error {
-	if f.Added < 0 || f.Added > 1 {
-		return fmt.Errorf("bench textgraph: --added %g: want a share from 0 to 1", f.Added)
-	}
-	if f.Batch < 1 {
-		return fmt.Errorf("bench textgraph: --batch %d: want at least 1", f.Batch)
-	}
-	return nil
 }
 
 // tgBench is what the builds share: the extractor, the counted encoder,
