@@ -3,6 +3,7 @@ package memkg_test
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
@@ -95,15 +96,8 @@ func TestLinkRealNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := kg.QIDs(ms)
-		if len(got) != len(c.want) {
+		if got := kg.QIDs(ms); !slices.Equal(got, c.want) {
 			t.Errorf("Link(%q) = %v, want %v", c.text, got, c.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("Link(%q) = %v, want %v", c.text, got, c.want)
-			}
 		}
 	}
 }

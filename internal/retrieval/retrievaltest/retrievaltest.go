@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"testing"
 
@@ -207,7 +208,7 @@ func (s *suite) searches(t *testing.T) {
 				t.Errorf("hybrid alpha=%.1f = %v, want %s first", c.alpha, got, c.first)
 			}
 			for _, want := range []string{"d1", "d2", "d3"} {
-				if !contains(got, want) {
+				if !slices.Contains(got, want) {
 					t.Errorf("hybrid alpha=%.1f = %v lacks %s, found by one of the two searches", c.alpha, got, want)
 				}
 			}
@@ -323,13 +324,4 @@ func sameSet(a, b []string) bool {
 		}
 	}
 	return true
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

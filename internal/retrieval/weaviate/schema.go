@@ -3,7 +3,9 @@ package weaviate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,7 +193,7 @@ func checkClass(cls *models.Class, cfg Config) error {
 		}
 	}
 	if len(want) > 0 {
-		return fmt.Errorf("weaviate: collection %s lacks properties %v; it was not created by dmar", cfg.Class, keys(want))
+		return fmt.Errorf("weaviate: collection %s lacks properties %v; it was not created by dmar", cfg.Class, slices.Collect(maps.Keys(want)))
 	}
 	return nil
 }
@@ -216,14 +218,6 @@ func (s *Store) ensureTenant(ctx context.Context) error {
 		return unavailable(ctx, "create tenant "+s.cfg.Tenant, err)
 	}
 	return nil
-}
-
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // ping waits for nothing: one GET of the readiness endpoint under ctx.
