@@ -325,3 +325,23 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// Both is call's answer from a and from b, in that order, failing the test
+// on an error: for tests that compare two indexes answer by answer.
+func Both[T any](t testing.TB, a, b retrieval.Index, call func(retrieval.Index) (T, error)) (fromA, fromB T) {
+	t.Helper()
+	fromA, err := call(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fromB, err = call(b); err != nil {
+		t.Fatal(err)
+	}
+	return fromA, fromB
+}
+
+// Searches is q's hits from a and from b (Both).
+func Searches(ctx context.Context, t testing.TB, a, b retrieval.Index, q retrieval.Query) (fromA, fromB []retrieval.Hit) {
+	t.Helper()
+	return Both(t, a, b, func(x retrieval.Index) ([]retrieval.Hit, error) { return x.Search(ctx, q) })
+}

@@ -224,17 +224,23 @@ func (s *Store) ensureTenant(ctx context.Context) error {
 func ping(ctx context.Context, base string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	status, err := readiness(ctx, http.DefaultClient.Do, base)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("GET %s/v1/.well-known/ready: status %d", base, status)
+	}
+	return err
+}
+
+// readiness is the status of a GET of base's readiness endpoint, sent by do.
+func readiness(ctx context.Context, do func(*http.Request) (*http.Response, error), base string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s/v1/.well-known/ready: status %d", base, resp.StatusCode)
-	}
-	return nil
+	return resp.StatusCode, nil
 }
