@@ -2,7 +2,6 @@ package memkg_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -26,17 +25,11 @@ func load(t *testing.T, name string) (*memkg.Graph, string) {
 	return memkg.FromBundle(b), dir
 }
 
-func TestConformanceFilm(t *testing.T) {
-	g, dir := load(t, "codexm-film")
-	kgtest.Run(t, dir, g)
-}
-
-func TestConformanceCodexM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full codexm in -short mode")
-	}
-	g, dir := load(t, "codexm")
-	kgtest.Run(t, dir, g)
+func TestConformance(t *testing.T) {
+	kgtest.Datasets(t, func(t *testing.T, name string) {
+		g, dir := load(t, name)
+		kgtest.Run(t, dir, g)
+	})
 }
 
 // plainGraph hides memkg's optional ports: kg.Neighbourhoods then composes
@@ -53,28 +46,15 @@ func TestConformanceFilmWithoutOptionalPorts(t *testing.T) {
 }
 
 func TestCandidateLinkerConformance(t *testing.T) {
-	for _, name := range []string{"codexm-film", "codexm"} {
-		t.Run(name, func(t *testing.T) {
-			if name == "codexm" && testing.Short() {
-				t.Skip("full codexm in -short mode")
-			}
-			g, dir := load(t, name)
-			kgtest.RunCandidateLinker(t, dir, g)
-		})
-	}
+	kgtest.Datasets(t, func(t *testing.T, name string) {
+		g, dir := load(t, name)
+		kgtest.RunCandidateLinker(t, dir, g)
+	})
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	g, dir := load(t, "codexm-film")
-	path := filepath.Join(t.TempDir(), "kg.gob")
-	if err := g.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	g2, err := memkg.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kgtest.Run(t, dir, g2)
+	kgtest.Run(t, dir, roundTrip(t, g))
 }
 
 func TestLinkRealNames(t *testing.T) {
