@@ -12,7 +12,8 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 )
 
-func load(t *testing.T, name string) (*memkg.Graph, string) {
+// load is the graph of the shared data set name, and its folder.
+func load(t testing.TB, name string) (*memkg.Graph, string) {
 	t.Helper()
 	dir, err := datapath.Dataset(name)
 	if err != nil {
