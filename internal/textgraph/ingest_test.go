@@ -14,17 +14,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/textgraph/textgraphtest"
 )
 
-// countingEncoder is the suite's encoder, counting the texts it embeds.
-type countingEncoder struct {
-	textgraphtest.Encoder
-	texts *atomic.Int64
-}
-
-func (e countingEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	e.texts.Add(int64(len(texts)))
-	return e.Encoder.Encode(ctx, texts)
-}
-
 // sameGraph checks that want, which must not be empty, and got export the
 // same nodes and edges; what names the comparison and its legend.
 func sameGraph(t *testing.T, what string, want, got *textgraph.Memory) {
@@ -51,7 +40,7 @@ func TestPutAllIsPutByBatch(t *testing.T) {
 	_, docs, b := textgraphtest.Build(t)
 	const batch = 7
 	n := new(atomic.Int64)
-	b.Encoder = countingEncoder{texts: n}
+	b.Encoder = textgraphtest.Encoder{Texts: n}
 	want := textgraph.NewMemory()
 	for lo := 0; lo < len(docs); lo += batch {
 		if err := want.Put(ctx, b, docs[lo:min(lo+batch, len(docs))]); err != nil {
