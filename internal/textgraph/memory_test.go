@@ -2,12 +2,12 @@ package textgraph_test
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 	"github.com/dmar-kg/dmar/internal/textgraph/textgraphtest"
@@ -36,14 +36,7 @@ func TestMemoryAfterWrites(t *testing.T) {
 // A snapshot reads back as the same graph.
 func TestSnapshotRoundTrip(t *testing.T) {
 	m, _, _ := textgraphtest.Build(t)
-	path := filepath.Join(t.TempDir(), "tg.gob")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := textgraph.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := datatest.RoundTrip(t, m, textgraph.Load)
 	sameGraph(t, "after the round trip (-want +got)", m, back)
 	textgraphtest.Run(t, back, m)
 }

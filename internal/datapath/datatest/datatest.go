@@ -1,5 +1,6 @@
 // Package datatest gives tests their own copies of the shared data, to
-// change without touching ../shared/data, and reads its JSON Lines files.
+// change without touching ../shared/data, reads its JSON Lines files, and
+// round-trips what tests build from it through a snapshot file.
 package datatest
 
 import (
@@ -62,4 +63,19 @@ func JSONL[T any](tb testing.TB, path string, limit int) []T {
 		tb.Fatalf("%s: %v", path, err)
 	}
 	return out
+}
+
+// RoundTrip is x saved to a file in a temporary folder and read back by
+// load; an error fails the test.
+func RoundTrip[T interface{ Save(path string) error }](tb testing.TB, x T, load func(path string) (T, error)) T {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "snapshot")
+	if err := x.Save(p); err != nil {
+		tb.Fatal(err)
+	}
+	back, err := load(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return back
 }

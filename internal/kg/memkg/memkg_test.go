@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/kgtest"
@@ -55,7 +56,7 @@ func TestCandidateLinkerConformance(t *testing.T) {
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	g, dir := load(t, "codexm-film")
-	kgtest.Run(t, dir, roundTrip(t, g))
+	kgtest.Run(t, dir, datatest.RoundTrip(t, g, memkg.Load))
 }
 
 func TestLinkRealNames(t *testing.T) {

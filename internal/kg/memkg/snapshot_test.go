@@ -43,20 +43,6 @@ func TestSnapshotDeterministic(t *testing.T) {
 	}
 }
 
-// roundTrip is g saved as a snapshot and loaded back.
-func roundTrip(t *testing.T, g *memkg.Graph) *memkg.Graph {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "kg.gob")
-	if err := g.Save(p); err != nil {
-		t.Fatal(err)
-	}
-	back, err := memkg.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return back
-}
-
 // TestSnapshotKeepsLoadStats: a graph loaded from its snapshot reports the
 // bundle's read statistics (bad lines included) as the first build did.
 func TestSnapshotKeepsLoadStats(t *testing.T) {
@@ -72,7 +58,7 @@ func TestSnapshotKeepsLoadStats(t *testing.T) {
 	if st, ok := g.BundleStats(); !ok || !reflect.DeepEqual(st, b.Stats) {
 		t.Fatalf("FromBundle's stats %+v, %v", st, ok)
 	}
-	g2 := roundTrip(t, g)
+	g2 := datatest.RoundTrip(t, g, memkg.Load)
 	st, ok := g2.BundleStats()
 	if !ok || !reflect.DeepEqual(st, b.Stats) {
 		t.Fatalf("snapshot stats %+v (%v), want %+v", st, ok, b.Stats)
