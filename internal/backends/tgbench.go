@@ -84,121 +84,187 @@ func RunTextGraphBench(ctx context.Context, cfg config.Config, f TextGraphBenchF
 	if f.Batch < 1 {
 		return fmt.Errorf("bench textgraph: --batch %d: want at least 1", f.Batch)
 	}
-	cfg.TextGraph.Extractor = f.Extractor
-	ex, exKey, err := Extractor(cfg)
+	tb, err := openTGBench(ctx, cfg, f, stderr, log)
 	if err != nil {
 		return err
 	}
-	if ex == nil {
-		return fmt.Errorf("bench textgraph: --extractor: name one (spacy, heuristic)")
+	defer tb.close()
+	fmt.Fprintf(stdout, "text graph of %d documents (%s), extractor %s, encoder %s, batches of %d\n\n", len(tb.docs), f.Dataset, tb.exKey, tb.enc.Version(), f.Batch)
+	if err := tb.singleProcess(ctx); err != nil {
+		return err
 	}
-	if c, ok := ex.(io.Closer); ok {
-		defer c.Close()
+	before, err := tb.timed("before: Put by batch", tb.putByBatch(ctx))
+	if err != nil {
+		return err
+	}
+	after, err := tb.timed("after: PutAll, empty cache", tb.putAll(ctx, "after", textgraph.NewVectors(tb.enc.Version())))
+	if err != nil {
+		return err
+	}
+	warm, err := tb.warmCache(ctx)
+	if err != nil {
+		return err
+	}
+	filled, err := tb.timed(fmt.Sprintf("after: PutAll, cache of %d%% of the corpus", int(math.Round(100*(1-f.Added)))), tb.putAll(ctx, "rebuild", warm))
+	if err != nil {
+		return err
+	}
+	return tgReport(stdout, len(tb.docs), before, after, filled)
+}
+
+// tgBench is what the builds share: the extractor, the counted encoder,
+// the linked documents, and the builder that holds them.
+type tgBench struct {
+	f        TextGraphBenchFlags
+	stderr   io.Writer
+	ex       textgraph.Extractor
+	exKey    string
+	enc      corpusEncoderOf
+	docs     []retrieval.Document
+	b        textgraph.Builder
+	one      textgraph.Builder // b as before: spaCy as one process
+	embedded int
+	closers  []func()
+}
+
+// openTGBench opens the extractor, the models and the graph, links the
+// documents, and starts the extractor's processes before any clock does (a
+// warm-up batch for each). On an error it closes what it opened.
+func openTGBench(ctx context.Context, cfg config.Config, f TextGraphBenchFlags, stderr io.Writer, log *slog.Logger) (_ *tgBench, err error) {
+	tb := &tgBench{f: f, stderr: stderr}
+	defer func() {
+		if err != nil {
+			tb.close()
+		}
+	}()
+	cfg.TextGraph.Extractor = f.Extractor
+	if tb.ex, tb.exKey, err = Extractor(cfg); err != nil {
+		return nil, err
+	}
+	if tb.ex == nil {
+		return nil, fmt.Errorf("bench textgraph: --extractor: name one (spacy, heuristic)")
+	}
+	if c, ok := tb.ex.(io.Closer); ok {
+		tb.closers = append(tb.closers, func() { _ = c.Close() })
 	}
 	mods, err := OpenModels(cfg, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer mods.Close()
-	enc, ok := any(mods.DocEncoder).(corpusEncoderOf)
-	if !ok {
-		return fmt.Errorf("bench textgraph: the document encoder has no corpus path")
+	tb.closers = append(tb.closers, mods.Close)
+	var ok bool
+	if tb.enc, ok = any(mods.DocEncoder).(corpusEncoderOf); !ok {
+		return nil, fmt.Errorf("bench textgraph: the document encoder has no corpus path")
 	}
 	g, _, err := Inputs(cfg, stderr).Graph(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	docs, err := tgBenchDocs(ctx, cfg, f, g)
-	if err != nil {
-		return err
+	if tb.docs, err = tgBenchDocs(ctx, cfg, f, g); err != nil {
+		return nil, err
 	}
-	var embedded int
-	b := textgraph.Builder{Extractor: ex, Linker: g, KG: g, Encoder: countingEncoder{enc, &embedded}}
-	// The extractor's processes start before the clock does (a batch for
-	// each).
-	warmUp := make([]textgraph.Passage, 4*64)
-	for i := range warmUp {
-		warmUp[i] = textgraph.Passage{ID: "warm-up", Text: "A warm-up sentence about Paris."}
+	tb.b = textgraph.Builder{Extractor: tb.ex, Linker: g, KG: g, Encoder: countingEncoder{tb.enc, &tb.embedded}}
+	tb.one = tb.b
+	if _, err := tb.ex.Extract(ctx, warmUp(4*64)); err != nil {
+		return nil, err
 	}
-	if _, err := ex.Extract(ctx, warmUp); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "text graph of %d documents (%s), extractor %s, encoder %s, batches of %d\n\n", len(docs), f.Dataset, exKey, enc.Version(), f.Batch)
+	return tb, nil
+}
 
-	meter := func(name string) *progress.Meter {
-		return progress.New(stderr, "text graph, "+name, "documents", len(docs))
+// warmUp is a batch of n warm-up passages.
+func warmUp(n int) []textgraph.Passage {
+	ps := make([]textgraph.Passage, n)
+	for i := range ps {
+		ps[i] = textgraph.Passage{ID: "warm-up", Text: "A warm-up sentence about Paris."}
 	}
-	// Before, spaCy ran as one process.
-	one := b
-	if sp, ok := ex.(*textgraph.Spacy); ok && sp.Processes > 1 {
-		sp1 := &textgraph.Spacy{Python: sp.Python}
-		defer sp1.Close()
-		if _, err := sp1.Extract(ctx, warmUp[:1]); err != nil {
-			return err
-		}
-		one.Extractor = sp1
+	return ps
+}
+
+// close closes what openTGBench opened, last first.
+func (tb *tgBench) close() {
+	for i := len(tb.closers) - 1; i >= 0; i-- {
+		tb.closers[i]()
 	}
-	// dmar's CPU time and every extractor process's.
-	cpu := func() float64 {
-		s := textgraph.CPUSeconds(ex)
-		if c, ok := one.Extractor.(interface{ CPUSeconds() float64 }); ok && one.Extractor != ex {
-			s += c.CPUSeconds()
-		}
-		return s
+}
+
+// singleProcess makes the before build's extractor one spaCy process, as
+// spaCy ran before, started (and warmed up) here.
+func (tb *tgBench) singleProcess(ctx context.Context) error {
+	sp, ok := tb.ex.(*textgraph.Spacy)
+	if !ok || sp.Processes <= 1 {
+		return nil
 	}
-	timed := func(name string, build func(*textgraph.Memory) error) (tgRun, error) {
-		embedded = 0
-		m := textgraph.NewMemory()
-		t, cpu0 := time.Now(), cpu()
-		if err := build(m); err != nil {
-			return tgRun{}, fmt.Errorf("bench textgraph: %s: %w", name, err)
-		}
-		return tgRun{name: name, seconds: time.Since(t).Seconds(), cpu: cpu() - cpu0, embedded: embedded, m: m}, nil
+	sp1 := &textgraph.Spacy{Python: sp.Python}
+	tb.closers = append(tb.closers, func() { _ = sp1.Close() })
+	if _, err := sp1.Extract(ctx, warmUp(1)); err != nil {
+		return err
 	}
-	before, err := timed("before: Put by batch", func(m *textgraph.Memory) error {
-		pm := meter("before")
-		for lo := 0; lo < len(docs); lo += f.Batch {
-			part := docs[lo:min(lo+f.Batch, len(docs))]
-			if err := m.Put(ctx, one, part); err != nil {
+	tb.one.Extractor = sp1
+	return nil
+}
+
+// cpu is dmar's CPU time and every extractor process's.
+func (tb *tgBench) cpu() float64 {
+	s := textgraph.CPUSeconds(tb.ex)
+	if c, ok := tb.one.Extractor.(interface{ CPUSeconds() float64 }); ok && tb.one.Extractor != tb.ex {
+		s += c.CPUSeconds()
+	}
+	return s
+}
+
+// timed runs one build into a new graph, timed and counted.
+func (tb *tgBench) timed(name string, build func(*textgraph.Memory) error) (tgRun, error) {
+	tb.embedded = 0
+	m := textgraph.NewMemory()
+	t, cpu0 := time.Now(), tb.cpu()
+	if err := build(m); err != nil {
+		return tgRun{}, fmt.Errorf("bench textgraph: %s: %w", name, err)
+	}
+	return tgRun{name: name, seconds: time.Since(t).Seconds(), cpu: tb.cpu() - cpu0, embedded: tb.embedded, m: m}, nil
+}
+
+func (tb *tgBench) meter(name string) *progress.Meter {
+	return progress.New(tb.stderr, "text graph, "+name, "documents", len(tb.docs))
+}
+
+// putByBatch is the build as the load did it before: a Put of each batch.
+func (tb *tgBench) putByBatch(ctx context.Context) func(*textgraph.Memory) error {
+	return func(m *textgraph.Memory) error {
+		pm := tb.meter("before")
+		for lo := 0; lo < len(tb.docs); lo += tb.f.Batch {
+			part := tb.docs[lo:min(lo+tb.f.Batch, len(tb.docs))]
+			if err := m.Put(ctx, tb.one, part); err != nil {
 				return err
 			}
 			pm.Add(len(part))
 		}
 		pm.Done()
 		return nil
-	})
-	if err != nil {
-		return err
 	}
-	cold := b
-	cold.Vectors = textgraph.NewVectors(enc.Version())
-	after, err := timed("after: PutAll, empty cache", func(m *textgraph.Memory) error {
-		pm := meter("after")
-		defer pm.Done()
-		return m.PutAll(ctx, cold, docs, f.Batch, pm)
-	})
-	if err != nil {
-		return err
-	}
-	// A corpus that gained --added of its documents: the cache holds the
-	// labels of the rest (an untimed build of them), as the state folder
-	// does after the earlier load.
-	warm := b
-	warm.Vectors = textgraph.NewVectors(enc.Version())
-	old := docs[:len(docs)-int(math.Round(f.Added*float64(len(docs))))]
-	if err := textgraph.NewMemory().PutAll(ctx, warm, old, f.Batch, nil); err != nil {
-		return err
-	}
-	filled, err := timed(fmt.Sprintf("after: PutAll, cache of %d%% of the corpus", int(math.Round(100*(1-f.Added)))), func(m *textgraph.Memory) error {
-		pm := meter("rebuild")
-		defer pm.Done()
-		return m.PutAll(ctx, warm, docs, f.Batch, pm)
-	})
-	if err != nil {
-		return err
-	}
+}
 
-	return tgReport(stdout, len(docs), before, after, filled)
+// putAll is the build as the load does it now, through the vector cache v.
+func (tb *tgBench) putAll(ctx context.Context, name string, v *textgraph.Vectors) func(*textgraph.Memory) error {
+	b := tb.b
+	b.Vectors = v
+	return func(m *textgraph.Memory) error {
+		pm := tb.meter(name)
+		defer pm.Done()
+		return m.PutAll(ctx, b, tb.docs, tb.f.Batch, pm)
+	}
+}
+
+// warmCache is a vector cache holding the labels of all but --added of the
+// corpus (an untimed build of them), as the state folder does after the
+// earlier load of a corpus that has since gained documents.
+func (tb *tgBench) warmCache(ctx context.Context) (*textgraph.Vectors, error) {
+	b := tb.b
+	b.Vectors = textgraph.NewVectors(tb.enc.Version())
+	old := tb.docs[:len(tb.docs)-int(math.Round(tb.f.Added*float64(len(tb.docs))))]
+	if err := textgraph.NewMemory().PutAll(ctx, b, old, tb.f.Batch, nil); err != nil {
+		return nil, err
+	}
+	return b.Vectors, nil
 }
 
 // tgReport writes the table and the closing lines, and fails when a build

@@ -15,6 +15,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/docstore/docstoretest"
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/kg/memkg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 )
@@ -34,17 +35,29 @@ func open(t *testing.T, dir string, base []retrieval.Document, limits ...docstor
 	if err := f.index.Put(context.Background(), base); err != nil {
 		t.Fatal(err)
 	}
-	cfg := docstore.Config{Dir: dir, Index: f.index, Graph: docstoretest.Graph(), KGKey: "kg1", Encoder: f.enc, Replay: true, Logger: docstoretest.Quiet()}
-	if len(limits) > 0 {
-		cfg.Limits = limits[0]
-	}
+	s := openStore(t, dir, f.index, docstoretest.Graph(), func(cfg *docstore.Config) {
+		cfg.Encoder = f.enc
+		if len(limits) > 0 {
+			cfg.Limits = limits[0]
+		}
+	})
+	t.Cleanup(func() { s.Close() })
+	f.store = s
+	return f
+}
+
+// openStore opens the store on dir over x and g as dmar serve does (the
+// log replayed, KG key "kg1", the test encoder, quiet); with changes the
+// configuration first (another encoder, limits, what follows the writes).
+func openStore(t *testing.T, dir string, x docstore.Index, g *memkg.Graph, with func(*docstore.Config)) *docstore.Store {
+	t.Helper()
+	cfg := docstore.Config{Dir: dir, Index: x, Graph: g, KGKey: "kg1", Encoder: &docstoretest.Encoder{}, Replay: true, Logger: docstoretest.Quiet()}
+	with(&cfg)
 	s, err := docstore.Open(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { s.Close() })
-	f.store = s
-	return f
+	return s
 }
 
 func base() []retrieval.Document {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -155,7 +156,7 @@ func TestFaultAtEveryByte(t *testing.T) {
 				// The record being written may be whole, in its place.
 				var with [][]byte
 				for i := range ps {
-					if i == inflight || contains(acked, i) {
+					if i == inflight || slices.Contains(acked, i) {
 						with = append(with, ps[i])
 					}
 				}
@@ -172,15 +173,6 @@ func TestFaultAtEveryByte(t *testing.T) {
 			}
 		}
 	}
-}
-
-func contains(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // A crash while a new log's header is being written leaves a prefix of
@@ -319,7 +311,7 @@ func TestCorruptionIsRefusedAndRepaired(t *testing.T) {
 			got, _, err := replayed(path)
 			var want [][]byte
 			for i, p := range ps {
-				if !contains(c.lost, i) {
+				if !slices.Contains(c.lost, i) {
 					want = append(want, p)
 				}
 			}

@@ -43,26 +43,33 @@ func openWithMentions(t *testing.T, dir string) (*docstore.Store, *memkg.Mention
 	if err := ix.Replace(ctx, ms); err != nil {
 		t.Fatal(err)
 	}
-	s, err := docstore.Open(ctx, docstore.Config{Dir: dir, Index: x, Graph: g, KGKey: "kg1", Encoder: &docstoretest.Encoder{}, Replay: true,
-		Mentions: ix, Logger: docstoretest.Quiet()})
-	if err != nil {
+	return openStore(t, dir, x, g, func(cfg *docstore.Config) { cfg.Mentions = ix }), ix
+}
+
+// write puts in, then deletes ids, failing the test on an error.
+func write(t *testing.T, s *docstore.Store, in []docstore.Input, ids ...string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.Put(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	return s, ix
+	if len(ids) == 0 {
+		return
+	}
+	if _, err := s.Delete(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // The mention index follows every write, and after a restart the log's
 // outcome, corpus deletions included.
 func TestMentionsFollowWrites(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	s, ix := openWithMentions(t, dir)
-	if _, err := s.Put(ctx, []docstore.Input{
+	write(t, s, []docstore.Input{
 		{ID: "p1", Title: "Inception", Text: "A film by Christopher Nolan. Shot in London."},
 		{ID: "p2", Title: "Notes", Text: "Nolan again."},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	want := []mentions.Mention{{Doc: "p1", Place: mentions.Lead}, {Doc: "p2", Place: mentions.Lead}}
 	if diff := cmp.Diff(want, mentioning(t, ix, "Q25191")); diff != "" {
 		t.Errorf("Nolan after the put (-want +got):\n%s", diff)
@@ -71,12 +78,7 @@ func TestMentionsFollowWrites(t *testing.T) {
 		t.Errorf("Inception after the put (-want +got):\n%s", diff)
 	}
 	// p1 no longer names Nolan; the corpus's c1 is deleted.
-	if _, err := s.Put(ctx, []docstore.Input{{ID: "p1", Title: "Inception", Text: "A film. Shot in London."}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Delete(ctx, []string{"c1"}); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s, []docstore.Input{{ID: "p1", Title: "Inception", Text: "A film. Shot in London."}}, "c1")
 	check := func(when string) {
 		t.Helper()
 		if diff := cmp.Diff([]mentions.Mention{{Doc: "p2", Place: mentions.Lead}}, mentioning(t, ix, "Q25191")); diff != "" {

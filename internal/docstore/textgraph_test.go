@@ -27,12 +27,7 @@ func openWithTextGraph(t *testing.T, dir string) (*docstore.Store, *textgraph.Me
 	if err := live.Put(ctx, base()); err != nil {
 		t.Fatal(err)
 	}
-	s, err := docstore.Open(ctx, docstore.Config{Dir: dir, Index: x, Graph: g, KGKey: "kg1", Encoder: &docstoretest.Encoder{}, Replay: true,
-		TextGraph: live, Logger: docstoretest.Quiet()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s, m
+	return openStore(t, dir, x, g, func(cfg *docstore.Config) { cfg.TextGraph = live }), m
 }
 
 // passagesOf is how many passages hold the phrase (0: none, or no such node).
@@ -52,27 +47,19 @@ func passagesOf(t *testing.T, m *textgraph.Memory, phrase string) int {
 // outcome: a put passage's phrases join it, an update that drops a phrase
 // takes it back, a deleted passage gives back its own.
 func TestTextGraphFollowsWrites(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
 	s, m := openWithTextGraph(t, dir)
-	if _, err := s.Put(ctx, []docstore.Input{
+	write(t, s, []docstore.Input{
 		{ID: "p1", Title: "Memo", Text: "The Zanzibar Quartet met the Harbour Board on Tuesday."},
 		{ID: "p2", Title: "Notes", Text: "The Zanzibar Quartet played again."},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if n := passagesOf(t, m, "Zanzibar Quartet"); n != 2 {
 		t.Fatalf("Zanzibar Quartet after the put: %d passages, want 2", n)
 	}
 	if n := passagesOf(t, m, "Harbour Board"); n != 1 {
 		t.Fatalf("Harbour Board after the put: %d passages, want 1", n)
 	}
-	if _, err := s.Put(ctx, []docstore.Input{{ID: "p1", Title: "Memo", Text: "The Harbour Board met on Tuesday."}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Delete(ctx, []string{"p2"}); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s, []docstore.Input{{ID: "p1", Title: "Memo", Text: "The Harbour Board met on Tuesday."}}, "p2")
 	check := func(when string) {
 		t.Helper()
 		if n := passagesOf(t, m, "Zanzibar Quartet"); n != 0 {

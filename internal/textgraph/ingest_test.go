@@ -14,17 +14,8 @@ import (
 	"github.com/dmar-kg/dmar/internal/textgraph/textgraphtest"
 )
 
-// countingEncoder is the suite's encoder, counting the texts it embeds.
-type countingEncoder struct {
-	textgraphtest.Encoder
-	texts *atomic.Int64
-}
-
-func (e countingEncoder) Encode(ctx context.Context, texts []string) ([][]float32, error) {
-	e.texts.Add(int64(len(texts)))
-	return e.Encoder.Encode(ctx, texts)
-}
-
+// sameGraph checks that want, which must not be empty, and got export the
+// same nodes and edges; what names the comparison and its legend.
 func sameGraph(t *testing.T, what string, want, got *textgraph.Memory) {
 	t.Helper()
 	n1, e1 := want.Export()
@@ -33,10 +24,10 @@ func sameGraph(t *testing.T, what string, want, got *textgraph.Memory) {
 		t.Fatalf("%s: the reference graph is empty", what)
 	}
 	if diff := cmp.Diff(n1, n2); diff != "" {
-		t.Errorf("%s: nodes (-Put by batch +PutAll):\n%s", what, diff)
+		t.Errorf("%s: nodes:\n%s", what, diff)
 	}
 	if diff := cmp.Diff(e1, e2); diff != "" {
-		t.Errorf("%s: edges (-Put by batch +PutAll):\n%s", what, diff)
+		t.Errorf("%s: edges:\n%s", what, diff)
 	}
 }
 
@@ -49,7 +40,7 @@ func TestPutAllIsPutByBatch(t *testing.T) {
 	_, docs, b := textgraphtest.Build(t)
 	const batch = 7
 	n := new(atomic.Int64)
-	b.Encoder = countingEncoder{texts: n}
+	b.Encoder = textgraphtest.Encoder{Texts: n}
 	want := textgraph.NewMemory()
 	for lo := 0; lo < len(docs); lo += batch {
 		if err := want.Put(ctx, b, docs[lo:min(lo+batch, len(docs))]); err != nil {
@@ -64,7 +55,7 @@ func TestPutAllIsPutByBatch(t *testing.T) {
 	if err := got.PutAll(ctx, cached, docs, batch, nil); err != nil {
 		t.Fatal(err)
 	}
-	sameGraph(t, "cold cache", want, got)
+	sameGraph(t, "cold cache (-Put by batch +PutAll)", want, got)
 	if first := n.Swap(0); first == 0 || first > plain || int(first) != cached.Vectors.Len() {
 		t.Errorf("a cold cache embedded %d labels (Put by batch %d) and holds %d: want each label once", first, plain, cached.Vectors.Len())
 	}
@@ -82,7 +73,7 @@ func TestPutAllIsPutByBatch(t *testing.T) {
 	if err := rebuilt.PutAll(ctx, again, docs, batch, nil); err != nil {
 		t.Fatal(err)
 	}
-	sameGraph(t, "filled cache", want, rebuilt)
+	sameGraph(t, "filled cache (-Put by batch +PutAll)", want, rebuilt)
 	if k := n.Load(); k != 0 {
 		t.Errorf("a rebuild from a filled cache embedded %d labels, want none", k)
 	}

@@ -2,11 +2,12 @@ package textgraph_test
 
 import (
 	"context"
-	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/textgraph"
 	"github.com/dmar-kg/dmar/internal/textgraph/textgraphtest"
@@ -25,39 +26,18 @@ func TestMemoryAfterWrites(t *testing.T) {
 	other, _, _ := textgraphtest.Build(t)
 	n0, _ := m.Export()
 	textgraphtest.Writes(t, other, m, b)
-	n1, e1 := m.Export()
-	n2, e2 := other.Export()
-	if len(n1) <= len(n0) {
+	if n1, _ := m.Export(); len(n1) <= len(n0) {
 		t.Errorf("%d nodes after the writes, %d before: the new passages added none", len(n1), len(n0))
 	}
-	if diff := cmp.Diff(n1, n2); diff != "" {
-		t.Errorf("nodes (-first +second):\n%s", diff)
-	}
-	if diff := cmp.Diff(e1, e2); diff != "" {
-		t.Errorf("edges (-first +second):\n%s", diff)
-	}
+	sameGraph(t, "after the same writes (-first +second)", m, other)
 	textgraphtest.Run(t, other, m)
 }
 
 // A snapshot reads back as the same graph.
 func TestSnapshotRoundTrip(t *testing.T) {
 	m, _, _ := textgraphtest.Build(t)
-	path := filepath.Join(t.TempDir(), "tg.gob")
-	if err := m.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	back, err := textgraph.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n1, e1 := m.Export()
-	n2, e2 := back.Export()
-	if diff := cmp.Diff(n1, n2); diff != "" {
-		t.Errorf("nodes after the round trip (-want +got):\n%s", diff)
-	}
-	if diff := cmp.Diff(e1, e2); diff != "" {
-		t.Errorf("edges after the round trip (-want +got):\n%s", diff)
-	}
+	back := datatest.RoundTrip(t, m, textgraph.Load)
+	sameGraph(t, "after the round trip (-want +got)", m, back)
 	textgraphtest.Run(t, back, m)
 }
 
@@ -83,11 +63,7 @@ func TestPutAndDeleteAreExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	found := false
-	for _, n := range sg.Nodes {
-		found = found || n.Key == "p:zyxwvut qwerty"
-	}
-	if !found {
+	if !slices.ContainsFunc(sg.Nodes, func(n textgraph.Node) bool { return n.Key == "p:zyxwvut qwerty" }) {
 		t.Errorf("the changed passage does not hold its new phrase: %+v", sg.Nodes)
 	}
 	if err := m.Delete(ctx, []string{d.ID}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"net/url"
@@ -824,13 +825,7 @@ func directedBy(t *testing.T, triples, qid string) map[string]bool {
 	return films
 }
 
-func keys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
+func keys(m map[string]bool) []string { return slices.Collect(maps.Keys(m)) }
 
 // diff says which of want are missing from got and which of got are extra.
 func diff(want, got []string) string {

@@ -1,8 +1,11 @@
 // Package datatest gives tests their own copies of the shared data, to
-// change without touching ../shared/data.
+// change without touching ../shared/data, reads its JSON Lines files, and
+// round-trips what tests build from it through a snapshot file.
 package datatest
 
 import (
+	"bufio"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,4 +37,45 @@ func CopyBundle(tb testing.TB, name, extraEntities string) string {
 		}
 	}
 	return dir
+}
+
+// JSONL decodes the first limit lines (0: all) of the JSON Lines file path,
+// each into a T; a file that cannot be read or a line that does not decode
+// fails the test.
+func JSONL[T any](tb testing.TB, path string, limit int) []T {
+	tb.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var out []T
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for (limit == 0 || len(out) < limit) && sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			tb.Fatalf("%s line %d: %v", path, len(out)+1, err)
+		}
+		out = append(out, v)
+	}
+	if err := sc.Err(); err != nil {
+		tb.Fatalf("%s: %v", path, err)
+	}
+	return out
+}
+
+// RoundTrip is x saved to a file in a temporary folder and read back by
+// load; an error fails the test.
+func RoundTrip[T interface{ Save(path string) error }](tb testing.TB, x T, load func(path string) (T, error)) T {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), "snapshot")
+	if err := x.Save(p); err != nil {
+		tb.Fatal(err)
+	}
+	back, err := load(p)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return back
 }

@@ -19,6 +19,16 @@ func copyFilm(t *testing.T) string {
 	return datatest.CopyBundle(t, "codexm-film", "")
 }
 
+// mustRead is the bundle in dir; an error fails the test.
+func mustRead(t *testing.T, dir string) *KG {
+	t.Helper()
+	b, err := Read(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 func appendTo(t *testing.T, path, text string) int {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -49,20 +59,13 @@ func entity(b *KG, qid string) (kg.Entity, bool) {
 // with its line numbers.
 func TestRepeatedEntityKeepsTheFirst(t *testing.T) {
 	dir := copyFilm(t)
-	ctx := context.Background()
-	before, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mustRead(t, dir)
 	orig, ok := entity(before, "Q25191")
 	if !ok {
 		t.Fatal("Q25191 not in the film bundle")
 	}
 	line := appendTo(t, filepath.Join(dir, "entities.jsonl"), `{"qid":"Q25191","label":"EVIL OVERRIDE"}`+"\n")
-	after, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := mustRead(t, dir)
 	got, _ := entity(after, "Q25191")
 	if got.Label != orig.Label || len(got.Aliases) != len(orig.Aliases) {
 		t.Fatalf("Q25191 = %+v, want the first line's %+v", got, orig)
@@ -106,10 +109,7 @@ func TestRepeatedRelationKeepsTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	line := strings.Count(s[:strings.LastIndex(s, `"P17"`)], "\n") + 1
-	out, err := Read(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := mustRead(t, dir)
 	if out.Relations["P17"].Label != "country" {
 		t.Fatalf("P17 = %+v, want the first entry's label", out.Relations["P17"])
 	}
@@ -126,10 +126,7 @@ func TestRepeatedTripleReported(t *testing.T) {
 	b, _ := os.ReadFile(p)
 	first, _, _ := strings.Cut(string(b), "\n")
 	line := appendTo(t, p, first+"\n")
-	out, err := Read(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := mustRead(t, dir)
 	if out.Stats.TriplesDuplicate != 1 || len(out.Stats.Problems) != 1 ||
 		!strings.Contains(out.Stats.Problems[0], "triples.tsv:"+itoa(line)+":") || !strings.Contains(out.Stats.Problems[0], "line 1") {
 		t.Fatalf("stats %+v", out.Stats)
@@ -143,11 +140,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // line is counted and skipped, and a document of no entity is ignored.
 func TestCorpusGivesLeadNames(t *testing.T) {
 	dir := copyFilm(t)
-	ctx := context.Background()
-	before, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mustRead(t, dir)
 	if before.Stats.LeadNamed != 0 {
 		t.Fatalf("a bundle without a corpus gave %d entities lead names", before.Stats.LeadNamed)
 	}
@@ -162,10 +155,7 @@ func TestCorpusGivesLeadNames(t *testing.T) {
 not json
 {"id":"Q999999999","title":"y","text":"Nobody, known as Somebody, is nobody."}
 `)
-	after, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	after := mustRead(t, dir)
 	got, _ := entity(after, "Q25191")
 	if want := []string{"Chris Nolan"}; !reflect.DeepEqual(got.LeadNames, want) {
 		t.Errorf("lead names of Q25191 = %q, want %q", got.LeadNames, want)
@@ -186,19 +176,13 @@ not json
 func TestImplausibleIDsAreBadLines(t *testing.T) {
 	dir := copyFilm(t)
 	ctx := context.Background()
-	before, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := mustRead(t, dir)
 	huge := "Q" + strings.Repeat("7", 5<<20)
 	appendTo(t, filepath.Join(dir, "triples.tsv"), huge+"\tP31\tQ5\nQ1\tP"+strings.Repeat("3", 25)+"\tQ5\nQ1\tP31\tQ"+strings.Repeat("1", 21)+"\nQ1\tP31\tQ"+strings.Repeat("1", 20)+"\n")
 	appendTo(t, filepath.Join(dir, "entities.jsonl"), `{"qid": "Q`+strings.Repeat("9", 30)+`", "label": "x"}`+"\n")
 	defer func(n int) { maxLine = n }(maxLine)
 	maxLine = 4 << 20 // the huge line is over it, so it is counted without being held
-	got, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := mustRead(t, dir)
 	st := got.Stats
 	if st.TriplesBad != before.Stats.TriplesBad+3 || st.TriplesLoaded != before.Stats.TriplesLoaded+1 || st.EntitiesBad != before.Stats.EntitiesBad+1 {
 		t.Fatalf("stats %+v, before %+v", st, before.Stats)

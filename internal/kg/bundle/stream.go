@@ -35,49 +35,45 @@ func Stream(ctx context.Context, dir string, sink kg.Sink, batch int) (Stats, er
 		return st, fmt.Errorf("write relations: %w", err)
 	}
 
-	var werr error // the first write error stops the reads
-	ents := make([]kg.Entity, 0, batch)
-	flushEntities := func() { werr = flush(ctx, &ents, sink.WriteEntities, "entities", werr) }
-	path := filepath.Join(dir, "entities.jsonl")
+	entities := filepath.Join(dir, "entities.jsonl")
 	first := map[string]int{}
-	err := eachLine(ctx, path, func(n int, line []byte) {
-		if werr != nil {
-			return
-		}
-		if e, ok := parseEntity(path, n, line, first, &st); ok {
-			if ents = append(ents, e); len(ents) == batch {
-				flushEntities()
-			}
-		}
-	}, st.longLine(path, &st.EntitiesRead, &st.EntitiesBad))
-	flushEntities()
-	if err == nil {
-		err = werr
-	}
+	err := streamFile(ctx, entities, batch, func(n int, line []byte) (kg.Entity, bool) {
+		return parseEntity(entities, n, line, first, &st)
+	}, st.longLine(entities, &st.EntitiesRead, &st.EntitiesBad), sink.WriteEntities, "entities")
 	if err != nil {
 		return st, err
 	}
 	first = nil
 
-	ts := make([]kg.Triple, 0, batch)
-	flushTriples := func() { werr = flush(ctx, &ts, sink.WriteTriples, "triples", werr) }
-	path = filepath.Join(dir, "triples.tsv")
+	triples := filepath.Join(dir, "triples.tsv")
 	seen := newTripleSet()
-	err = eachLine(ctx, path, func(n int, line []byte) {
+	err = streamFile(ctx, triples, batch, func(n int, line []byte) (kg.Triple, bool) {
+		return parseTriple(triples, n, line, seen.firstLine, &st)
+	}, st.longLine(triples, &st.TriplesRead, &st.TriplesBad), sink.WriteTriples, "triples")
+	return st, err
+}
+
+// streamFile hands the records parse finds in the lines of path to write,
+// batch at a time; the first write error stops the reads and is returned
+// (after a read error), naming what was written.
+func streamFile[T any](ctx context.Context, path string, batch int, parse func(n int, line []byte) (T, bool), tooLong func(n int), write func(context.Context, []T) error, what string) error {
+	var werr error
+	buf := make([]T, 0, batch)
+	err := eachLine(ctx, path, func(n int, line []byte) {
 		if werr != nil {
 			return
 		}
-		if t, ok := parseTriple(path, n, line, seen.firstLine, &st); ok {
-			if ts = append(ts, t); len(ts) == batch {
-				flushTriples()
+		if r, ok := parse(n, line); ok {
+			if buf = append(buf, r); len(buf) == batch {
+				werr = flush(ctx, &buf, write, what, werr)
 			}
 		}
-	}, st.longLine(path, &st.TriplesRead, &st.TriplesBad))
-	flushTriples()
+	}, tooLong)
+	werr = flush(ctx, &buf, write, what, werr)
 	if err == nil {
 		err = werr
 	}
-	return st, err
+	return err
 }
 
 // flush hands the batch in buf to write unless an earlier write failed, and

@@ -59,10 +59,7 @@ func TestStreamMatchesRead(t *testing.T) {
 	first := strings.SplitN(readFile(t, tp), "\n", 2)[0]
 	appendTo(t, tp, first+"\nQ1\tP31\n")
 	ctx := context.Background()
-	want, err := Read(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := mustRead(t, dir)
 	rec := &recorder{}
 	st, err := Stream(ctx, dir, rec, 100)
 	if err != nil {

@@ -17,6 +17,19 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 )
 
+// Datasets runs test as a subtest on each shared data set the suite is run
+// over: codexm-film, then codexm (skipped in -short mode).
+func Datasets(t *testing.T, test func(t *testing.T, name string)) {
+	for _, name := range []string{"codexm-film", "codexm"} {
+		t.Run(name, func(t *testing.T) {
+			if name == "codexm" && testing.Short() {
+				t.Skip("full codexm in -short mode")
+			}
+			test(t, name)
+		})
+	}
+}
+
 // Run checks g, which must hold exactly the bundle in dir: Entities, Link,
 // Subgraphs and the graph channel's neighbourhoods (kg.Neighbourhoods, the
 // backend's kg.NeighbourhoodReader when it has one).

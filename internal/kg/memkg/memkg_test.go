@@ -2,17 +2,19 @@ package memkg_test
 
 import (
 	"context"
-	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/kgtest"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
 )
 
-func load(t *testing.T, name string) (*memkg.Graph, string) {
+// load is the graph of the shared data set name, and its folder.
+func load(t testing.TB, name string) (*memkg.Graph, string) {
 	t.Helper()
 	dir, err := datapath.Dataset(name)
 	if err != nil {
@@ -25,17 +27,11 @@ func load(t *testing.T, name string) (*memkg.Graph, string) {
 	return memkg.FromBundle(b), dir
 }
 
-func TestConformanceFilm(t *testing.T) {
-	g, dir := load(t, "codexm-film")
-	kgtest.Run(t, dir, g)
-}
-
-func TestConformanceCodexM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full codexm in -short mode")
-	}
-	g, dir := load(t, "codexm")
-	kgtest.Run(t, dir, g)
+func TestConformance(t *testing.T) {
+	kgtest.Datasets(t, func(t *testing.T, name string) {
+		g, dir := load(t, name)
+		kgtest.Run(t, dir, g)
+	})
 }
 
 // plainGraph hides memkg's optional ports: kg.Neighbourhoods then composes
@@ -52,28 +48,15 @@ func TestConformanceFilmWithoutOptionalPorts(t *testing.T) {
 }
 
 func TestCandidateLinkerConformance(t *testing.T) {
-	for _, name := range []string{"codexm-film", "codexm"} {
-		t.Run(name, func(t *testing.T) {
-			if name == "codexm" && testing.Short() {
-				t.Skip("full codexm in -short mode")
-			}
-			g, dir := load(t, name)
-			kgtest.RunCandidateLinker(t, dir, g)
-		})
-	}
+	kgtest.Datasets(t, func(t *testing.T, name string) {
+		g, dir := load(t, name)
+		kgtest.RunCandidateLinker(t, dir, g)
+	})
 }
 
 func TestSnapshotRoundTrip(t *testing.T) {
 	g, dir := load(t, "codexm-film")
-	path := filepath.Join(t.TempDir(), "kg.gob")
-	if err := g.Save(path); err != nil {
-		t.Fatal(err)
-	}
-	g2, err := memkg.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kgtest.Run(t, dir, g2)
+	kgtest.Run(t, dir, datatest.RoundTrip(t, g, memkg.Load))
 }
 
 func TestLinkRealNames(t *testing.T) {
@@ -95,15 +78,8 @@ func TestLinkRealNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := kg.QIDs(ms)
-		if len(got) != len(c.want) {
+		if got := kg.QIDs(ms); !slices.Equal(got, c.want) {
 			t.Errorf("Link(%q) = %v, want %v", c.text, got, c.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("Link(%q) = %v, want %v", c.text, got, c.want)
-			}
 		}
 	}
 }

@@ -31,44 +31,46 @@ func NewMentions(g *Graph) *Mentions {
 
 // Replace implements mentions.Writer.
 func (m *Mentions) Replace(ctx context.Context, docs []mentions.Document) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	touched := map[string]bool{}
-	for _, d := range docs {
-		m.remove(d.ID, touched)
-		kept := make([]mentions.Entity, 0, len(d.Mentions))
-		for _, e := range d.Mentions {
-			if _, known := m.g.idx[e.QID]; known {
-				kept = append(kept, e)
+	return m.write(ctx, func(touched map[string]bool) {
+		for _, d := range docs {
+			m.remove(d.ID, touched)
+			kept := make([]mentions.Entity, 0, len(d.Mentions))
+			for _, e := range d.Mentions {
+				if _, known := m.g.idx[e.QID]; known {
+					kept = append(kept, e)
+				}
+			}
+			slices.SortFunc(kept, func(a, b mentions.Entity) int { return strings.Compare(a.QID, b.QID) })
+			kept = slices.CompactFunc(kept, func(a, b mentions.Entity) bool { return a.QID == b.QID })
+			m.docs[d.ID] = kept
+			for _, e := range kept {
+				m.ents[e.QID] = append(m.ents[e.QID], mentions.Mention{Doc: d.ID, Place: e.Place})
+				touched[e.QID] = true
 			}
 		}
-		slices.SortFunc(kept, func(a, b mentions.Entity) int { return strings.Compare(a.QID, b.QID) })
-		kept = slices.CompactFunc(kept, func(a, b mentions.Entity) bool { return a.QID == b.QID })
-		m.docs[d.ID] = kept
-		for _, e := range kept {
-			m.ents[e.QID] = append(m.ents[e.QID], mentions.Mention{Doc: d.ID, Place: e.Place})
-			touched[e.QID] = true
-		}
-	}
-	m.resort(touched)
-	return nil
+	})
 }
 
 // Delete implements mentions.Writer.
 func (m *Mentions) Delete(ctx context.Context, ids []string) error {
+	return m.write(ctx, func(touched map[string]bool) {
+		for _, id := range ids {
+			m.remove(id, touched)
+			delete(m.docs, id)
+		}
+	})
+}
+
+// write makes change under the lock, unless ctx is done, and re-sorts the
+// lists of the entities it touched.
+func (m *Mentions) write(ctx context.Context, change func(touched map[string]bool)) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	touched := map[string]bool{}
-	for _, id := range ids {
-		m.remove(id, touched)
-		delete(m.docs, id)
-	}
+	change(touched)
 	m.resort(touched)
 	return nil
 }

@@ -58,14 +58,7 @@ func TestSnapshotKeepsLoadStats(t *testing.T) {
 	if st, ok := g.BundleStats(); !ok || !reflect.DeepEqual(st, b.Stats) {
 		t.Fatalf("FromBundle's stats %+v, %v", st, ok)
 	}
-	p := filepath.Join(t.TempDir(), "kg.gob")
-	if err := g.Save(p); err != nil {
-		t.Fatal(err)
-	}
-	g2, err := memkg.Load(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g2 := datatest.RoundTrip(t, g, memkg.Load)
 	st, ok := g2.BundleStats()
 	if !ok || !reflect.DeepEqual(st, b.Stats) {
 		t.Fatalf("snapshot stats %+v (%v), want %+v", st, ok, b.Stats)

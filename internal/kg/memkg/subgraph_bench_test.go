@@ -1,13 +1,11 @@
-package memkg
+package memkg_test
 
 import (
-	"context"
 	"math/rand/v2"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
 )
 
 // BenchmarkSubgraph compares the walk with the plain rule (refSubgraph) on
@@ -16,19 +14,14 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkSubgraph ./internal/kg/memkg/
 func BenchmarkSubgraph(b *testing.B) {
-	dir, err := datapath.Dataset("codexm")
-	if err != nil {
+	if _, err := datapath.Root(); err != nil {
 		b.Skip(err)
 	}
-	bd, err := bundle.Read(context.Background(), dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g := FromBundle(bd)
+	g, _ := load(b, "codexm")
 	rng := rand.New(rand.NewPCG(1, 2))
 	roots := make([]int32, 64)
 	for i := range roots {
-		roots[i] = int32(rng.IntN(len(g.ents)))
+		roots[i] = int32(rng.IntN(len(g.AllEntities())))
 	}
 	for _, shape := range []struct {
 		name string
@@ -41,14 +34,14 @@ func BenchmarkSubgraph(b *testing.B) {
 			name string
 			f    func(int32, kg.SubgraphParams) kg.Subgraph
 		}{
-			{"walk", func(r int32, p kg.SubgraphParams) kg.Subgraph { return g.subgraph(r, p, false) }},
-			{"walked-edges", func(r int32, p kg.SubgraphParams) kg.Subgraph { return g.subgraph(r, p, true) }},
-			{"plain", g.refSubgraph},
+			{"walk", func(r int32, p kg.SubgraphParams) kg.Subgraph { return g.SubgraphAt(r, p, false) }},
+			{"walked-edges", func(r int32, p kg.SubgraphParams) kg.Subgraph { return g.SubgraphAt(r, p, true) }},
+			{"plain", g.RefSubgraphAt},
 		} {
 			b.Run(shape.name+"/"+impl.name, func(b *testing.B) {
 				for b.Loop() {
 					for _, r := range roots {
-						if g.hub(r, shape.p) {
+						if g.IsHub(r, shape.p) {
 							continue
 						}
 						impl.f(r, shape.p)

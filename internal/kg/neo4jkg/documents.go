@@ -11,17 +11,25 @@ import (
 // makes its MENTIONS edges exactly its entities (edges to entities it no
 // longer mentions are removed), for live document updates.
 func (s *Store) ReplaceDocuments(ctx context.Context, docs []DocumentLink) error {
+	return replaceDocs(ctx, s, "replace documents", cypher.ReplaceDocuments, docs, func(d DocumentLink) (string, map[string]any) {
+		return d.ID, map[string]any{"id": d.ID, "title": d.Title, "entities": nonNil(d.Entities)}
+	})
+}
+
+// replaceDocs writes docs with query as rows of $docs, 1,000 a transaction,
+// each document's row made by row; a document without an id (row's first
+// value) fails the call before anything is written.
+func replaceDocs[D any](ctx context.Context, s *Store, what, query string, docs []D, row func(D) (id string, r map[string]any)) error {
+	rows := make([]map[string]any, len(docs))
 	for i, d := range docs {
-		if d.ID == "" {
+		id, r := row(d)
+		if id == "" {
 			return fmt.Errorf("neo4jkg: document %d has no id", i)
 		}
+		rows[i] = r
 	}
-	return inBatches(ctx, len(docs), func(lo, hi int) error {
-		rows := make([]map[string]any, 0, hi-lo)
-		for _, d := range docs[lo:hi] {
-			rows = append(rows, map[string]any{"id": d.ID, "title": d.Title, "entities": nonNil(d.Entities)})
-		}
-		_, err := s.write(ctx, "replace documents", cypher.ReplaceDocuments, map[string]any{"docs": rows}, false)
+	return inBatches(ctx, len(rows), func(lo, hi int) error {
+		_, err := s.write(ctx, what, query, map[string]any{"docs": rows[lo:hi]}, false)
 		return err
 	})
 }

@@ -13,12 +13,8 @@ import (
 // to entities it no longer mentions go) and deletes (the node and its edges
 // go), on the real Neo4j.
 func TestLiveDocumentLinks(t *testing.T) {
-	s, _ := holding(t, "codexm-film")
-	d := rawDriver(t)
+	s, d := filmScratch(t, "MATCH (n:Document) WHERE n.id STARTS WITH 'live-test-' DETACH DELETE n")
 	ctx := context.Background()
-	t.Cleanup(func() {
-		query(t, d, "MATCH (n:Document) WHERE n.id STARTS WITH 'live-test-' DETACH DELETE n", nil)
-	})
 	mentions := func() []string {
 		recs := query(t, d, `MATCH (d:Document) WHERE d.id STARTS WITH 'live-test-'
 			OPTIONAL MATCH (d)-[:MENTIONS]->(e:Entity) RETURN d.id + '>' + coalesce(e.qid, '') + ':' + d.title AS x ORDER BY x`, nil)

@@ -268,12 +268,8 @@ func TestBrowserStatementDrawsPaths(t *testing.T) {
 }
 
 func TestDocumentsAndRetrievalRecords(t *testing.T) {
-	s, _ := holding(t, "codexm-film")
-	d := rawDriver(t)
+	s, d := filmScratch(t, "MATCH (n) WHERE n.id STARTS WITH 'test-' DETACH DELETE n")
 	ctx := context.Background()
-	t.Cleanup(func() {
-		query(t, d, "MATCH (n) WHERE n.id STARTS WITH 'test-' DETACH DELETE n", nil)
-	})
 	docs := []neo4jkg.DocumentLink{
 		{ID: "test-doc-1", Title: "Inception", Entities: []string{"Q25188", "Q25191", "Q999999999"}},
 		{ID: "test-doc-2", Title: "Nolan", Entities: []string{"Q25191"}},
@@ -337,6 +333,16 @@ func must(t *testing.T, err error) {
 
 // holdingFilm is holding codexm-film, with a raw driver to change the
 // database behind the store's back and the bundle it holds.
+// filmScratch is the store holding codexm-film and a driver of its own;
+// cleanup, a Cypher statement, deletes what the test wrote when it ends.
+func filmScratch(t *testing.T, cleanup string) (*neo4jkg.Store, neo4j.DriverWithContext) {
+	t.Helper()
+	s, _ := holding(t, "codexm-film")
+	d := rawDriver(t)
+	t.Cleanup(func() { query(t, d, cleanup, nil) })
+	return s, d
+}
+
 func holdingFilm(t *testing.T) (*neo4jkg.Store, neo4j.DriverWithContext, *bundle.KG) {
 	t.Helper()
 	s, dir := holding(t, "codexm-film")

@@ -263,14 +263,16 @@ func list(v any) []any {
 }
 
 // strs converts a list of strings; empty or missing gives nil, as bundle.Read.
-func strs(v any) []string {
-	l := list(v)
-	if len(l) == 0 {
+func strs(v any) []string { return convert(list(v), str) }
+
+// convert is f of each of xs; nil when xs is empty.
+func convert[T, U any](xs []T, f func(T) U) []U {
+	if len(xs) == 0 {
 		return nil
 	}
-	out := make([]string, len(l))
-	for i, x := range l {
-		out[i] = str(x)
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
 }

@@ -6,31 +6,12 @@ import (
 	"github.com/dmar-kg/dmar/internal/kg/kgtest"
 )
 
-// Tests that hold one data set follow each other: each change of data set
+// Each data set is loaded once, for both suites: each change of data set
 // reloads Neo4j.
-
-func TestConformanceFilm(t *testing.T) {
-	s, dir := holding(t, "codexm-film")
-	kgtest.Run(t, dir, s)
-}
-
-func TestCandidateLinkerConformanceFilm(t *testing.T) {
-	s, dir := holding(t, "codexm-film")
-	kgtest.RunCandidateLinker(t, dir, s)
-}
-
-func TestConformanceCodexM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full codexm in -short mode")
-	}
-	s, dir := holding(t, "codexm")
-	kgtest.Run(t, dir, s)
-}
-
-func TestCandidateLinkerConformanceCodexM(t *testing.T) {
-	if testing.Short() {
-		t.Skip("full codexm in -short mode")
-	}
-	s, dir := holding(t, "codexm")
-	kgtest.RunCandidateLinker(t, dir, s)
+func TestConformance(t *testing.T) {
+	kgtest.Datasets(t, func(t *testing.T, name string) {
+		s, dir := holding(t, name)
+		t.Run("Graph", func(t *testing.T) { kgtest.Run(t, dir, s) })
+		t.Run("CandidateLinker", func(t *testing.T) { kgtest.RunCandidateLinker(t, dir, s) })
+	})
 }

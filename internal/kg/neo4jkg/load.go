@@ -102,9 +102,7 @@ func (k *Sink) WriteRelations(ctx context.Context, rs []kg.Relation) error {
 func (k *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 	rows := make([]map[string]any, 0, len(es))
 	for _, e := range es {
-		k.seen.Entities++
-		if k.seen.Entities <= k.done.Entities {
-			k.Skipped++
+		if k.resumed(&k.seen.Entities, k.done.Entities) {
 			continue
 		}
 		rows = append(rows, map[string]any{
@@ -121,9 +119,7 @@ func (k *Sink) WriteEntities(ctx context.Context, es []kg.Entity) error {
 func (k *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 	rows := make([]map[string]any, 0, len(ts))
 	for _, t := range ts {
-		k.seen.Triples++
-		if k.seen.Triples <= k.done.Triples {
-			k.Skipped++
+		if k.resumed(&k.seen.Triples, k.done.Triples) {
 			continue
 		}
 		if !kg.ValidQID(t.Head) || !kg.ValidQID(t.Tail) || !kg.ValidPID(t.PID) {
@@ -133,6 +129,18 @@ func (k *Sink) WriteTriples(ctx context.Context, ts []kg.Triple) error {
 		rows = append(rows, map[string]any{"head": t.Head, "tail": t.Tail, "pid": t.PID, "label": k.relLabels[t.PID]})
 	}
 	return k.flush(ctx, cypher.MergeTriples, rows, func(n int) { k.done.Triples += n })
+}
+
+// resumed counts one more row seen, and reports (counting it skipped)
+// whether an earlier, interrupted load already wrote it: one of the first
+// done rows of its kind.
+func (k *Sink) resumed(seen *int, done int) bool {
+	*seen++
+	if *seen <= done {
+		k.Skipped++
+		return true
+	}
+	return false
 }
 
 func (k *Sink) flush(ctx context.Context, query string, rows []map[string]any, committed func(int)) error {

@@ -1,10 +1,7 @@
 package neo4jkg_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -13,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/kg/bundle"
 	"github.com/dmar-kg/dmar/internal/kg/memkg"
@@ -42,21 +40,11 @@ func kgqaQuestions(t testing.TB) (questions, topics []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(root, "kgqa", "dev.jsonl"))
-	if err != nil {
-		t.Fatal(err)
+	type question struct {
+		Question string   `json:"question"`
+		Topics   []string `json:"topic_qids"`
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var q struct {
-			Question string   `json:"question"`
-			Topics   []string `json:"topic_qids"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
-			t.Fatal(err)
-		}
+	for _, q := range datatest.JSONL[question](t, filepath.Join(root, "kgqa", "dev.jsonl"), 0) {
 		questions = append(questions, q.Question)
 		topics = append(topics, q.Topics...)
 	}
@@ -210,19 +198,8 @@ func BenchmarkLinkDocuments(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(root, "codexm", "corpus.jsonl"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
 	var texts []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<22)
-	for sc.Scan() && len(texts) < 200 {
-		var d struct{ Title, Text string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			b.Fatal(err)
-		}
+	for _, d := range datatest.JSONL[struct{ Title, Text string }](b, filepath.Join(root, "codexm", "corpus.jsonl"), 200) {
 		texts = append(texts, d.Title+"\n"+d.Text)
 	}
 	ctx := context.Background()

@@ -2,7 +2,6 @@ package neo4jkg
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/dmar-kg/dmar/cypher"
 	"github.com/dmar-kg/dmar/internal/mentions"
@@ -23,22 +22,12 @@ func (s *Store) Mentions() Mentions { return Mentions{s} }
 // MENTIONS edges, exactly its mentions, with their places; 1,000 documents
 // a transaction.
 func (m Mentions) Replace(ctx context.Context, docs []mentions.Document) error {
-	for i, d := range docs {
-		if d.ID == "" {
-			return fmt.Errorf("neo4jkg: document %d has no id", i)
+	return replaceDocs(ctx, m.s, "replace mentions", cypher.ReplaceMentions, docs, func(d mentions.Document) (string, map[string]any) {
+		ms := make([]map[string]any, len(d.Mentions))
+		for j, e := range d.Mentions {
+			ms[j] = map[string]any{"qid": e.QID, "place": int64(e.Place)}
 		}
-	}
-	return inBatches(ctx, len(docs), func(lo, hi int) error {
-		rows := make([]map[string]any, 0, hi-lo)
-		for _, d := range docs[lo:hi] {
-			ms := make([]map[string]any, len(d.Mentions))
-			for j, e := range d.Mentions {
-				ms[j] = map[string]any{"qid": e.QID, "place": int64(e.Place)}
-			}
-			rows = append(rows, map[string]any{"id": d.ID, "title": d.Title, "mentions": ms})
-		}
-		_, err := m.s.write(ctx, "replace mentions", cypher.ReplaceMentions, map[string]any{"docs": rows}, false)
-		return err
+		return d.ID, map[string]any{"id": d.ID, "title": d.Title, "mentions": ms}
 	})
 }
 

@@ -134,15 +134,8 @@ func TestNames(t *testing.T) {
 		{kg.Entity{Label: "the"}, []string{}},
 	}
 	for _, c := range cases {
-		got := neo4jkg.Names(c.e)
-		if len(got) != len(c.want) {
+		if got := neo4jkg.Names(c.e); !slices.Equal(got, c.want) {
 			t.Errorf("Names(%+v) = %q, want %q", c.e, got, c.want)
-			continue
-		}
-		for i := range got {
-			if got[i] != c.want[i] {
-				t.Errorf("Names(%+v) = %q, want %q", c.e, got, c.want)
-			}
 		}
 	}
 }

@@ -246,11 +246,7 @@ func floats(v []float32) any {
 	if len(v) == 0 {
 		return nil
 	}
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x)
-	}
-	return out
+	return convert(v, func(x float32) float64 { return float64(x) })
 }
 
 func float32s(v any) []float32 {

@@ -3,6 +3,7 @@ package memindex
 import (
 	"context"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/retrieval/retrievaltest"
 	"math/rand"
 	"strings"
 	"sync"
@@ -121,14 +122,7 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 					}
 					for _, mode := range []retrieval.Mode{retrieval.BM25, retrieval.Vector, retrieval.Hybrid} {
 						q.Mode = mode
-						got, err := x.Search(ctx, q)
-						if err != nil {
-							t.Fatal(err)
-						}
-						want, err := fresh.Search(ctx, q)
-						if err != nil {
-							t.Fatal(err)
-						}
+						got, want := retrievaltest.Searches(ctx, t, x, fresh, q)
 						if diff := cmp.Diff(want, got); diff != "" {
 							t.Fatalf("seed %d after %d writes, %s %q: incremental vs fresh (-fresh +incremental):\n%s", seed, ops, mode, q.Text, diff)
 						}
@@ -301,14 +295,7 @@ func TestBulkPutEqualsSmallWrites(t *testing.T) {
 				q := retrieval.Query{Text: randomDoc(r, "q").Text + " nolan", Vector: randomDoc(r, "q").Vector, Limit: 20, Alpha: 0.5}
 				for _, mode := range []retrieval.Mode{retrieval.BM25, retrieval.Vector, retrieval.Hybrid} {
 					q.Mode = mode
-					want, err := small.Search(ctx, q)
-					if err != nil {
-						t.Fatal(err)
-					}
-					got, err := bulk.Search(ctx, q)
-					if err != nil {
-						t.Fatal(err)
-					}
+					want, got := retrievaltest.Searches(ctx, t, small, bulk, q)
 					if diff := cmp.Diff(want, got); diff != "" {
 						t.Fatalf("query %d, %s: bulk vs small writes (-small +bulk):\n%s", qi, mode, diff)
 					}

@@ -1,7 +1,6 @@
 package memindex
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"math/rand/v2"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/corpus"
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -38,19 +38,8 @@ func realCorpora(t *testing.T) []realCorpus {
 		return filepath.Join(dir, file)
 	}
 	questions := func(path, field string) []string {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
 		var out []string
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<24)
-		for sc.Scan() {
-			var m map[string]any
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Fatal(err)
-			}
+		for _, m := range datatest.JSONL[map[string]any](t, path, 0) {
 			if q, _ := m[field].(string); q != "" {
 				out = append(out, q)
 			}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"sort"
 	"testing"
 
@@ -207,7 +208,7 @@ func (s *suite) searches(t *testing.T) {
 				t.Errorf("hybrid alpha=%.1f = %v, want %s first", c.alpha, got, c.first)
 			}
 			for _, want := range []string{"d1", "d2", "d3"} {
-				if !contains(got, want) {
+				if !slices.Contains(got, want) {
 					t.Errorf("hybrid alpha=%.1f = %v lacks %s, found by one of the two searches", c.alpha, got, want)
 				}
 			}
@@ -325,11 +326,22 @@ func sameSet(a, b []string) bool {
 	return true
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
+// Both is call's answer from a and from b, in that order, failing the test
+// on an error: for tests that compare two indexes answer by answer.
+func Both[T any](t testing.TB, a, b retrieval.Index, call func(retrieval.Index) (T, error)) (fromA, fromB T) {
+	t.Helper()
+	fromA, err := call(a)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return false
+	if fromB, err = call(b); err != nil {
+		t.Fatal(err)
+	}
+	return fromA, fromB
+}
+
+// Searches is q's hits from a and from b (Both).
+func Searches(ctx context.Context, t testing.TB, a, b retrieval.Index, q retrieval.Query) (fromA, fromB []retrieval.Hit) {
+	t.Helper()
+	return Both(t, a, b, func(x retrieval.Index) ([]retrieval.Hit, error) { return x.Search(ctx, q) })
 }

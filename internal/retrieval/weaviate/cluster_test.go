@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"strings"
 	"testing"
 
@@ -21,11 +20,7 @@ import (
 // skipped.
 func clusterIndex(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("DMAR_WEAVIATE_CLUSTER")
-	if u == "" {
-		t.Skip("DMAR_WEAVIATE_CLUSTER unset: run scripts/services.sh start weaviate-cluster and export its last line as DMAR_WEAVIATE_CLUSTER")
-	}
-	return u
+	return setting(t, "DMAR_WEAVIATE_CLUSTER", "DMAR_WEAVIATE_CLUSTER unset: run scripts/services.sh start weaviate-cluster and export its last line as DMAR_WEAVIATE_CLUSTER", "")
 }
 
 // clusterStore opens a fresh collection (dropped after the test) on the

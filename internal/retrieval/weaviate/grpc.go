@@ -120,15 +120,7 @@ func (s *Store) rpcSearch(ctx context.Context, q retrieval.Query, limit int) ([]
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]retrieval.Hit, 0, len(res))
-	for _, r := range res {
-		h, err := rpcHit(r, q.Mode)
-		if err != nil {
-			return nil, errs.Wrap(errs.Internal, err, "weaviate search: unexpected result")
-		}
-		hits = append(hits, h)
-	}
-	return hits, nil
+	return hitsOf(res, q.Mode, rpcHit)
 }
 
 // rpcDocuments are the stored documents among ids (at most idChunk), with

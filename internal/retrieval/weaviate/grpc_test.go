@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/retrieval/retrievaltest"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -107,14 +108,7 @@ func TestSearchPathsAgree(t *testing.T) {
 				t.Errorf("only %d of %d queries found anything", nonEmpty, len(queries))
 			}
 			ids := []string{"D250", "nope", "Q145", "D007", "D007", "D123", "Q25188"}
-			wantDocs, err := gql.Documents(ctx, ids)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gotDocs, err := rpcStore.Documents(ctx, ids)
-			if err != nil {
-				t.Fatal(err)
-			}
+			wantDocs, gotDocs := retrievaltest.Both(t, gql, rpcStore, func(x retrieval.Index) ([]retrieval.Document, error) { return x.Documents(ctx, ids) })
 			if diff := cmp.Diff(wantDocs, gotDocs); diff != "" || len(gotDocs) != 6 {
 				t.Errorf("Documents: %d documents; grpc differs from graphql (-graphql +grpc):\n%s", len(gotDocs), diff)
 			}

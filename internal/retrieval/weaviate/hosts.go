@@ -182,19 +182,11 @@ func (p *hostPool) check(i int) {
 }
 
 func (p *hostPool) ready(ctx context.Context, i int) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.scheme+"://"+p.hosts[i]+"/v1/.well-known/ready", http.NoBody)
-	if err != nil {
-		return err
+	status, err := readiness(ctx, p.base.RoundTrip, p.scheme+"://"+p.hosts[i])
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
 	}
-	resp, err := p.base.RoundTrip(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return err
 }
 
 // RoundTrip implements http.RoundTripper: the request goes to the nodes in

@@ -21,14 +21,34 @@ import (
 // outside CI and failing it in CI.
 func serverURL(t testing.TB) string {
 	t.Helper()
-	u := os.Getenv("DMAR_WEAVIATE_URL")
-	if u == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("DMAR_WEAVIATE_URL is unset in CI: start Weaviate with scripts/services.sh start weaviate")
+	return setting(t, "DMAR_WEAVIATE_URL",
+		"DMAR_WEAVIATE_URL unset: run scripts/services.sh start weaviate; export DMAR_WEAVIATE_URL=http://127.0.0.1:8080",
+		"DMAR_WEAVIATE_URL is unset in CI: start Weaviate with scripts/services.sh start weaviate")
+}
+
+// setting is the environment variable name; where it is unset, the test is
+// skipped with skip, or, under CI=true and when inCI is not empty, failed
+// with inCI.
+func setting(t testing.TB, name, skip, inCI string) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if inCI != "" && os.Getenv("CI") == "true" {
+			t.Fatal(inCI)
 		}
-		t.Skip("DMAR_WEAVIATE_URL unset: run scripts/services.sh start weaviate; export DMAR_WEAVIATE_URL=http://127.0.0.1:8080")
+		t.Skip(skip)
 	}
-	return u
+	return v
+}
+
+// filmStore is a testStore holding films.
+func filmStore(t testing.TB) *Store {
+	t.Helper()
+	s := testStore(t, "")
+	if err := s.Put(context.Background(), films); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // testStore opens a fresh collection with a unique name (dropped after the
@@ -85,11 +105,8 @@ func ids(hits []retrieval.Hit) []string {
 }
 
 func TestIntegrationPutCountDocuments(t *testing.T) {
-	s := testStore(t, "")
+	s := filmStore(t)
 	ctx := context.Background()
-	if err := s.Put(ctx, films); err != nil {
-		t.Fatal(err)
-	}
 	if n, err := s.Count(ctx); err != nil || n != len(films) {
 		t.Fatalf("Count = %d, %v; want %d", n, err, len(films))
 	}
@@ -116,11 +133,8 @@ func TestIntegrationPutCountDocuments(t *testing.T) {
 }
 
 func TestIntegrationSearch(t *testing.T) {
-	s := testStore(t, "")
+	s := filmStore(t)
 	ctx := context.Background()
-	if err := s.Put(ctx, films); err != nil {
-		t.Fatal(err)
-	}
 	q := []float32{1, 0.1, 0}
 	tests := []struct {
 		name string
@@ -173,11 +187,8 @@ func TestIntegrationSearch(t *testing.T) {
 }
 
 func TestIntegrationScores(t *testing.T) {
-	s := testStore(t, "")
+	s := filmStore(t)
 	ctx := context.Background()
-	if err := s.Put(ctx, films); err != nil {
-		t.Fatal(err)
-	}
 	q := []float32{1, 1, 0}
 	hits, err := s.Search(ctx, retrieval.Query{Mode: retrieval.Vector, Vector: q, Limit: 5, WithVectors: true})
 	if err != nil {

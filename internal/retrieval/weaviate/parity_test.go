@@ -3,6 +3,7 @@ package weaviate
 import (
 	"context"
 	"fmt"
+	"github.com/dmar-kg/dmar/internal/retrieval/retrievaltest"
 	"math"
 	"os"
 	"slices"
@@ -110,14 +111,7 @@ func parity(t *testing.T, c *codexm, report *strings.Builder) {
 			worst, worstOvl, worstTau := -1, 2.0, 2.0
 			for i := range c.questions {
 				q := m.q(i)
-				a, err := mem.Search(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := wv.Search(ctx, q)
-				if err != nil {
-					t.Fatal(err)
-				}
+				a, b := retrievaltest.Searches(ctx, t, mem, wv, q)
 				o, k := overlap(a, b), kendallTau(a, b)
 				ovl, tau = append(ovl, o), append(tau, k)
 				if sameIDs(a, b) {

@@ -3,7 +3,9 @@ package weaviate
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -191,7 +193,7 @@ func checkClass(cls *models.Class, cfg Config) error {
 		}
 	}
 	if len(want) > 0 {
-		return fmt.Errorf("weaviate: collection %s lacks properties %v; it was not created by dmar", cfg.Class, keys(want))
+		return fmt.Errorf("weaviate: collection %s lacks properties %v; it was not created by dmar", cfg.Class, slices.Collect(maps.Keys(want)))
 	}
 	return nil
 }
@@ -218,29 +220,27 @@ func (s *Store) ensureTenant(ctx context.Context) error {
 	return nil
 }
 
-func keys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
-}
-
 // ping waits for nothing: one GET of the readiness endpoint under ctx.
 func ping(ctx context.Context, base string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	status, err := readiness(ctx, http.DefaultClient.Do, base)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("GET %s/v1/.well-known/ready: status %d", base, status)
+	}
+	return err
+}
+
+// readiness is the status of a GET of base's readiness endpoint, sent by do.
+func readiness(ctx context.Context, do func(*http.Request) (*http.Response, error), base string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/.well-known/ready", http.NoBody)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := do(req)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s/v1/.well-known/ready: status %d", base, resp.StatusCode)
-	}
-	return nil
+	return resp.StatusCode, nil
 }

@@ -126,9 +126,15 @@ func (s *Store) search(ctx context.Context, q retrieval.Query, limit int) ([]ret
 	if err != nil {
 		return nil, err
 	}
-	hits := make([]retrieval.Hit, 0, len(objs))
-	for _, o := range objs {
-		h, err := toHit(o, q.Mode)
+	return hitsOf(objs, q.Mode, toHit)
+}
+
+// hitsOf converts a search's results (GraphQL objects or gRPC results) to
+// hits, in order.
+func hitsOf[R any](rs []R, mode retrieval.Mode, hit func(R, retrieval.Mode) (retrieval.Hit, error)) ([]retrieval.Hit, error) {
+	hits := make([]retrieval.Hit, 0, len(rs))
+	for _, r := range rs {
+		h, err := hit(r, mode)
 		if err != nil {
 			return nil, errs.Wrap(errs.Internal, err, "weaviate search: unexpected result")
 		}

@@ -1,15 +1,14 @@
 package onnx_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/datapath"
+	"github.com/dmar-kg/dmar/internal/datapath/datatest"
 	"github.com/dmar-kg/dmar/internal/scoring/onnx"
 )
 
@@ -39,23 +38,13 @@ func datasetTexts(tb testing.TB, dataset, file string, n int, text func(textReco
 	if err != nil {
 		tb.Skip(err)
 	}
-	f, err := os.Open(filepath.Join(dir, file))
-	if err != nil {
+	path := filepath.Join(dir, file)
+	if _, err := os.Stat(path); err != nil {
 		tb.Skip(err)
 	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() && len(out) < n {
-		var r textRecord
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			tb.Fatal(err)
-		}
+	for _, r := range datatest.JSONL[textRecord](tb, path, n) {
 		out = append(out, text(r))
-	}
-	if err := sc.Err(); err != nil {
-		tb.Fatal(err)
 	}
 	return out
 }

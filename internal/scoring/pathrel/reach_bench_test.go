@@ -6,10 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/dmar-kg/dmar/internal/datapath"
 	"github.com/dmar-kg/dmar/internal/kg"
-	"github.com/dmar-kg/dmar/internal/kg/bundle"
-	"github.com/dmar-kg/dmar/internal/kg/memkg"
+	"github.com/dmar-kg/dmar/internal/scoring/graphfeat/graphfeattest"
 )
 
 // hashEncoder embeds a text as a seeded random vector of its hash: the
@@ -39,16 +37,8 @@ func (hashEncoder) Version() string { return "hash-v1" }
 //
 //	go test -run '^$' -bench BenchmarkReach ./internal/scoring/pathrel/
 func BenchmarkReach(b *testing.B) {
-	dir, err := datapath.Dataset("codexm")
-	if err != nil {
-		b.Skip(err)
-	}
+	g := graphfeattest.Codexm(b)
 	ctx := context.Background()
-	bd, err := bundle.Read(ctx, dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	g := memkg.FromBundle(bd)
 	rng := rand.New(rand.NewPCG(3, 4))
 	ents := g.AllEntities()
 	type question struct {

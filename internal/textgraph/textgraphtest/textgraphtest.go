@@ -12,6 +12,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,8 @@ import (
 // Encoder is a deterministic stand-in for the sentence encoder: a text's
 // character trigrams hashed into 64 dimensions, so that phrases sharing
 // most of their letters are close ("Nolan" and "Christopher Nolan").
-type Encoder struct{}
+// Texts, when set, counts the texts it embeds.
+type Encoder struct{ Texts *atomic.Int64 }
 
 // Dim implements scoring.Encoder.
 func (Encoder) Dim() int { return 64 }
@@ -37,7 +39,10 @@ func (Encoder) Dim() int { return 64 }
 func (Encoder) Version() string { return "trigram-64" }
 
 // Encode implements scoring.Encoder.
-func (Encoder) Encode(_ context.Context, texts []string) ([][]float32, error) {
+func (e Encoder) Encode(_ context.Context, texts []string) ([][]float32, error) {
+	if e.Texts != nil {
+		e.Texts.Add(int64(len(texts)))
+	}
 	out := make([][]float32, len(texts))
 	for i, t := range texts {
 		v := make([]float32, 64)
