@@ -5,13 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/corpus"
+	"github.com/dmar-kg/dmar/internal/cpuprofile"
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/eval"
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -86,18 +85,11 @@ func (f LatencyFlags) Latency(questions []string, backends []LatencyBackend) Lat
 
 // StartProfile starts the --cpuprofile CPU profile, if asked; stop ends it.
 func (f LatencyFlags) StartProfile() (stop func(), err error) {
-	if f.CPUProfile == "" {
-		return func() {}, nil
-	}
-	file, err := os.Create(f.CPUProfile)
+	stop, err = cpuprofile.Start(f.CPUProfile)
 	if err != nil {
 		return nil, fmt.Errorf("bench latency: %w", err)
 	}
-	if err := pprof.StartCPUProfile(file); err != nil {
-		file.Close()
-		return nil, fmt.Errorf("bench latency: cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); file.Close() }, nil
+	return stop, nil
 }
 
 // SubgraphFlags are dmar bench subgraphs' flags.

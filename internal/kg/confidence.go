@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/samber/lo"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -220,13 +221,7 @@ const FormsVersion = "forms-3"
 // has as an exact form.
 func EntityDerivedForms(e Entity) []string {
 	var out []string
-	seen := map[string]bool{}
-	add := func(f string) {
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
+	add := func(f string) { out = append(out, f) }
 	own := 1 + len(e.Aliases)
 	names := append(append([]string{e.Label}, e.Aliases...), e.LeadNames...)
 	for i, n := range names {
@@ -253,7 +248,7 @@ func EntityDerivedForms(e Entity) []string {
 			add(f)
 		}
 	}
-	return out
+	return lo.Uniq(out)
 }
 
 // minSquashed is the shortest squashed form kept: shorter ones ("theband")

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/samber/lo"
 )
 
 // Document is one corpus entry. Entities are linked once, at load time, and
@@ -71,29 +73,13 @@ func (f Filter) Empty() bool { return len(f.IDs) == 0 && len(f.AnyEntities) == 0
 // Matcher is the filter as a test of one document, for the candidates that
 // come from elsewhere than a search (a channel's).
 func (f Filter) Matcher() func(Document) bool {
-	ids, ents := set(f.IDs), set(f.AnyEntities)
+	ids, ents := lo.Keyify(f.IDs), lo.Keyify(f.AnyEntities)
 	return func(d Document) bool {
-		if len(ids) > 0 && !ids[d.ID] {
+		if _, ok := ids[d.ID]; len(ids) > 0 && !ok {
 			return false
 		}
-		if len(ents) == 0 {
-			return true
-		}
-		for _, e := range d.Entities {
-			if ents[e] {
-				return true
-			}
-		}
-		return false
+		return len(ents) == 0 || lo.SomeBy(d.Entities, func(e string) bool { _, ok := ents[e]; return ok })
 	}
-}
-
-func set(xs []string) map[string]bool {
-	m := make(map[string]bool, len(xs))
-	for _, x := range xs {
-		m[x] = true
-	}
-	return m
 }
 
 // Hit is one search result, best first.

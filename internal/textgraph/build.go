@@ -9,6 +9,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
+	"github.com/samber/lo"
 )
 
 // Version names the rules a graph was built under; a snapshot of another
@@ -379,8 +380,8 @@ func (b Builder) encode(ctx context.Context, labels []string) ([][]float32, erro
 	}
 	const batch = 256
 	out := make([][]float32, 0, len(labels))
-	for lo := 0; lo < len(labels); lo += batch {
-		vs, err := b.Encoder.Encode(ctx, labels[lo:min(lo+batch, len(labels))])
+	for _, part := range lo.Chunk(labels, batch) {
+		vs, err := b.Encoder.Encode(ctx, part)
 		if err != nil {
 			return nil, fmt.Errorf("embed phrases: %w", err)
 		}
@@ -426,17 +427,10 @@ func (b Builder) kgEdges(ctx context.Context, nodes []NodeRef) ([][2]string, err
 // order.
 func QuestionKeys(ctx context.Context, linker kg.Graph, question string) ([]string, error) {
 	var out []string
-	seen := map[string]bool{}
-	add := func(k string) {
-		if !seen[k] {
-			seen[k] = true
-			out = append(out, k)
-		}
-	}
 	_, forms := kg.Spans(question)
 	for _, f := range forms {
 		if k := Key(f); k != "" {
-			add(PhraseKey(k))
+			out = append(out, PhraseKey(k))
 		}
 	}
 	if linker != nil {
@@ -445,8 +439,8 @@ func QuestionKeys(ctx context.Context, linker kg.Graph, question string) ([]stri
 			return nil, fmt.Errorf("link the question: %w", err)
 		}
 		for _, m := range ms {
-			add(EntityKey(m.QID))
+			out = append(out, EntityKey(m.QID))
 		}
 	}
-	return out, nil
+	return lo.Uniq(out), nil
 }

@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/corpus"
+	"github.com/dmar-kg/dmar/internal/cpuprofile"
 	"github.com/dmar-kg/dmar/internal/docstore"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/retrieval"
@@ -422,15 +422,7 @@ func (b Bench) startProfile(k, round int) (stop func(), err error) {
 	if b.CPUProfile == "" {
 		return func() {}, nil
 	}
-	f, err := os.Create(fmt.Sprintf("%s-phase%d-round%d.pprof", b.CPUProfile, k, round))
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return cpuprofile.Start(fmt.Sprintf("%s-phase%d-round%d.pprof", b.CPUProfile, k, round))
 }
 
 type restartResult struct {
