@@ -10,7 +10,6 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/npy"
 	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -43,36 +42,27 @@ func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out str
 	}
 	opts := p.Defaults()
 	var qvec, dvec, feat []float32
-	var rows, ngold []int32
-	skipped := 0
-	meter := progress.New(stderr, "gate features", "questions", len(qs))
-	for _, q := range qs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		cands, docsVec, qv, err := gateCandidates(ctx, p, q.Question, opts)
-		meter.Add(1)
-		if err != nil {
-			skipped++
-			fmt.Fprintf(stderr, "gate features: skipped %s: %v\n", q.ID, err)
-			continue
-		}
-		qi := int32(len(ngold))
-		qvec = append(qvec, qv...)
-		gold := set(q.Gold)
-		ngold = append(ngold, int32(len(gold)))
-		for i, c := range cands {
-			label := int32(0)
-			if gold[c.ID] {
-				label = 1
+	var rows []int32
+	var docsVec [][]float32 // the question's candidates' vectors, for add
+	ngold, skipped, err := exportQuestions(ctx, "gate features", qs, stderr, nil,
+		func(q Question) ([]pipeline.Doc, error) {
+			cands, dv, qv, err := gateCandidates(ctx, p, q.Question, opts)
+			if err == nil {
+				docsVec, qvec = dv, append(qvec, qv...)
 			}
-			b := c.Breakdown
-			dvec = append(dvec, docsVec[i]...)
-			feat = append(feat, float32(b.ZSemantic), float32(b.ZStructural), float32(b.Semantic), float32(b.Structural))
-			rows = append(rows, qi, label)
-		}
+			return cands, err
+		},
+		func(qi int32, gold map[string]bool, cands []pipeline.Doc) {
+			for i, c := range cands {
+				b := c.Breakdown
+				dvec = append(dvec, docsVec[i]...)
+				feat = append(feat, float32(b.ZSemantic), float32(b.ZStructural), float32(b.Semantic), float32(b.Structural))
+				rows = append(rows, qi, goldLabel(gold, c.ID))
+			}
+		})
+	if err != nil {
+		return err
 	}
-	meter.Done()
 	nq, r := len(ngold), len(rows)/2
 	if nq == 0 {
 		return fmt.Errorf("gate features: no question could be scored (%d skipped)", skipped)
@@ -170,37 +160,22 @@ func GateEvidence(ctx context.Context, p EvidenceSource, qs []Question, opts pip
 	}
 	nf := len(scoring.EvidenceFeatures)
 	var feat, offset []float32
-	var rows, ngold []int32
-	skipped := 0
-	meter := progress.New(stderr, "gate evidence", "questions", len(qs))
-	for _, q := range qs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		_, ev, err := p.RetrieveEvidence(ctx, q.Question, opts)
-		meter.Add(1)
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	var rows []int32
+	ngold, skipped, err := exportQuestions(ctx, "gate evidence", qs, stderr, nil,
+		func(q Question) ([]pipeline.EvidenceRow, error) {
+			_, ev, err := p.RetrieveEvidence(ctx, q.Question, opts)
+			return ev, err
+		},
+		func(qi int32, gold map[string]bool, ev []pipeline.EvidenceRow) {
+			for _, e := range ev {
+				feat = append(feat, e.Evidence.Vector()...)
+				offset = append(offset, float32(e.Offset))
+				rows = append(rows, qi, goldLabel(gold, e.ID), EvidenceStages[e.Stage])
 			}
-			skipped++
-			fmt.Fprintf(stderr, "gate evidence: skipped %s: %v\n", q.ID, err)
-			continue
-		}
-		qi := int32(len(ngold))
-		gold := set(q.Gold)
-		ngold = append(ngold, int32(len(gold)))
-		for _, e := range ev {
-			label := int32(0)
-			if gold[e.ID] {
-				label = 1
-			}
-			feat = append(feat, e.Evidence.Vector()...)
-			offset = append(offset, float32(e.Offset))
-			rows = append(rows, qi, label, EvidenceStages[e.Stage])
-		}
+		})
+	if err != nil {
+		return err
 	}
-	meter.Done()
 	nq, r := len(ngold), len(offset)
 	if nq == 0 {
 		return fmt.Errorf("gate evidence: no question could be run (%d skipped)", skipped)

@@ -11,7 +11,6 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/npy"
 	"github.com/dmar-kg/dmar/internal/pipeline"
-	"github.com/dmar-kg/dmar/internal/progress"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
 
@@ -41,44 +40,27 @@ func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.
 	}
 	nf := len(scoring.RankFeatures)
 	var feat []float32
-	var rows, ngold []int32
+	var rows []int32
 	var ids []string
-	skipped := 0
-	meter := progress.New(stderr, "gate ranker", "questions", len(qs))
-	for _, q := range qs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		meter.Add(1)
-		if len(q.Gold) == 0 {
-			continue
-		}
-		_, rr, err := p.RetrieveRanked(ctx, q.Question, pooled(opts, q.Pool))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	// Questions without gold (FEVER's NOT ENOUGH INFO claims) have no row to label.
+	hasGold := func(q Question) bool { return len(q.Gold) > 0 }
+	ngold, skipped, err := exportQuestions(ctx, "gate ranker", qs, stderr, hasGold,
+		func(q Question) ([]pipeline.RankRow, error) {
+			_, rr, err := p.RetrieveRanked(ctx, q.Question, pooled(opts, q.Pool))
+			if err == nil {
+				ids = append(ids, q.ID)
 			}
-			skipped++
-			fmt.Fprintf(stderr, "gate ranker: skipped %s: %v\n", q.ID, err)
-			continue
-		}
-		qi := int32(len(ngold))
-		gold := map[string]bool{}
-		for _, g := range q.Gold {
-			gold[g] = true
-		}
-		ngold = append(ngold, int32(len(gold)))
-		ids = append(ids, q.ID)
-		for _, r := range rr {
-			label := int32(0)
-			if gold[r.ID] {
-				label = 1
+			return rr, err
+		},
+		func(qi int32, gold map[string]bool, rr []pipeline.RankRow) {
+			for _, r := range rr {
+				feat = append(feat, r.Input.Vector()...)
+				rows = append(rows, qi, goldLabel(gold, r.ID))
 			}
-			feat = append(feat, r.Input.Vector()...)
-			rows = append(rows, qi, label)
-		}
+		})
+	if err != nil {
+		return err
 	}
-	meter.Done()
 	nq, r := len(ngold), len(rows)/2
 	if nq == 0 {
 		return fmt.Errorf("gate ranker: no question could be run (%d skipped)", skipped)
