@@ -92,11 +92,12 @@ func TestFuseText(t *testing.T) {
 	}
 }
 
-// With the KG channel's documents the ranker's order is fused by rank with
-// the channel's at kg_rank_k: the channel's first document climbs past the
-// ranker's second; documents the channel did not reach keep only the
-// ranker's share; without the channel, or at kg_rank 0, the ranker's
-// scores stand.
+// Where the ranker's best is one of the KG channel's documents, the
+// ranker's order is fused by rank with the channel's at kg_rank_k: the
+// channel's first document climbs past the ranker's second; documents the
+// channel did not reach keep only the ranker's share. Where the ranker's
+// best is none of the channel's, without the channel, or at kg_rank 0, the
+// ranker's scores stand.
 func TestFuseKG(t *testing.T) {
 	pool := []poolDoc{{doc: Doc{ID: "a"}}, {doc: Doc{ID: "b"}}, {doc: Doc{ID: "c"}}, {doc: Doc{ID: "d"}}}
 	learned := []float64{3, 2, 1, 0} // the ranker's order: a b c d
@@ -116,6 +117,11 @@ func TestFuseKG(t *testing.T) {
 	}
 	if s := f.fuseKG(kgchan.Output{}, pool, learned); !reflect.DeepEqual(s, learned) {
 		t.Fatalf("no channel: %v, want the ranker's %v", s, learned)
+	}
+	// The ranker's best ("a") is none of the channel's: its scores stand.
+	other := kgchan.Output{Hits: []retrieval.Hit{{Doc: retrieval.Document{ID: "c"}}, {Doc: retrieval.Document{ID: "b"}}}}
+	if s := f.fuseKG(other, pool, learned); !reflect.DeepEqual(s, learned) {
+		t.Fatalf("ranker's best not the channel's: %v, want the ranker's %v", s, learned)
 	}
 	f.KGRank = 0
 	if s := f.fuseKG(ch, pool, learned); !reflect.DeepEqual(s, learned) {

@@ -105,16 +105,19 @@ func (f fusion) offset(ch channels, id string) float64 {
 	return o
 }
 
-// fuseKG is the final score where the KG channel reached documents: the
-// reciprocal-rank fusion of the ranker's order and the channel's,
-// 1/(k + rank by the ranker) + kg_rank/(k + rank in the channel), k
-// FusionOptions.KGRankK. The ranker reads the channel's rank and score
-// among its inputs, but it scores the whole pool at once, where the search's
-// many candidates can push the channel's second to fifth document below
-// five; the channel's own order keeps its best ones up. Without the
-// channel's documents, or at kg_rank 0, the ranker's scores stand.
+// fuseKG is the final score where the ranker puts one of the KG channel's
+// documents first: the reciprocal-rank fusion of the ranker's order and
+// the channel's, 1/(k + rank by the ranker) + kg_rank/(k + rank in the
+// channel), k FusionOptions.KGRankK. The ranker reads the channel's rank
+// and score among its inputs, but it scores the whole pool at once, where
+// the search's many candidates (near-copies, in a large corpus) can push
+// the channel's second to fifth documents below five; the channel's own
+// order keeps its best ones up. Where the ranker's best is not the
+// channel's (a claim, a passage question: NQ's, FEVER's), the ranker has
+// judged the channel and its scores stand, as they do without the
+// channel's documents or at kg_rank 0.
 func (f fusion) fuseKG(ch kgchan.Output, pool []poolDoc, learned []float64) []float64 {
-	if len(ch.Hits) == 0 || f.KGRank == 0 {
+	if len(ch.Hits) == 0 || f.KGRank == 0 || len(pool) == 0 {
 		return learned
 	}
 	rank := make(map[string]int, len(ch.Hits))
@@ -122,6 +125,9 @@ func (f fusion) fuseKG(ch kgchan.Output, pool []poolDoc, learned []float64) []fl
 		if _, ok := rank[h.Doc.ID]; !ok {
 			rank[h.Doc.ID] = i + 1
 		}
+	}
+	if best := poolOrder(pool, learned)[0]; rank[pool[best].doc.ID] == 0 {
+		return learned
 	}
 	return rrf(pool, learned, f.KGRankK, f.KGRank, func(id string) int { return rank[id] })
 }
