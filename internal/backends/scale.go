@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/dmar-kg/dmar/internal/bench"
 	"github.com/dmar-kg/dmar/internal/config"
@@ -89,8 +90,8 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		if b.Quality, err = eval.Open("kgqa:"+qfile, 0); err != nil {
 			return err
 		}
-		if b.QualitySystems, err = eval.Systems([]string{"dmar", "dense", "hybrid"}, pipeline.Defaults(), 20, 0.5); err != nil {
-			return err
+		if b.QualitySystems, err = eval.Systems(strings.Split(f.QualitySys, ","), pipeline.Defaults(), 20, 0.5); err != nil {
+			return fmt.Errorf("--quality-systems: %w", err)
 		}
 	}
 	if !remote.Embedded() {

@@ -18,6 +18,7 @@ type ScaleFlags struct {
 	Requests   int
 	Seed       uint64
 	Quality    bool
+	QualitySys string
 	ANNMin     int
 	ANNEf      int
 	EfSweep    string
@@ -35,6 +36,7 @@ func (f *ScaleFlags) Register(fs *flag.FlagSet) {
 	fs.StringVar(&f.EfSweep, "ann-ef-sweep", "", "further ef values, comma-separated, at which the HNSW graph's recall@100 and search time are also measured")
 	fs.BoolVar(&f.NoEmbedded, "no-embedded", false, "measure only the --index Weaviate, not the embedded index")
 	fs.BoolVar(&f.Quality, "quality", false, "also evaluate kgqa Recall@5 of dmar, dense and hybrid on the embedded index at every size (gold documents are real ones)")
+	fs.StringVar(&f.QualitySys, "quality-systems", "dmar,dense,hybrid", "with --quality, the dmar eval systems evaluated, comma-separated")
 }
 
 // ParseSizes reads --sizes: positive, ascending.

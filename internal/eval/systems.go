@@ -250,6 +250,10 @@ func named(n string, paper, base, full pipeline.Options, alpha float64) (System,
 		o, s.From = full, "dmar-full"
 		o.Shapley, o.Samples, s.Ablates = "montecarlo", 50, "Monte Carlo Shapley, T=50, instead of exact"
 	default:
+		if fo, what, ok := kgRankVariant(n, base); ok {
+			s.From, s.Ablates = "dmar", what // compared, paired, with the ranker's order alone
+			return s, fo, nil
+		}
 		kind, vo, what, prior, err := variant(n, paper, base)
 		if err != nil {
 			return s, o, err

@@ -167,3 +167,30 @@ func TestRestrictBaselines(t *testing.T) {
 		}
 	}
 }
+
+// dmar-kgrankW[-kK] is dmar with the KG channel's order fused at weight W
+// and constant K, compared with dmar; a malformed or out-of-range name is
+// refused.
+func TestKGRankSystems(t *testing.T) {
+	ss, err := Systems([]string{"dmar-kgrank0.8", "dmar-kgrank1-k3"}, pipeline.Defaults(), 20, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := pipeline.Defaults()
+	o.K, o.P = 20, 20
+	for i, c := range []struct {
+		w float64
+		k int
+	}{{0.8, pipeline.DefaultKGRankK}, {1, 3}} {
+		want := o.QuestionAware()
+		want.KGRank, want.KGRankK = c.w, c.k
+		if ss[i].Kind != "dmar" || ss[i].From != "dmar" || !reflect.DeepEqual(*ss[i].Options, want) {
+			t.Errorf("%s: %+v (from %q), want %+v", ss[i].Name, ss[i].Options, ss[i].From, want)
+		}
+	}
+	for _, bad := range []string{"dmar-kgrank", "dmar-kgrankx", "dmar-kgrank1-k", "dmar-kgrank-1", "dmar-kgrank11", "dmar-kgrank1-k0"} {
+		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: %v", bad, err)
+		}
+	}
+}

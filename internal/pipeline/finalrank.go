@@ -121,7 +121,7 @@ func (fr finalRanker) rankFinal(ctx context.Context, sc scored, anchors []Doc, s
 	if err != nil {
 		return reranked{}, fmt.Errorf("ranker: %w", err)
 	}
-	scores := fr.fuse.fuseText(sc.channels.text, pool, own)
+	scores := fr.fuse.fuseText(sc.channels.text, pool, fr.fuse.fuseKG(sc.channels.kg, pool, own))
 	order := poolOrder(pool, scores)
 	namedBy := titleLinks(pool, order, scores, fr.TitleLinks)
 	isAnchor, inFirst := map[string]bool{}, map[string]bool{}

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
@@ -87,5 +89,59 @@ func TestFuseText(t *testing.T) {
 	tied := f.fuseText(textchan.Output{Docs: map[string]TextHit{"z": {Rank: 1}}}, []poolDoc{{doc: Doc{ID: "y"}}, {doc: Doc{ID: "x"}}}, []float64{1, 1})
 	if !(tied[1] > tied[0]) {
 		t.Fatalf("tie not broken by ID: %v", tied)
+	}
+}
+
+// Where the ranker's best is one of the KG channel's documents, the
+// ranker's order is fused by rank with the channel's at kg_rank_k: the
+// channel's first document climbs past the ranker's second; documents the
+// channel did not reach keep only the ranker's share. Where the ranker's
+// best is none of the channel's, without the channel, or at kg_rank 0, the
+// ranker's scores stand.
+func TestFuseKG(t *testing.T) {
+	pool := []poolDoc{{doc: Doc{ID: "a"}}, {doc: Doc{ID: "b"}}, {doc: Doc{ID: "c"}}, {doc: Doc{ID: "d"}}}
+	learned := []float64{3, 2, 1, 0} // the ranker's order: a b c d
+	ch := kgchan.Output{Hits: []retrieval.Hit{{Doc: retrieval.Document{ID: "c"}}, {Doc: retrieval.Document{ID: "a"}}}}
+	f := fusion{FusionOptions: fusionDefaults()}
+	f.KGRank = 0.8
+	k := float64(DefaultKGRankK)
+	got := f.fuseKG(ch, pool, learned)
+	want := []float64{1/(k+1) + 0.8/(k+2), 1 / (k + 2), 1/(k+3) + 0.8/(k+1), 1 / (k + 4)}
+	for i := range want {
+		if math.Abs(got[i]-want[i]) > 1e-15 {
+			t.Fatalf("fused %v, want %v", got, want)
+		}
+	}
+	if !(got[0] > got[2] && got[2] > got[1] && got[1] > got[3]) {
+		t.Fatalf("fused order wrong: %v (want a, c, b, d)", got)
+	}
+	if s := f.fuseKG(kgchan.Output{}, pool, learned); !reflect.DeepEqual(s, learned) {
+		t.Fatalf("no channel: %v, want the ranker's %v", s, learned)
+	}
+	// The ranker's best ("a") is none of the channel's: its scores stand.
+	other := kgchan.Output{Hits: []retrieval.Hit{{Doc: retrieval.Document{ID: "c"}}, {Doc: retrieval.Document{ID: "b"}}}}
+	if s := f.fuseKG(other, pool, learned); !reflect.DeepEqual(s, learned) {
+		t.Fatalf("ranker's best not the channel's: %v, want the ranker's %v", s, learned)
+	}
+	f.KGRank = 0
+	if s := f.fuseKG(ch, pool, learned); !reflect.DeepEqual(s, learned) {
+		t.Fatalf("kg_rank 0: %v, want the ranker's %v", s, learned)
+	}
+}
+
+// The fusion's settings are checked: a negative or oversized channel
+// weight, or a constant below 1, is refused, naming the setting.
+func TestFusionOptionsValidate(t *testing.T) {
+	if err := fusionDefaults().validate(); err != nil {
+		t.Fatalf("defaults: %v", err)
+	}
+	for name, o := range map[string]FusionOptions{
+		"kg_rank":   {RRFK: 60, KGRankK: 5, KGRank: -0.5},
+		"kg_rank_k": {RRFK: 60, KGRankK: 0, KGRank: 1},
+		"rrf_k":     {RRFK: 0, KGRankK: 5},
+	} {
+		if err := o.validate(); err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("%+v: %v, want an error naming %s", o, err, name)
+		}
 	}
 }

@@ -1,7 +1,10 @@
 package pipeline
 
 import (
+	"errors"
+
 	"github.com/dmar-kg/dmar/internal/errs"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/pipeline/textchan"
 )
 
@@ -16,14 +19,26 @@ type FusionOptions struct {
 	// a channel found out of the learned ranker's pool (dmar eval's
 	// dmar-no-own-pages ablation).
 	NoOwnPages bool `json:"-"`
+	// KGRank is the KG channel's weight in the reciprocal-rank fusion of
+	// the learned ranker's order with the channel's own (fuseKG); 0: the
+	// ranker's scores stand. KGRankK is that fusion's constant: small, so
+	// that the channel's first few documents count and its long tail of
+	// documents reached through the same relation does not.
+	KGRank  float64 `json:"-"`
+	KGRankK int     `json:"-"`
 }
 
 // DefaultRRFK is reciprocal-rank fusion's constant in the literature.
 const DefaultRRFK = 60
 
-func fusionDefaults() FusionOptions { return FusionOptions{RRFK: DefaultRRFK} }
+// DefaultKGRankK is fuseKG's constant where the KG channel's order is fused.
+const DefaultKGRankK = 5
 
-func (o FusionOptions) validate() error { return errs.IntIn("rrf_k", o.RRFK, 1, 10_000) }
+func fusionDefaults() FusionOptions { return FusionOptions{RRFK: DefaultRRFK, KGRankK: DefaultKGRankK} }
+
+func (o FusionOptions) validate() error {
+	return errors.Join(errs.IntIn("rrf_k", o.RRFK, 1, 10_000), errs.Within("kg_rank", o.KGRank, 0, 10), errs.IntIn("kg_rank_k", o.KGRankK, 1, 10_000))
+}
 
 // fusion is the fuse stage: it adds the channels' scores to the searches'
 // candidates (fuse, in both scoring phases), and fuses the learned
@@ -90,6 +105,47 @@ func (f fusion) offset(ch channels, id string) float64 {
 	return o
 }
 
+// fuseKG is the final score where the ranker puts one of the KG channel's
+// documents first: the reciprocal-rank fusion of the ranker's order and
+// the channel's, 1/(k + rank by the ranker) + kg_rank/(k + rank in the
+// channel), k FusionOptions.KGRankK. The ranker reads the channel's rank
+// and score among its inputs, but it scores the whole pool at once, where
+// the search's many candidates (near-copies, in a large corpus) can push
+// the channel's second to fifth documents below five; the channel's own
+// order keeps its best ones up. Where the ranker's best is not the
+// channel's (a claim, a passage question: NQ's, FEVER's), the ranker has
+// judged the channel and its scores stand, as they do without the
+// channel's documents or at kg_rank 0.
+func (f fusion) fuseKG(ch kgchan.Output, pool []poolDoc, learned []float64) []float64 {
+	if len(ch.Hits) == 0 || f.KGRank == 0 || len(pool) == 0 {
+		return learned
+	}
+	rank := make(map[string]int, len(ch.Hits))
+	for i, h := range ch.Hits {
+		if _, ok := rank[h.Doc.ID]; !ok {
+			rank[h.Doc.ID] = i + 1
+		}
+	}
+	if best := poolOrder(pool, learned)[0]; rank[pool[best].doc.ID] == 0 {
+		return learned
+	}
+	return rrf(pool, learned, f.KGRankK, f.KGRank, func(id string) int { return rank[id] })
+}
+
+// rrf is the reciprocal-rank fusion of the order of scores over pool with a
+// channel's order: 1/(k + rank by scores) + w/(k + rank in the channel),
+// rankOf a document's 1-based rank in the channel (0: not there).
+func rrf(pool []poolDoc, scores []float64, k int, w float64, rankOf func(id string) int) []float64 {
+	out := make([]float64, len(pool))
+	for n, i := range poolOrder(pool, scores) {
+		out[i] = 1 / float64(k+n+1)
+		if r := rankOf(pool[i].doc.ID); r > 0 {
+			out[i] += w / float64(k+r)
+		}
+	}
+	return out
+}
+
 // fuseText is the final score where the text graph channel reached
 // documents: the reciprocal-rank fusion of the ranker's order and the
 // channel's, 1/(k + rank by the ranker) + text_graph/(k + rank in the
@@ -104,13 +160,5 @@ func (f fusion) fuseText(ch textchan.Output, pool []poolDoc, learned []float64) 
 	if len(ch.Docs) == 0 || f.textGraph == 0 {
 		return learned
 	}
-	k := f.RRFK
-	out := make([]float64, len(pool))
-	for n, i := range poolOrder(pool, learned) {
-		out[i] = 1 / float64(k+n+1)
-		if th, ok := ch.Docs[pool[i].doc.ID]; ok {
-			out[i] += f.textGraph / float64(k+th.Rank)
-		}
-	}
-	return out
+	return rrf(pool, learned, f.RRFK, f.textGraph, func(id string) int { return ch.Docs[id].Rank })
 }
