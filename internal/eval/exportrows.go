@@ -12,7 +12,7 @@ import (
 // (GateEvidence, GateRanker): each question that want accepts (nil: every
 // one) is run by retrieve, and its rows handed to add with the question's
 // index and gold set. It returns the gold count of every question added, in
-// index order; a question whose run fails is counted, logged on stderr
+// index order (an error when there is none); a question whose run fails is counted, logged on stderr
 // under name and skipped, and a cancelled ctx stops the loop.
 func exportQuestions[R any](ctx context.Context, name string, qs []Question, stderr io.Writer, want func(Question) bool,
 	retrieve func(Question) ([]R, error), add func(qi int32, gold map[string]bool, rows []R)) (ngold []int32, skipped int, err error) {
@@ -38,6 +38,9 @@ func exportQuestions[R any](ctx context.Context, name string, qs []Question, std
 		gold := set(q.Gold)
 		add(int32(len(ngold)), gold, rows)
 		ngold = append(ngold, int32(len(gold)))
+	}
+	if len(ngold) == 0 {
+		return nil, skipped, fmt.Errorf("%s: no question could be run (%d skipped)", name, skipped)
 	}
 	return ngold, skipped, nil
 }

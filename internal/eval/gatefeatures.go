@@ -64,9 +64,6 @@ func GateFeatures(ctx context.Context, p CandidateSource, qs []Question, out str
 		return err
 	}
 	nq, r := len(ngold), len(rows)/2
-	if nq == 0 {
-		return fmt.Errorf("gate features: no question could be scored (%d skipped)", skipped)
-	}
 	dim := len(qvec) / nq
 	if err := writeArrays(out, []array{
 		{"qvec.npy", qvec, []int{nq, dim}},
@@ -177,9 +174,6 @@ func GateEvidence(ctx context.Context, p EvidenceSource, qs []Question, opts pip
 		return err
 	}
 	nq, r := len(ngold), len(offset)
-	if nq == 0 {
-		return fmt.Errorf("gate evidence: no question could be run (%d skipped)", skipped)
-	}
 	if err := writeArrays(out, []array{
 		{"feat.npy", feat, []int{r, nf}},
 		{"offset.npy", offset, []int{r}},

@@ -62,9 +62,6 @@ func GateRanker(ctx context.Context, p RankSource, qs []Question, opts pipeline.
 		return err
 	}
 	nq, r := len(ngold), len(rows)/2
-	if nq == 0 {
-		return fmt.Errorf("gate ranker: no question could be run (%d skipped)", skipped)
-	}
 	for _, f := range []struct {
 		name  string
 		data  any

@@ -118,24 +118,43 @@ func TestRemovedSystemsAreUnknown(t *testing.T) {
 	}
 }
 
-// dmar-linksN is dmar with title_links N.
-func TestLinksSystems(t *testing.T) {
-	ss, err := Systems([]string{"dmar-links0", "dmar-links3"}, pipeline.Defaults(), 20, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := pipeline.Defaults()
-	o.K, o.P = 20, 20
-	for i, n := range []int{0, 3} {
-		want := o.QuestionAware()
-		want.TitleLinks = n
-		if ss[i].Kind != "dmar" || !reflect.DeepEqual(*ss[i].Options, want) {
-			t.Errorf("%s: %+v, want %+v", ss[i].Name, ss[i].Options, want)
+// The named variants are dmar with one setting changed: dmar-linksN
+// (title_links N), dmar-kgrankW[-kK] (the KG channel's order fused at
+// weight W and constant K, compared with dmar); a malformed or out-of-range
+// name is refused, naming it.
+func TestNamedVariants(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		from  string // the system each is compared with
+		set   []func(*pipeline.Options)
+		bad   []string
+	}{
+		{[]string{"dmar-links0", "dmar-links3"}, "",
+			[]func(*pipeline.Options){func(o *pipeline.Options) { o.TitleLinks = 0 }, func(o *pipeline.Options) { o.TitleLinks = 3 }},
+			[]string{"dmar-links", "dmar-links11", "dmar-links-1", "dmar-linksx"}},
+		{[]string{"dmar-kgrank0.8", "dmar-kgrank1-k3"}, "dmar",
+			[]func(*pipeline.Options){
+				func(o *pipeline.Options) { o.KGRank, o.KGRankK = 0.8, pipeline.DefaultKGRankK },
+				func(o *pipeline.Options) { o.KGRank, o.KGRankK = 1, 3 }},
+			[]string{"dmar-kgrank", "dmar-kgrankx", "dmar-kgrank1-k", "dmar-kgrank-1", "dmar-kgrank11", "dmar-kgrank1-k0"}},
+	} {
+		ss, err := Systems(c.names, pipeline.Defaults(), 20, 0.5)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for _, bad := range []string{"dmar-links", "dmar-links11", "dmar-links-1", "dmar-linksx"} {
-		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%s: %v", bad, err)
+		o := pipeline.Defaults()
+		o.K, o.P = 20, 20
+		for i, set := range c.set {
+			want := o.QuestionAware()
+			set(&want)
+			if ss[i].Kind != "dmar" || ss[i].From != c.from || !reflect.DeepEqual(*ss[i].Options, want) {
+				t.Errorf("%s: %+v (from %q), want %+v", ss[i].Name, ss[i].Options, ss[i].From, want)
+			}
+		}
+		for _, bad := range c.bad {
+			if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
+				t.Errorf("%s: %v", bad, err)
+			}
 		}
 	}
 }
@@ -164,33 +183,6 @@ func TestRestrictBaselines(t *testing.T) {
 		fresh, _ := Systems([]string{"bm25", "dense", "dmar"}, pipeline.Defaults(), 20, 0.5)
 		if err := RestrictBaselines(fresh, bad); err == nil {
 			t.Errorf("--baselines %q accepted", bad)
-		}
-	}
-}
-
-// dmar-kgrankW[-kK] is dmar with the KG channel's order fused at weight W
-// and constant K, compared with dmar; a malformed or out-of-range name is
-// refused.
-func TestKGRankSystems(t *testing.T) {
-	ss, err := Systems([]string{"dmar-kgrank0.8", "dmar-kgrank1-k3"}, pipeline.Defaults(), 20, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := pipeline.Defaults()
-	o.K, o.P = 20, 20
-	for i, c := range []struct {
-		w float64
-		k int
-	}{{0.8, pipeline.DefaultKGRankK}, {1, 3}} {
-		want := o.QuestionAware()
-		want.KGRank, want.KGRankK = c.w, c.k
-		if ss[i].Kind != "dmar" || ss[i].From != "dmar" || !reflect.DeepEqual(*ss[i].Options, want) {
-			t.Errorf("%s: %+v (from %q), want %+v", ss[i].Name, ss[i].Options, ss[i].From, want)
-		}
-	}
-	for _, bad := range []string{"dmar-kgrank", "dmar-kgrankx", "dmar-kgrank1-k", "dmar-kgrank-1", "dmar-kgrank11", "dmar-kgrank1-k0"} {
-		if _, err := Systems([]string{bad}, pipeline.Defaults(), 20, 0.5); err == nil || !strings.Contains(err.Error(), bad) {
-			t.Errorf("%s: %v", bad, err)
 		}
 	}
 }
