@@ -311,7 +311,8 @@ func shardCount(cls *models.Class) int {
 
 // search1 sends one gRPC search at the read consistency level (on a
 // replicated collection). On a cluster a search whose node went away
-// (Unavailable: the connection broke, or the node is shutting down) is sent
+// (Unavailable: the connection broke, or the node is shutting down) or has
+// just come back without the collection's schema yet (rejoining), is sent
 // again, up to rpcAttempts times, and gRPC's balancer takes it to another
 // node (grpchosts.go); searches change nothing, so sending one twice is
 // harmless.
@@ -326,7 +327,7 @@ func (s *Store) search1(ctx context.Context, req *pb.SearchRequest) (*pb.SearchR
 	wait := 50 * time.Millisecond
 	for i := 1; ; i++ {
 		res, err := s.rpc.c.Search(ctx, req)
-		if err == nil || i == tries || status.Code(err) != codes.Unavailable || ctx.Err() != nil {
+		if err == nil || i == tries || !rejoining(err) || ctx.Err() != nil {
 			return res, err
 		}
 		t := time.NewTimer(wait)
@@ -338,6 +339,20 @@ func (s *Store) search1(ctx context.Context, req *pb.SearchRequest) (*pb.SearchR
 		}
 		wait *= 2
 	}
+}
+
+// rejoining reports whether a search's node is away or not back yet: gone
+// (Unavailable), or restarted and ready before it has applied the cluster's
+// schema, when it answers that the collection does not exist (seen in
+// dmar bench failover on a loaded machine, seconds after a restart).
+func rejoining(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok {
+		return false
+	}
+	m := st.Message()
+	return st.Code() == codes.Unavailable ||
+		st.Code() == codes.Unknown && strings.Contains(m, "could not find class") && strings.Contains(m, "in schema")
 }
 
 // rpcAttempts is how often a search is sent on a cluster.

@@ -392,6 +392,26 @@ func TestTransient(t *testing.T) {
 	}
 }
 
+// A cluster's search is sent again when its node is gone or has come back
+// without the collection's schema yet; never for a request that is wrong,
+// nor for a collection missing on every node (the retries then fail alike).
+func TestRejoining(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want bool
+	}{
+		{status.Error(codes.Unavailable, "connection refused"), true},
+		{status.Error(codes.Unknown, "could not find class DmarFailover in schema"), true},
+		{status.Error(codes.Unknown, "explorer: something else"), false},
+		{status.Error(codes.InvalidArgument, "could not find class X in schema"), false},
+		{errors.New("could not find class X in schema"), false},
+	} {
+		if got := rejoining(c.err); got != c.want {
+			t.Errorf("rejoining(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
 func TestRetryStopsOnPermanentErrors(t *testing.T) {
 	calls := 0
 	err := retry(context.Background(), 5, func() error {
