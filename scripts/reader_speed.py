@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast llama.cpp reads and writes the reader's prompts, by weight format and server setting.
+"""How fast llama.cpp reads and writes the reader's prompts, by weight format, server setting and build.
 
     python3 scripts/reader_speed.py [--threads 1] [--prompts 4] [--port 8095] [--no-cache] [--questions FILE]
                                     [VARIANT ...]      (default: q4_k_m q8_0 q4_0)
@@ -21,13 +21,20 @@ $DMAR_CACHE/llm/models (DMAR_LLM_MODEL=1.5b-FORMAT scripts/services/llm.sh insta
 named by the last part of their alias in models/llm/MODELS. Settings: threads=N (default
 --threads), fa=on|off|auto (flash attention), ubatch=N (n_ubatch = n_batch = N), kv=q8_0|f16 (KV
 cache type; a q8_0 V cache needs fa=on), poll=N (busy-wait of idle threads, 0-100), repack=off (no
-load-time repacking of weights into the CPU's interleaved layouts). Per-request figures go to
-stderr as they come.
+load-time repacking of weights into the CPU's interleaved layouts), build=native: llama.cpp compiled
+for this CPU by PyPI llama-cpp-python (in $DMAR_CACHE/llm/venv-native, where
+DMAR_LLM_BUILD=native scripts/services/llm.sh install puts it), served by its llama_cpp.server,
+which takes threads=, fa= and ubatch= only. That server reports no timings, so its figures are
+the ones llama.cpp prints to its log after each request (llama_perf_context_print), and it always
+reuses the previous prompt's prefix (no --no-cache). Per-request figures go to stderr as they
+come; wall_s is a request's mean time as the client sees it (template, tokenizer and sampling
+included).
 Standard library only; the servers run in the venv's Python.
 """
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -38,6 +45,7 @@ import urllib.request
 HERE = os.path.dirname(os.path.abspath(__file__))
 CACHE = os.environ.get("DMAR_CACHE", os.path.expanduser("~/.cache/dmar"))
 VENV_PY = os.path.join(CACHE, "llm", "venv", "bin", "python")
+NATIVE_PY = os.path.join(CACHE, "llm", "venv-native", "bin", "python")
 MODELS_DIR = os.path.join(CACHE, "llm", "models")
 MANIFEST = os.path.join(HERE, "..", "models", "llm", "MODELS")
 DATA = os.environ.get("DMAR_SHARED_DATA", os.path.join(HERE, "..", "..", "shared", "data"))
@@ -84,8 +92,9 @@ server = xllamacpp.Server(p)
 threading.Event().wait()
 """
 
-SETTING_VALUES = {"fa": {"on", "off", "auto"}, "kv": {"q8_0", "f16"}, "repack": {"off"}}
+SETTING_VALUES = {"fa": {"on", "off", "auto"}, "kv": {"q8_0", "f16"}, "repack": {"off"}, "build": {"native"}}
 NUMERIC = ("threads", "ubatch", "poll")
+NATIVE_SETTINGS = {"threads", "fa", "ubatch", "build"}
 
 
 def parse_variant(text: str, formats: dict, threads: int) -> tuple:
@@ -97,12 +106,16 @@ def parse_variant(text: str, formats: dict, threads: int) -> tuple:
     for part in filter(None, rest.split("+")):
         key, sep, value = part.partition("=")
         if not sep or key not in SETTING_VALUES and key not in NUMERIC:
-            raise ValueError(f"variant {text!r}: setting {part!r}: want threads=, fa=, ubatch=, kv=, poll= or repack=")
+            raise ValueError(f"variant {text!r}: setting {part!r}: want threads=, fa=, ubatch=, kv=, poll=, repack= or build=")
         if key in SETTING_VALUES and value not in SETTING_VALUES[key]:
             raise ValueError(f"variant {text!r}: {key} takes {'|'.join(sorted(SETTING_VALUES[key]))}")
         if key in NUMERIC and not (value.isdigit() and int(value) > 0 or key == "poll" and value == "0"):
             raise ValueError(f"variant {text!r}: {key} takes a whole number above 0")
         setting[key] = value
+    if setting.get("build") == "native" and not set(setting) <= NATIVE_SETTINGS:
+        raise ValueError(f"variant {text!r}: build=native takes only {', '.join(sorted(NATIVE_SETTINGS - {'build'}))}")
+    if setting.get("build") == "native" and setting.get("fa") == "auto":
+        raise ValueError(f"variant {text!r}: build=native takes fa=on or fa=off")
     return fmt, setting
 
 
@@ -161,14 +174,27 @@ def wait_ready(port: int, proc: subprocess.Popen, log: str, limit: float = 600) 
     raise RuntimeError(f"server on port {port} not ready after {limit:.0f} s; see {log}")
 
 
+def native_argv(gguf: str, alias: str, setting: dict, port: int) -> list:
+    """llama_cpp.server's command line for llm.sh's settings. Its defaults differ from llama.cpp's
+    server where it matters: logits_all (logits of every prompt token) off, flash attention on
+    (llama.cpp's auto picks it on a CPU), as many threads for reading as for writing."""
+    n, ubatch = setting.get("threads", "1"), setting.get("ubatch", "512")
+    return [NATIVE_PY, "-m", "llama_cpp.server", "--model", gguf, "--model_alias", alias, "--n_ctx", "4096",
+            "--n_threads", n, "--n_threads_batch", n, "--n_batch", ubatch, "--n_ubatch", ubatch,
+            "--flash_attn", "false" if setting.get("fa") == "off" else "true", "--logits_all", "false",
+            "--n_gpu_layers", "0", "--host", "127.0.0.1", "--port", str(port), "--verbose", "true"]
+
+
 def start(alias: str, setting: dict, port: int, log: str) -> subprocess.Popen:
     gguf = os.path.join(MODELS_DIR, alias + ".gguf")
     if not os.path.isfile(gguf):
         raise FileNotFoundError(f"{gguf} is missing: DMAR_LLM_MODEL=1.5b-FORMAT scripts/services/llm.sh install")
-    arg = json.dumps({"gguf": gguf, "alias": alias, "settings": setting, "port": port})
+    if setting.get("build") == "native":
+        argv = native_argv(gguf, alias, setting, port)
+    else:
+        argv = [VENV_PY, "-c", SERVER, json.dumps({"gguf": gguf, "alias": alias, "settings": setting, "port": port})]
     with open(log, "w") as lf:
-        return subprocess.Popen([VENV_PY, "-c", SERVER, arg], stdout=lf, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL)
+        return subprocess.Popen(argv, stdout=lf, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -190,37 +216,67 @@ def repacked(log: str) -> str:
     return "0MiB"
 
 
-def ask(port: int, alias: str, msgs: list, cache: bool, max_tokens: int = MAX_TOKENS) -> dict:
-    body = {"model": alias, "messages": msgs, "temperature": 0, "max_tokens": max_tokens, "cache_prompt": cache}
+# llama_perf_context_print's lines, which llama_cpp.server prints after each request.
+PERF_PROMPT = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+PERF_EVAL = re.compile(r"^\S+:\s+eval time =\s*([\d.]+) ms /\s*(\d+) runs", re.M)
+
+
+def log_timings(log: str, offset: int) -> dict:
+    """The timings llama.cpp printed to log after offset (a native server's request)."""
+    for _ in range(50):  # the lines are written before the reply; allow for a slow flush
+        with open(log, errors="replace") as f:
+            f.seek(offset)
+            text = f.read()
+        p, e = PERF_PROMPT.findall(text), PERF_EVAL.findall(text)
+        if p and e:
+            return {"pn": int(p[-1][1]), "pms": float(p[-1][0]), "dn": int(e[-1][1]), "dms": float(e[-1][0])}
+        time.sleep(0.1)
+    raise RuntimeError(f"{log}: no llama_perf_context_print timings after the request")
+
+
+def ask(port: int, alias: str, msgs: list, cache: bool, max_tokens: int = MAX_TOKENS, native_log: str = "") -> dict:
+    body = {"model": alias, "messages": msgs, "temperature": 0, "max_tokens": max_tokens}
+    if native_log:
+        body["repeat_penalty"] = 1.0  # llama.cpp's server default; llama_cpp.server's is 1.1
+        offset = os.path.getsize(native_log)
+    else:
+        body["cache_prompt"] = cache
+    t0 = time.monotonic()
     reply = post(f"http://127.0.0.1:{port}/v1/chat/completions", body, timeout=1200)
-    t = reply["timings"]
-    return {"pn": t["prompt_n"], "pms": t["prompt_ms"], "dn": t["predicted_n"], "dms": t["predicted_ms"],
-            "text": reply["choices"][0]["message"]["content"].strip()}
+    wall = time.monotonic() - t0
+    if native_log:
+        x = log_timings(native_log, offset)
+    else:
+        t = reply["timings"]
+        x = {"pn": t["prompt_n"], "pms": t["prompt_ms"], "dn": t["predicted_n"], "dms": t["predicted_ms"]}
+    return x | {"wall": wall, "text": reply["choices"][0]["message"]["content"].strip()}
 
 
 def measure(variants: list, names: dict, args) -> list:
     """Runs every variant's server at once and returns one line per variant."""
-    servers = []  # (label, fmt, port, proc, log)
+    servers = []  # (label, fmt, port, proc, log, native_log)
     try:
         for i, (label, fmt, setting) in enumerate(variants):
             port = args.port + i
             log = os.path.join(args.logdir, f"{port}.log")
-            servers.append((label, fmt, port, start(names[fmt], setting, port, log), log))
-        for _, _, port, proc, log in servers:
+            native_log = log if setting.get("build") == "native" else ""
+            servers.append((label, fmt, port, start(names[fmt], setting, port, log), log, native_log))
+        for _, _, port, proc, log, _ in servers:
             wait_ready(port, proc, log)
         warm = messages("Sources:\n[D1] Warm-up: nothing.\n\nQuestion: Ready?\nAnswer:")
-        for _, fmt, port, _, _ in servers:
-            ask(port, names[fmt], warm, True, max_tokens=1)
+        for _, fmt, port, _, _, native_log in servers:
+            ask(port, names[fmt], warm, True, max_tokens=1, native_log=native_log)
         res = {label: [] for label, *_ in servers}
         for r, msgs in enumerate(prompts(args.questions, args.prompts)):
             for k in range(len(servers)):
-                label, fmt, port, _, _ = servers[(r + k) % len(servers)]
-                x = ask(port, names[fmt], msgs, not args.no_cache)
+                label, fmt, port, _, _, native_log = servers[(r + k) % len(servers)]
+                x = ask(port, names[fmt], msgs, not args.no_cache, native_log=native_log)
                 res[label].append(x)
                 print(f"# prompt {r + 1} {label}: {x['pn']} tokens in {x['pms'] / 1000:.1f} s, "
-                      f"{x['dn']} in {x['dms'] / 1000:.1f} s: {x['text'][:60]!r}", file=sys.stderr, flush=True)
+                      f"{x['dn']} in {x['dms'] / 1000:.1f} s, {x['wall']:.1f} s in all: {x['text'][:60]!r}",
+                      file=sys.stderr, flush=True)
         lines, base = [], None
-        for label, _, _, _, log in servers:
+        for label, _, _, _, log, _ in servers:
             rs = res[label]
             pre = sum(x["pn"] for x in rs) / sum(x["pms"] for x in rs) * 1000
             dec = sum(x["dn"] for x in rs) / max(sum(x["dms"] for x in rs), 1e-9) * 1000
@@ -229,11 +285,12 @@ def measure(variants: list, names: dict, args) -> list:
             same = sum(a == b for a, b in zip(base[2], texts))
             lines.append(f"variant={label:<26} prefill_tps={pre:6.1f} ({pre / base[0]:.2f}x) "
                          f"decode_tps={dec:5.1f} ({dec / base[1]:.2f}x) "
-                         f"prompt_tokens={sum(x['pn'] for x in rs) / len(rs):.0f} repacked={repacked(log)} "
+                         f"prompt_tokens={sum(x['pn'] for x in rs) / len(rs):.0f} "
+                         f"wall_s={sum(x['wall'] for x in rs) / len(rs):.1f} repacked={repacked(log)} "
                          f"same_replies={same}/{len(rs)}")
         return lines
     finally:
-        for _, _, _, proc, _ in servers:
+        for _, _, _, proc, _, _ in servers:
             stop(proc)
 
 
@@ -259,6 +316,11 @@ def main() -> int:
         ap.error("--prompts and --threads must be at least 1")
     if not os.path.isfile(VENV_PY):
         ap.error(f"{VENV_PY} is missing: scripts/services/llm.sh install")
+    if any(s.get("build") == "native" for _, _, s in variants):
+        if args.no_cache:
+            ap.error("--no-cache: build=native's server always reuses the previous prompt's prefix")
+        if not os.path.isfile(NATIVE_PY):
+            ap.error(f"{NATIVE_PY} is missing: DMAR_LLM_BUILD=native scripts/services/llm.sh install")
     os.makedirs(args.logdir, exist_ok=True)
     # A terminated run still stops its servers (the finally in measure).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
