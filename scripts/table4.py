@@ -29,7 +29,8 @@ import eval_table  # scripts/eval_table.py: the evaluation's retrieval tables, t
 
 SYSTEMS = ["bm25", "dense", "hybrid", "dmar-paper", "dmar"]
 BASELINES = "dense,hybrid"
-DATA = os.environ.get("DMAR_SHARED_DATA", "../shared/data")
+DATA_SHOWN = "../shared/data"  # the data path the docs print, wherever this machine keeps it
+DATA = os.environ.get("DMAR_SHARED_DATA", DATA_SHOWN)
 
 # name, column title, dataset flag, extra flags, end metric, the paper's figure and its metric.
 # NQ's and TriviaQA's report halves (454 and 315 questions) are sampled to 200 by a fixed rule
@@ -296,7 +297,7 @@ def commands(args, runs, w):
     w("```sh")
     for name, _, dataset, extra, *_ in BENCHMARKS:
         cmd = runs[name]["extra"]["command"] if name in runs and "command" in runs[name].get("extra", {}) else \
-            " ".join(shlex.quote(c) for c in command(args, name, dataset, extra))
+            " ".join(shlex.quote(c) for c in command(args, name, dataset, extra)).replace(DATA, DATA_SHOWN)
         w("bin/" + cmd if cmd.startswith("dmar ") else cmd)  # a run records its arguments after "dmar"
     w("```")
 
