@@ -221,32 +221,20 @@ const FormsVersion = "forms-3"
 // has as an exact form.
 func EntityDerivedForms(e Entity) []string {
 	var out []string
-	add := func(f string) { out = append(out, f) }
 	own := 1 + len(e.Aliases)
 	names := append(append([]string{e.Label}, e.Aliases...), e.LeadNames...)
 	for i, n := range names {
 		if i >= own {
 			// A lead name itself is only a derived form (kg.LeadNames).
 			if f := NormalizeForm(n); Linkable(f) && len(f) >= 3 {
-				add(f)
-				add(Fold(f))
+				out = append(out, f, Fold(f))
 			}
 		}
-		for _, f := range DerivedForms(n) {
-			add(f)
-		}
-		for _, f := range surnameForms(n) {
-			add(f)
-		}
-		for _, f := range initialForms(n) {
-			add(f)
-		}
-		for _, f := range alternativeNameForms(n) {
-			add(f)
-		}
-		for _, f := range squashedForms(n) {
-			add(f)
-		}
+		out = append(out, DerivedForms(n)...)
+		out = append(out, surnameForms(n)...)
+		out = append(out, initialForms(n)...)
+		out = append(out, alternativeNameForms(n)...)
+		out = append(out, squashedForms(n)...)
 	}
 	return lo.Uniq(out)
 }
