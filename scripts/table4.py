@@ -116,7 +116,12 @@ def graph_cell(run, metric):
     m = run.get("means", {}).get("dmar", {})
     if metric != "f1" or "f1_graph" not in m:
         return "–"
-    return f"– / {fmt(m['f1_graph'])} ({100 * m.get('graph_answered', 0):.0f}% by the graph)"
+    # graph_answered is averaged over the questions the graph proposed an answer for; the share
+    # shown is of all the column's questions.
+    n = run.get("counts", {}).get("dmar", {}).get("graph_answered", 0)
+    answered = round(m.get("graph_answered", 0) * n)
+    total = run["dataset"]["questions"]
+    return f"– / {fmt(m['f1_graph'])} ({answered} of {total} by the graph)"
 
 
 def summary(args, runs):
