@@ -102,7 +102,7 @@ func DefaultParams() Params {
 // no model call is ever made under the writers' mutex either.
 type Index struct {
 	params Params
-	store  *vecStore // the float32 vectors when CompactVectors, else nil
+	store  *vecStore  // the float32 vectors when CompactVectors, else nil
 	wmu    sync.Mutex // one writer at a time
 	cur    atomic.Pointer[gen]
 	// prepareAfresh turns inherit off and flatPostings the posting maps'
@@ -125,7 +125,7 @@ type gen struct {
 	vecs  []cvec
 	store *vecStore
 	byID  map[string]int32
-	dead int // empty slots
+	dead  int // empty slots
 	// one inverted field per scored property (title and text), or one for
 	// title + text when Classic, kept up to date by every write.
 	fields []field

@@ -41,10 +41,10 @@ func (c *cvec) dim() int { return len(c.code.Codes) }
 // vector's components, little-endian float32, then the CRC-32C of those
 // bytes, so that a damaged file reads as an error rather than as scores.
 type vecStore struct {
-	dir  string
-	mu   sync.Mutex // appends: reserving offsets, opening the file
-	f    atomic.Pointer[os.File] // read without the lock
-	size int64
+	dir    string
+	mu     sync.Mutex              // appends: reserving offsets, opening the file
+	f      atomic.Pointer[os.File] // read without the lock
+	size   int64
 	path   string // removed at Close when it could not be removed at once
 	closed bool   // under mu
 }
