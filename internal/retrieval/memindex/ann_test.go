@@ -296,7 +296,9 @@ func BenchmarkScale(b *testing.B) {
 	b.Run("vector-hnsw", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			v := vecs[i%len(vecs)]
-			g.vectorANN(h, v, vec.Norm(v), 100)
+			if _, err := g.vectorANN(h, v, vec.Norm(v), 100); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("vector-exact", func(b *testing.B) {

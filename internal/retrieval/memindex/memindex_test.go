@@ -41,7 +41,7 @@ func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
 	if err != nil {
 		return err
 	}
-	if err := r.Index.Close(); err != nil {
+	if err := r.Close(); err != nil {
 		return err
 	}
 	r.Index = x
