@@ -75,6 +75,12 @@ func TestCompactEqualsFloat32(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			// A search between writes makes the next write patch what
+			// it prepared (norms) instead of computing it afresh.
+			q := retrieval.Query{Mode: retrieval.Vector, Vector: randomDoc(mr, "q").Vector, Limit: 5}
+			if want, got := retrievaltest.Searches(ctx, t, plain, compact, q); !cmp.Equal(want, got) {
+				t.Fatalf("seed %d step %d: (-float32 +compact):\n%s", seed, step, cmp.Diff(want, got))
+			}
 		}
 		if seed%2 == 0 {
 			compact.update(func(g *gen) { g.compact() })
