@@ -248,7 +248,7 @@ func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 		// The vectors go to the file before the writers' lock, as
 		// tokenising does; a failed batch leaves unused records.
 		var err error
-		if cvs, err = x.store.appendDocs(docs); err != nil {
+		if cvs, err = x.store.appendDocs(ctx, docs); err != nil {
 			return fmt.Errorf("put: %w", err)
 		}
 	}

@@ -78,14 +78,17 @@ func (s *vecStore) open() error {
 	return nil
 }
 
-// appendDocs writes the vectors of docs and returns each one's compact
+// appendDocs writes the vectors of docs (until ctx ends) and returns each one's compact
 // form (the zero cvec for a document without a vector).
-func (s *vecStore) appendDocs(docs []retrieval.Document) ([]cvec, error) {
+func (s *vecStore) appendDocs(ctx context.Context, docs []retrieval.Document) ([]cvec, error) {
 	out := make([]cvec, len(docs))
 	// Records are written a chunk at a time, a few megabytes each.
 	const chunk = 2048
 	var buf []byte
 	for lo := 0; lo < len(docs); lo += chunk {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		hi := min(lo+chunk, len(docs))
 		buf = buf[:0]
 		for i, d := range docs[lo:hi] {
