@@ -114,6 +114,11 @@ func putScale(ctx context.Context, x *memindex.Index, docs []retrieval.Document,
 	if !drop {
 		return x.Put(ctx, docs)
 	}
+	// Each write copies the posting map whole instead of layering it over
+	// its parent's, which would keep the lists the next chunk replaces:
+	// the index ends as one Put of everything leaves it.
+	x.SetSharing(memindex.Sharing{Prepared: true, Postings: false})
+	defer x.SetSharing(memindex.Sharing{Prepared: true, Postings: true})
 	const chunk = 1 << 16
 	for lo := 0; lo < len(docs); lo += chunk {
 		part := docs[lo:min(lo+chunk, len(docs))]
