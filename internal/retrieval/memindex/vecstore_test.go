@@ -5,6 +5,7 @@ import (
 	"fmt"
 	mathrand "math/rand"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -336,4 +337,31 @@ func BenchmarkCompactScan(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestCompactFileLifetime: the vector file leaves no name in VectorDir
+// (it is unlinked once open), a closed index refuses writes, and Close
+// twice is fine.
+func TestCompactFileLifetime(t *testing.T) {
+	ctx := context.Background()
+	p := compactParams(t, DefaultParams())
+	x := New(p)
+	if err := x.Put(ctx, []retrieval.Document{randomDoc(newMathRand(1), "a")}); err != nil {
+		t.Fatal(err)
+	}
+	if x.store.f.Load() == nil {
+		t.Fatal("no vector file after a put with a vector")
+	}
+	if names, err := os.ReadDir(p.VectorDir); err != nil || len(names) != 0 {
+		t.Fatalf("VectorDir holds %v (%v), want nothing", names, err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := x.Put(ctx, []retrieval.Document{randomDoc(newMathRand(2), "b")}); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("put after Close: %v", err)
+	}
 }
