@@ -69,7 +69,7 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		return err
 	}
 	b := bench.Scale{Sizes: sizes, Real: embedded.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
-		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0, EfSweep: sweep, RemoteOnly: f.NoEmbedded,
+		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0, CompactVectors: f.CompactVectors, EfSweep: sweep, RemoteOnly: f.NoEmbedded,
 		Pipeline: func(x retrieval.Index) (*pipeline.Pipeline, error) {
 			set.Index = x
 			return set.Pipeline(nil, log, false)
@@ -77,8 +77,10 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		Embedded: func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
 			p := memindex.DefaultParams()
 			p.ANNMin, p.ANNEf = f.ANNMin, f.ANNEf
+			p.CompactVectors, p.VectorDir = f.CompactVectors, f.VectorDir
 			x := memindex.New(p)
-			if err := x.Put(ctx, docs); err != nil {
+			if err := putScale(ctx, x, docs, f.CompactVectors && remote.Embedded()); err != nil {
+				x.Close() //nolint:errcheck // the put's error is the one to report
 				return nil, err
 			}
 			if err := x.Build(ctx); err != nil {
@@ -102,6 +104,32 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 	}
 	_, err = b.Run(ctx, stdout)
 	return err
+}
+
+// putScale loads docs into x. With drop (a compact index and no Weaviate
+// to load after), it puts them a chunk at a time and drops each chunk's
+// float32 vectors once they are in x's file, so that the corpus does not
+// hold a second copy the index no longer needs.
+func putScale(ctx context.Context, x *memindex.Index, docs []retrieval.Document, drop bool) error {
+	if !drop {
+		return x.Put(ctx, docs)
+	}
+	// Each write copies the posting map whole instead of layering it over
+	// its parent's, which would keep the lists the next chunk replaces:
+	// the index ends as one Put of everything leaves it.
+	x.SetSharing(memindex.Sharing{Prepared: true, Postings: false})
+	defer x.SetSharing(memindex.Sharing{Prepared: true, Postings: true})
+	const chunk = 1 << 16
+	for lo := 0; lo < len(docs); lo += chunk {
+		part := docs[lo:min(lo+chunk, len(docs))]
+		if err := x.Put(ctx, part); err != nil {
+			return err
+		}
+		for i := range part {
+			part[i].Vector = nil
+		}
+	}
+	return nil
 }
 
 // scaleCollection is an empty collection DmarScaleSIZE on the Weaviate of

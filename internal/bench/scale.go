@@ -41,6 +41,10 @@ type Scale struct {
 	// ExactOnly says that Embedded's index never takes the approximate
 	// search (dmar bench scale --ann-min -1), for the report.
 	ExactOnly bool
+	// CompactVectors says that Embedded's index keeps int8 vectors in
+	// memory and the float32 ones in a file (dmar bench scale
+	// --compact-vectors), for the report.
+	CompactVectors bool
 	// EfSweep are further ef values at which the approximate search's
 	// recall@100 and search time are measured, beside its own.
 	EfSweep []int
@@ -88,6 +92,7 @@ type ScaleRow struct {
 	// and vectors were held before, so a size of real documents alone
 	// counts the index only); for Weaviate, its server's RSS over them.
 	BytesPerDoc float64
+	Compact     bool // the embedded index's vectors are int8 in memory, float32 in a file
 	Sweep       []memindex.RecallAt
 	Quality     map[string]float64
 	records     []eval.Record // dmar's, for the loss trace
@@ -190,6 +195,8 @@ func (r ScaleRow) String() string {
 	per := "live heap"
 	if r.Backend != "embedded" {
 		per = "weaviate RSS"
+	} else if r.Compact {
+		per = "live heap (int8 vectors, float32 in a file)"
 	}
 	fmt.Fprintf(&b, "scale: %d documents (%d synthetic), %s: ingest %.0f documents/s (%.1f s); %s %s (peak %s); %s %.0f bytes per document; hybrid search p50 %.2f ms p99 %.2f ms; default request p50 %.1f ms p99 %.1f ms; vector recall@100 %s",
 		r.Size, r.Synthetic, r.Backend, r.IngestDocsPerSec, r.Ingest.Seconds(), mem, gb(r.RSS), gb(r.PeakRSS), per, r.BytesPerDoc, r.HybridP50, r.HybridP99, r.DefaultP50, r.DefaultP99, r.Recall)
@@ -218,12 +225,15 @@ func gb(n int64) string {
 // embedded measures the embedded index over docs; base is the live heap
 // before docs were made.
 func (s Scale) embedded(ctx context.Context, docs []retrieval.Document, syn int, base uint64) (ScaleRow, error) {
-	r := ScaleRow{Size: len(docs), Synthetic: syn, Backend: "embedded", RecallAt100: 1}
+	r := ScaleRow{Size: len(docs), Synthetic: syn, Backend: "embedded", RecallAt100: 1, Compact: s.CompactVectors}
 	freeMemory()
 	start := time.Now()
 	x, err := s.Embedded(ctx, docs)
 	if err != nil {
 		return r, err
+	}
+	if c, ok := x.(io.Closer); ok {
+		defer c.Close() //nolint:errcheck // the next size makes its own
 	}
 	r.Ingest = time.Since(start)
 	r.IngestDocsPerSec = float64(len(docs)) / r.Ingest.Seconds()

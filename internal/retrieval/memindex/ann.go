@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/vec"
 	"github.com/viterin/vek/vek32"
 )
@@ -80,7 +79,8 @@ type hnode struct {
 	id    int32
 	slot  int32
 	doc   string
-	vec   []float32
+	vec   []float32 // the document's vector, or nil and its code (CompactVectors)
+	code  vec.Int8
 	norm  float64
 	links []atomic.Pointer[[]link]
 	mu    sync.Mutex // writers updating its links
@@ -133,7 +133,7 @@ func (x *gen) annCtx(ctx context.Context) (*hnsw, error) {
 	return x.prep.ann.getCtx(ctx, x.buildANN)
 }
 
-func (x *gen) buildANN() *hnsw { return buildHNSW(x.docs, x.norms(), x.params) }
+func (x *gen) buildANN() *hnsw { return buildHNSW(x) }
 
 // valid reports whether node n stands for generation x's document in its
 // slot (the same document, with the same vector).
@@ -142,26 +142,42 @@ func (x *gen) valid(n *hnode) bool {
 		return false
 	}
 	d := x.docs[n.slot]
+	if x.store != nil {
+		c := x.vecs[n.slot].code.Codes
+		return d.ID == n.doc && len(c) == len(n.code.Codes) && len(c) > 0 && &c[0] == &n.code.Codes[0]
+	}
 	return d.ID == n.doc && len(d.Vector) == len(n.vec) && &d.Vector[0] == &n.vec[0]
 }
 
 // vectorANN is vector through the graph: the keep best of the documents
 // found, scored exactly.
-func (x *gen) vectorANN(h *hnsw, v []float32, qn float64, keep int) []scoredDoc {
+func (x *gen) vectorANN(h *hnsw, v []float32, qn float64, keep int) ([]scoredDoc, error) {
 	return x.vectorANNAt(h, v, qn, keep, h.ef)
 }
 
-// vectorANNAt is vectorANN exploring ef candidates.
-func (x *gen) vectorANNAt(h *hnsw, v []float32, qn float64, keep, ef int) []scoredDoc {
+// vectorANNAt is vectorANN exploring ef candidates. With CompactVectors
+// the walk ranks by the codes, and every candidate it found is scored
+// again in float32 (rescore).
+func (x *gen) vectorANNAt(h *hnsw, v []float32, qn float64, keep, ef int) ([]scoredDoc, error) {
 	norms := x.norms()
+	found := h.search(v, qn, max(ef, keep))
+	if x.store != nil {
+		cands := make([]scoredDoc, 0, len(found))
+		for _, c := range found {
+			if n := h.node(c.id); x.valid(n) {
+				cands = append(cands, scoredDoc{doc: n.slot})
+			}
+		}
+		return x.rescore(v, qn, cands, keep)
+	}
 	top := newBest(keep, x.better, make([]scoredDoc, 0, keep))
-	for _, c := range h.search(v, qn, max(ef, keep)) {
+	for _, c := range found {
 		n := h.node(c.id)
 		if x.valid(n) {
 			top.push(scoredDoc{doc: n.slot, score: float64(vec.Dot(v, x.docs[n.slot].Vector)) / (qn * norms[n.slot])})
 		}
 	}
-	return top.sorted()
+	return top.sorted(), nil
 }
 
 func (h *hnsw) node(id int32) *hnode { return (*h.nodes.Load())[id] }
@@ -194,7 +210,28 @@ func closer(a, b cand) bool {
 // has it, in its own order of additions): it only steers the walk, and
 // the documents found are scored again exactly (vectorANNAt).
 func distance(v []float32, qn float64, n *hnode) float32 {
+	if n.vec == nil {
+		return float32(1 - float64(dotF32I8(v, n.code.Codes)*n.code.Scale)/(qn*n.norm))
+	}
 	return float32(1 - float64(vek32.Dot(v, n.vec))/(qn*n.norm))
+}
+
+// between is the distance between two nodes.
+func between(a, b *hnode) float32 {
+	if a.vec == nil {
+		d := float64(dotI8(a.code.Codes, b.code.Codes)) * float64(a.code.Scale) * float64(b.code.Scale)
+		return float32(1 - d/(a.norm*b.norm))
+	}
+	return distance(a.vec, a.norm, b)
+}
+
+// query is the vector a node's insertion walks with: its own, or its code
+// decoded.
+func (n *hnode) query() []float32 {
+	if n.vec == nil {
+		return n.code.Float32()
+	}
+	return n.vec
 }
 
 // search returns the ef nodes nearest v that it finds, nearest first.
@@ -299,7 +336,11 @@ func (h *hnsw) layer(nodes []*hnode, v []float32, qn float64, entry []cand, ef, 
 			}
 			vs.seen[id] = vs.stamp
 			n := nodes[id]
-			touch += n.vec[0]
+			if n.vec != nil {
+				touch += n.vec[0]
+			} else {
+				touch += float32(n.code.Codes[0])
+			}
 			vs.fresh = append(vs.fresh, n)
 		}
 		vs.touch += touch
@@ -361,13 +402,23 @@ func newHNSW(dim, ef int, seed uint64) *hnsw {
 	return h
 }
 
-// add makes the node of one document (its level drawn), not yet linked.
-func (h *hnsw) add(slot int32, d retrieval.Document, norm float64) *hnode {
+// addNode is add for generation x's document in slot.
+func (x *gen) addNode(h *hnsw, slot int32, norm float64) *hnode {
+	var code vec.Int8
+	if x.store != nil {
+		code = x.vecs[slot].code
+	}
+	return h.add(slot, x.docs[slot].ID, x.docs[slot].Vector, code, norm)
+}
+
+// add makes the node of one document (its level drawn), not yet linked:
+// its vector v, or without one its code.
+func (h *hnsw) add(slot int32, id string, v []float32, code vec.Int8, norm float64) *hnode {
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
 	level := int(-math.Log(1-h.rng.Float64()) * h.ml)
 	nodes := *h.nodes.Load()
-	n := &hnode{id: int32(len(nodes)), slot: slot, doc: d.ID, vec: d.Vector, norm: norm, links: make([]atomic.Pointer[[]link], level+1)}
+	n := &hnode{id: int32(len(nodes)), slot: slot, doc: id, vec: v, code: code, norm: norm, links: make([]atomic.Pointer[[]link], level+1)}
 	if len(nodes) == cap(nodes) {
 		nodes = append(make([]*hnode, 0, 2*cap(nodes)+1024), nodes...)
 	}
@@ -393,13 +444,14 @@ func (h *hnsw) link(n *hnode) {
 	}
 	nodes := *h.nodes.Load()
 	top := len(n.links) - 1
-	cur := cand{ep.id, distance(n.vec, n.norm, ep)}
+	q := n.query()
+	cur := cand{ep.id, distance(q, n.norm, ep)}
 	for l := len(ep.links) - 1; l > top; l-- {
-		cur = h.greedy(nodes, n.vec, n.norm, cur, l)
+		cur = h.greedy(nodes, q, n.norm, cur, l)
 	}
 	entry := []cand{cur}
 	for l := min(top, len(ep.links)-1); l >= 0; l-- {
-		found := h.layer(nodes, n.vec, n.norm, entry, annEfBuild, l)
+		found := h.layer(nodes, q, n.norm, entry, annEfBuild, l)
 		limit := annM
 		if l == 0 {
 			limit = 2 * annM
@@ -465,7 +517,7 @@ func (h *hnsw) choose(nodes []*hnode, cs []cand, limit int, self int32) []link {
 		good := true
 		cn := nodes[c.id]
 		for _, o := range out {
-			if distance(cn.vec, cn.norm, nodes[o.id]) < c.dist {
+			if between(cn, nodes[o.id]) < c.dist {
 				good = false
 				break
 			}
@@ -485,16 +537,17 @@ func (h *hnsw) choose(nodes []*hnode, cs []cand, limit int, self int32) []link {
 	return out
 }
 
-// buildHNSW inserts every document with a vector, a worker per CPU.
-func buildHNSW(docs []retrieval.Document, norms []float64, p Params) *hnsw {
-	dim, slots := 0, make([]int32, 0, len(docs))
-	for i, d := range docs {
-		switch {
-		case len(d.Vector) == 0 || norms[i] == 0:
+// buildHNSW inserts every document of x with a vector, a worker per CPU.
+func buildHNSW(x *gen) *hnsw {
+	norms := x.norms()
+	dim, slots := 0, make([]int32, 0, len(x.docs))
+	for i := range x.docs {
+		switch l := x.dim(i); {
+		case l == 0 || norms[i] == 0:
 			continue
 		case dim == 0:
-			dim = len(d.Vector)
-		case len(d.Vector) != dim:
+			dim = l
+		case l != dim:
 			return nil // the exact scan names the mismatch
 		}
 		slots = append(slots, int32(i))
@@ -502,10 +555,10 @@ func buildHNSW(docs []retrieval.Document, norms []float64, p Params) *hnsw {
 	if len(slots) < 2*annM {
 		return nil
 	}
-	h := newHNSW(dim, p.annEf(len(slots)), uint64(len(slots)))
+	h := newHNSW(dim, x.params.annEf(len(slots)), uint64(len(slots)))
 	ns := make([]*hnode, len(slots))
 	for i, s := range slots {
-		ns[i] = h.add(s, docs[s], norms[s])
+		ns[i] = x.addNode(h, s, norms[s])
 	}
 	// The first nodes alone, so that the workers start from a graph.
 	first := min(len(ns), 1000)
@@ -532,17 +585,15 @@ func (h *hnsw) insert(x, parent *gen, changed []int32) bool {
 			continue
 		}
 		done[s] = true
-		if int(s) < len(parent.docs) && len(parent.docs[s].Vector) > 0 {
+		if int(s) < len(parent.docs) && parent.dim(int(s)) > 0 {
 			h.live.Add(-1) // the node of what the slot held before is dead now
 		}
-		d := x.docs[s]
-		if len(d.Vector) == 0 || norms[s] == 0 {
+		if l := x.dim(int(s)); l == 0 || norms[s] == 0 {
 			continue
-		}
-		if len(d.Vector) != h.dim {
+		} else if l != h.dim {
 			return false
 		}
-		h.link(h.add(s, d, norms[s]))
+		h.link(x.addNode(h, s, norms[s]))
 	}
 	return int64(len(*h.nodes.Load())) <= 2*max(h.live.Load(), 1)
 }
@@ -589,8 +640,16 @@ func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int, ef
 		qn float64
 		in map[int32]bool
 	}
-	var refs []ref
-	for _, q := range queries {
+	var (
+		refs  []ref
+		exact [][]scoredDoc // with CompactVectors, the float32 scan of every query at once
+	)
+	if g.store != nil {
+		if exact, err = g.exactAll(ctx, queries, h.dim, k); err != nil {
+			return nil, false, err
+		}
+	}
+	for qi, q := range queries {
 		if err := ctx.Err(); err != nil {
 			return nil, false, err
 		}
@@ -598,8 +657,10 @@ func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int, ef
 		if qn == 0 || len(q) != h.dim {
 			continue
 		}
-		top, err := g.vectorExact(q, qn, nil, k, false)
-		if err != nil {
+		var top []scoredDoc
+		if exact != nil {
+			top = exact[qi]
+		} else if top, err = g.vectorExact(q, qn, nil, k, false); err != nil {
 			return nil, false, err
 		}
 		in := make(map[int32]bool, len(top))
@@ -618,7 +679,10 @@ func (x *Index) VectorRecall(ctx context.Context, queries [][]float32, k int, ef
 		var took time.Duration
 		for _, r := range refs {
 			t := time.Now()
-			got := g.vectorANNAt(h, r.q, r.qn, k, ef)
+			got, err := g.vectorANNAt(h, r.q, r.qn, k, ef)
+			if err != nil {
+				return nil, false, err
+			}
 			took += time.Since(t)
 			for _, s := range got {
 				if r.in[s.doc] {

@@ -157,6 +157,12 @@ func search(t *testing.T, x *Index, q retrieval.Query) []retrieval.Hit {
 // with a vector has a node valid for the generation, no dead document is
 // ever a result, and a document put is found by its own vector.
 func TestANNFollowsWrites(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { annFollowsWrites(t, New(annParams(1000))) })
+	t.Run("compact", func(t *testing.T) { annFollowsWrites(t, newCompact(t, annParams(1000))) })
+}
+
+// annFollowsWrites checks TestANNFollowsWrites on the empty index x.
+func annFollowsWrites(t *testing.T, x *Index) {
 	rng := rand.New(rand.NewPCG(3, 6))
 	centers := make([][]float32, 40)
 	for i := range centers {
@@ -174,7 +180,6 @@ func TestANNFollowsWrites(t *testing.T) {
 	for i := range 3000 {
 		docs = append(docs, doc("d"+itoa(i)))
 	}
-	x := New(annParams(1000))
 	ctx := context.Background()
 	if err := x.Put(ctx, docs); err != nil {
 		t.Fatal(err)
@@ -296,7 +301,9 @@ func BenchmarkScale(b *testing.B) {
 	b.Run("vector-hnsw", func(b *testing.B) {
 		for i := 0; b.Loop(); i++ {
 			v := vecs[i%len(vecs)]
-			g.vectorANN(h, v, vec.Norm(v), 100)
+			if _, err := g.vectorANN(h, v, vec.Norm(v), 100); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("vector-exact", func(b *testing.B) {

@@ -131,12 +131,10 @@ type ownANN struct {
 
 func (o *ownANN) build(docs [][]float32) {
 	ds := make([]retrieval.Document, len(docs))
-	norms := make([]float64, len(docs))
 	for i, v := range docs {
 		ds[i] = retrieval.Document{ID: strconv.Itoa(i), Vector: v}
-		norms[i] = vec.Norm(v)
 	}
-	o.h = buildHNSW(ds, norms, DefaultParams())
+	o.h = buildHNSW(&gen{params: DefaultParams(), docs: ds})
 	o.ef, o.dead = o.h.ef, map[int32]bool{}
 }
 
@@ -164,7 +162,7 @@ func (o *ownANN) churn(deleted, updated []int, newVecs [][]float32) {
 		o.dead[bySlot[int32(i)]] = true
 	}
 	for j, i := range updated {
-		o.h.link(o.h.add(int32(i), retrieval.Document{ID: strconv.Itoa(i), Vector: newVecs[j]}, vec.Norm(newVecs[j])))
+		o.h.link(o.h.add(int32(i), strconv.Itoa(i), newVecs[j], vec.Int8{}, vec.Norm(newVecs[j])))
 	}
 }
 

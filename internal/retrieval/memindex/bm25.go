@@ -139,6 +139,15 @@ func (x *gen) compact() {
 		f.postings = postingMap{base: all}
 	}
 	x.docs = docs
+	if x.store != nil {
+		vecs := make([]cvec, 0, len(docs))
+		for old, n := range renum {
+			if n >= 0 {
+				vecs = append(vecs, x.vecs[old])
+			}
+		}
+		x.vecs = vecs
+	}
 	x.dead = 0
 	x.renumbered = true
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 var (
@@ -64,6 +65,17 @@ type Params struct {
 	// MaxScore prunes BM25's postings with MaxScore's bounds (maxscore.go):
 	// the same results to the bit, measured slower on the corpora here.
 	MaxScore bool
+	// CompactVectors keeps each document's vector in memory as an int8
+	// code, and the float32 vector in a file (vecstore.go): searches rank
+	// with the codes and score their best candidates again in float32, so
+	// the scores are the float32 index's; the ranking can differ only
+	// where a document the codes rank outside those candidates would have
+	// made the top. Off by default. An index made with it should be
+	// closed (Close) to give the file back.
+	CompactVectors bool
+	// VectorDir is the directory of CompactVectors' file (os.TempDir()
+	// when empty).
+	VectorDir string
 }
 
 // WeaviateTieSlack is how many hits beyond the limit the weaviate adapter
@@ -90,6 +102,7 @@ func DefaultParams() Params {
 // no model call is ever made under the writers' mutex either.
 type Index struct {
 	params Params
+	store  *vecStore  // the float32 vectors when CompactVectors, else nil
 	wmu    sync.Mutex // one writer at a time
 	cur    atomic.Pointer[gen]
 	// prepareAfresh turns inherit off and flatPostings the posting maps'
@@ -107,8 +120,12 @@ type gen struct {
 	// fresh build over All() would give, so rankings (whose ties follow it)
 	// do not depend on the history of writes.
 	docs []retrieval.Document
-	byID map[string]int32
-	dead int // empty slots
+	// vecs are the slots' compact vectors when CompactVectors (the
+	// documents in docs then hold no vector), read from store.
+	vecs  []cvec
+	store *vecStore
+	byID  map[string]int32
+	dead  int // empty slots
 	// one inverted field per scored property (title and text), or one for
 	// title + text when Classic, kept up to date by every write.
 	fields []field
@@ -142,8 +159,21 @@ type posting struct {
 // New returns an empty index.
 func New(p Params) *Index {
 	x := &Index{params: p}
-	x.cur.Store(&gen{params: p, byID: map[string]int32{}, fields: newFields(p.Classic)})
+	if p.CompactVectors {
+		x.store = &vecStore{dir: p.VectorDir}
+	}
+	x.cur.Store(&gen{params: p, store: x.store, byID: map[string]int32{}, fields: newFields(p.Classic)})
 	return x
+}
+
+// Close gives back the file of CompactVectors' float32 vectors; the index
+// cannot be searched or written after. Without CompactVectors it does
+// nothing.
+func (x *Index) Close() error {
+	if x.store == nil {
+		return nil
+	}
+	return x.store.close()
 }
 
 // update applies a write to a copy of the current generation, patches
@@ -180,7 +210,7 @@ func (x *Index) SetSharing(s Sharing) {
 // the write first touches them (own), and the posting maps are forked in
 // layers when layered.
 func (x *gen) clone(layered bool) *gen {
-	n := &gen{params: x.params, docs: slices.Clone(x.docs), byID: maps.Clone(x.byID), dead: x.dead,
+	n := &gen{params: x.params, docs: slices.Clone(x.docs), vecs: slices.Clone(x.vecs), store: x.store, byID: maps.Clone(x.byID), dead: x.dead,
 		fields: make([]field, len(x.fields)), owned: map[ownKey]struct{}{}}
 	for i, f := range x.fields {
 		f.postings = f.postings.fork(layered)
@@ -213,10 +243,19 @@ func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 			return errs.E(errs.Invalid, "document without id")
 		}
 	}
+	var cvs []cvec
+	if x.store != nil {
+		// The vectors go to the file before the writers' lock, as
+		// tokenising does; a failed batch leaves unused records.
+		var err error
+		if cvs, err = x.store.appendDocs(ctx, docs); err != nil {
+			return fmt.Errorf("put: %w", err)
+		}
+	}
 	if len(docs) <= bulkChunk {
 		// Tokenising is the slow part of a write; it is done before the copy.
 		terms := tokenizeAll(x.cur.Load(), docs)
-		x.update(func(g *gen) { g.put(docs, terms) })
+		x.update(func(g *gen) { g.put(docs, terms, cvs) })
 		return nil
 	}
 	// A bulk load is tokenised a chunk at a time under the writer's lock:
@@ -224,8 +263,12 @@ func (x *Index) Put(ctx context.Context, docs []retrieval.Document) error {
 	// tokenised ahead held gigabytes only to drop them.
 	x.update(func(g *gen) {
 		for lo := 0; lo < len(docs); lo += bulkChunk {
-			chunk := docs[lo:min(lo+bulkChunk, len(docs))]
-			g.put(chunk, tokenizeAll(g, chunk))
+			hi := min(lo+bulkChunk, len(docs))
+			var cv []cvec
+			if cvs != nil {
+				cv = cvs[lo:hi]
+			}
+			g.put(docs[lo:hi], tokenizeAll(g, docs[lo:hi]), cv)
 		}
 		g.trimPostings()
 	})
@@ -246,17 +289,27 @@ func tokenizeAll(g *gen, docs []retrieval.Document) [][]docTerms {
 	return terms
 }
 
-// put applies docs (terms their tokens) to the generation being written.
-func (x *gen) put(docs []retrieval.Document, terms [][]docTerms) {
+// put applies docs (terms their tokens, cvs their compact vectors when
+// CompactVectors) to the generation being written.
+func (x *gen) put(docs []retrieval.Document, terms [][]docTerms, cvs []cvec) {
 	for i, d := range docs {
+		if cvs != nil {
+			d.Vector = nil // in the file now
+		}
 		if slot, ok := x.byID[d.ID]; ok {
 			x.reindex(slot, terms[i])
 			x.docs[slot] = d
+			if cvs != nil {
+				x.vecs[slot] = cvs[i]
+			}
 			continue
 		}
 		slot := int32(len(x.docs))
 		x.byID[d.ID] = slot
 		x.docs = append(x.docs, d)
+		if cvs != nil {
+			x.vecs = append(x.vecs, cvs[i])
+		}
 		x.index(slot, terms[i])
 	}
 }
@@ -288,6 +341,9 @@ func (x *Index) Delete(ctx context.Context, ids []string) (int, error) {
 			}
 			g.unindex(slot)
 			g.docs[slot] = retrieval.Document{}
+			if g.store != nil {
+				g.vecs[slot] = cvec{}
+			}
 			delete(g.byID, id)
 			g.dead++
 			n++
@@ -304,19 +360,43 @@ func (x *Index) Count(ctx context.Context) (int, error) {
 	return len(x.cur.Load().byID), ctx.Err()
 }
 
-// All returns every document, in insertion order. Callers must not modify them.
+// All returns every document, in insertion order. Callers must not modify
+// them. With CompactVectors the vectors are read from their file, and All
+// panics when that fails (ReadAll returns the error).
 func (x *Index) All() []retrieval.Document {
-	g := x.cur.Load()
-	if g.dead == 0 {
-		return g.docs
-	}
-	out := make([]retrieval.Document, 0, len(g.byID))
-	for _, d := range g.docs {
-		if d.ID != "" {
-			out = append(out, d)
-		}
+	out, err := x.ReadAll(context.Background())
+	if err != nil {
+		panic(err)
 	}
 	return out
+}
+
+// ReadAll is All, with the error of reading CompactVectors' file.
+func (x *Index) ReadAll(ctx context.Context) ([]retrieval.Document, error) {
+	g := x.cur.Load()
+	if g.dead == 0 && g.store == nil {
+		return g.docs, nil
+	}
+	out := make([]retrieval.Document, 0, len(g.byID))
+	var r vecReader
+	for i, d := range g.docs {
+		if d.ID == "" {
+			continue
+		}
+		if g.store != nil {
+			if i%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+			}
+			var err error
+			if d, err = g.withVector(i, &r, true); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // Documents implements retrieval.Index.
@@ -326,12 +406,77 @@ func (x *Index) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 	}
 	g := x.cur.Load()
 	out := make([]retrieval.Document, 0, len(ids))
+	var r vecReader
 	for _, id := range ids {
 		if i, ok := g.byID[id]; ok {
-			out = append(out, g.docs[i])
+			d, err := g.withVector(int(i), &r, true)
+			if err != nil {
+				return nil, fmt.Errorf("documents: %w", err)
+			}
+			out = append(out, d)
 		}
 	}
 	return out, nil
+}
+
+// vecReader holds a reader's buffers for the vector file.
+type vecReader struct {
+	buf []float32
+	raw []byte
+}
+
+// float32At is slot i's float32 vector (nil without one): the document's
+// own, or with CompactVectors read from the file into r's buffer, valid
+// until r's next read.
+func (x *gen) float32At(i int, r *vecReader) ([]float32, error) {
+	if x.store == nil {
+		return x.docs[i].Vector, nil
+	}
+	c := &x.vecs[i]
+	if c.dim() == 0 {
+		return nil, nil
+	}
+	v, raw, err := x.store.read(c, r.buf, r.raw)
+	r.buf, r.raw = v, raw
+	if err != nil {
+		return nil, fmt.Errorf("document %q: %w", x.docs[i].ID, err)
+	}
+	return v, nil
+}
+
+// withVector is slot i's document with its vector when want (read from
+// the file, a copy of its own, with CompactVectors), else without one.
+func (x *gen) withVector(i int, r *vecReader, want bool) (retrieval.Document, error) {
+	d := x.docs[i]
+	if !want {
+		d.Vector = nil
+		return d, nil
+	}
+	if x.store == nil {
+		return d, nil
+	}
+	v, err := x.float32At(i, r)
+	if err != nil {
+		return d, err
+	}
+	d.Vector = slices.Clone(v)
+	return d, nil
+}
+
+// dim is slot i's vector dimension (0 without one).
+func (x *gen) dim(i int) int {
+	if x.store != nil {
+		return x.vecs[i].dim()
+	}
+	return len(x.docs[i].Vector)
+}
+
+// vecNorm is slot i's vector norm (vec.Norm of the float32 vector).
+func (x *gen) vecNorm(i int) float64 {
+	if x.store != nil {
+		return x.vecs[i].norm
+	}
+	return vec.Norm(x.docs[i].Vector)
 }
 
 // allowed returns nil when the filter restricts nothing.
@@ -381,7 +526,7 @@ func (x *Index) Build(ctx context.Context) error {
 		if _, err := g.annCtx(ctx); err != nil {
 			return fmt.Errorf("build the vector graph: %w", err)
 		}
-	case haveDot32:
+	case haveDot32 && g.store == nil:
 		g.blocks()
 	}
 	return nil
@@ -404,8 +549,15 @@ func (x *Index) Save(path string) error {
 		Vector          []float32
 	}
 	out := make([]stored, 0, len(g.byID))
-	for _, d := range g.docs {
+	var r vecReader
+	for i, d := range g.docs {
 		if d.ID != "" {
+			d, err := g.withVector(i, &r, true)
+			if err != nil {
+				f.Close()
+				os.Remove(tmp)
+				return fmt.Errorf("save index: %w", err)
+			}
 			out = append(out, stored{d.ID, d.Title, d.Text, d.Entities, d.Vector})
 		}
 	}

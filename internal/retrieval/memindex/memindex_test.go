@@ -18,14 +18,15 @@ func TestConformance(t *testing.T) {
 
 func TestConformanceAfterSaveLoad(t *testing.T) {
 	retrievaltest.Run(t, func(t *testing.T) retrievaltest.Backend {
-		return &reloading{Index: New(DefaultParams()), dir: t.TempDir()}
+		return &reloading{Index: New(DefaultParams()), dir: t.TempDir(), params: DefaultParams()}
 	})
 }
 
 // reloading saves and reloads the index after every Put.
 type reloading struct {
 	*Index
-	dir string
+	dir    string
+	params Params // of the index loaded
 }
 
 func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
@@ -36,8 +37,11 @@ func (r *reloading) Put(ctx context.Context, docs []retrieval.Document) error {
 	if err := r.Save(p); err != nil {
 		return err
 	}
-	x, err := Load(p, DefaultParams())
+	x, err := Load(p, r.params)
 	if err != nil {
+		return err
+	}
+	if err := r.Close(); err != nil {
 		return err
 	}
 	r.Index = x

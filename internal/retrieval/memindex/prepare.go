@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/dmar-kg/dmar/internal/retrieval"
-	"github.com/dmar-kg/dmar/internal/vec"
 )
 
 // prepared is what searches derive from one generation: the vector norms,
@@ -78,8 +77,8 @@ func (l *lazy[T]) set(v T) { l.v.Store(&v) }
 func (x *gen) norms() []float64 {
 	return x.prep.norms.get(func() []float64 {
 		n := make([]float64, len(x.docs))
-		for i, d := range x.docs {
-			n[i] = vec.Norm(d.Vector)
+		for i := range x.docs {
+			n[i] = x.vecNorm(i)
 		}
 		return n
 	})
@@ -145,11 +144,11 @@ func (x *gen) inherit(parent *gen) {
 		done := copy(norms, n)
 		for _, s := range changed {
 			if int(s) < done {
-				norms[s] = vec.Norm(x.docs[s].Vector)
+				norms[s] = x.vecNorm(int(s))
 			}
 		}
 		for slot := done; slot < len(norms); slot++ {
-			norms[slot] = vec.Norm(x.docs[slot].Vector)
+			norms[slot] = x.vecNorm(slot)
 		}
 		x.prep.norms.set(norms)
 	}
