@@ -134,7 +134,8 @@ func Progress(cfg config.Config, out io.Writer) io.Writer {
 // Inputs are the embedded backend's inputs and snapshots.
 func Inputs(cfg config.Config, out io.Writer) state.Inputs {
 	files := cfg.CorpusFiles()
-	return state.Inputs{Bundle: cfg.BundleDir(), Corpus: files[0], Extra: files[1:], Dir: cfg.State, Log: Progress(cfg, out)}
+	return state.Inputs{Bundle: cfg.BundleDir(), Corpus: files[0], Extra: files[1:], Dir: cfg.State, Log: Progress(cfg, out),
+		CompactVectors: cfg.Embedded.CompactVectors, VectorDir: cfg.Embedded.VectorDir}
 }
 
 // Neo4j is the Neo4j driver's configuration; the password comes from the

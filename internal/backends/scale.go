@@ -68,8 +68,13 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 	if err != nil {
 		return err
 	}
-	b := bench.Scale{Sizes: sizes, Real: embedded.All(), Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
-		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0, CompactVectors: f.CompactVectors, EfSweep: sweep, RemoteOnly: f.NoEmbedded,
+	realDocs, err := embedded.ReadAll(ctx)
+	if err != nil {
+		return err
+	}
+	compact := cfg.Embedded.CompactVectors // --compact-vectors, the setting dmar serve reads too
+	b := bench.Scale{Sizes: sizes, Real: realDocs, Synth: synth.Config{Seed: f.Seed}, Questions: questions, QVecs: qvecs,
+		Requests: f.Requests, Options: opts, Encoder: set.Models.Encoder, ExactOnly: f.ANNMin < 0, CompactVectors: compact, EfSweep: sweep, RemoteOnly: f.NoEmbedded,
 		Pipeline: func(x retrieval.Index) (*pipeline.Pipeline, error) {
 			set.Index = x
 			return set.Pipeline(nil, log, false)
@@ -77,9 +82,9 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 		Embedded: func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
 			p := memindex.DefaultParams()
 			p.ANNMin, p.ANNEf = f.ANNMin, f.ANNEf
-			p.CompactVectors, p.VectorDir = f.CompactVectors, f.VectorDir
+			p.CompactVectors, p.VectorDir = compact, cfg.Embedded.VectorDir
 			x := memindex.New(p)
-			if err := putScale(ctx, x, docs, f.CompactVectors && remote.Embedded()); err != nil {
+			if err := putScale(ctx, x, docs, compact && remote.Embedded()); err != nil {
 				x.Close() //nolint:errcheck // the put's error is the one to report
 				return nil, err
 			}

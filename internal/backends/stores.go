@@ -72,7 +72,11 @@ func loadWeaviate(ctx context.Context, cfg config.Config, g Graph, enc scoring.E
 	if err != nil {
 		return err
 	}
-	ls, err := st.Load(ctx, x.All(), Progress(cfg, out))
+	docs, err := x.ReadAll(ctx)
+	if err != nil {
+		return err
+	}
+	ls, err := st.Load(ctx, docs, Progress(cfg, out))
 	if err != nil {
 		return err
 	}
@@ -92,7 +96,11 @@ func embeddedIndex(ctx context.Context, cfg config.Config, g Graph, enc scoring.
 	if err != nil || !load || g.Neo4j == nil {
 		return x, err
 	}
-	ms, err := locate(ctx, linker, x.All())
+	docs, err := x.ReadAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := locate(ctx, linker, docs)
 	if err != nil {
 		return nil, err
 	}

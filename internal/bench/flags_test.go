@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -51,30 +50,5 @@ func TestLatencyQuestionsFromADataset(t *testing.T) {
 	f.Questions = "hotpotqa-distractor:" + hp
 	if _, _, err := f.ReadQuestions(state, ""); err == nil || !strings.Contains(err.Error(), "hotpotqa-distractor") {
 		t.Fatalf("per-question pools: %v", err)
-	}
-}
-
-// bench scale's --compact-vectors and --vector-dir: off and empty by
-// default (the float32 index, as before), set by the flags.
-func TestScaleCompactVectorsFlag(t *testing.T) {
-	for _, c := range []struct {
-		args    []string
-		compact bool
-		dir     string
-	}{
-		{nil, false, ""},
-		{[]string{"--compact-vectors"}, true, ""},
-		{[]string{"--compact-vectors", "--vector-dir", "/var/tmp/v"}, true, "/var/tmp/v"},
-		{[]string{"--compact-vectors=false"}, false, ""},
-	} {
-		var f ScaleFlags
-		fs := flag.NewFlagSet("scale", flag.ContinueOnError)
-		f.Register(fs)
-		if err := fs.Parse(c.args); err != nil {
-			t.Fatalf("%v: %v", c.args, err)
-		}
-		if f.CompactVectors != c.compact || f.VectorDir != c.dir {
-			t.Errorf("%v: CompactVectors %v VectorDir %q, want %v %q", c.args, f.CompactVectors, f.VectorDir, c.compact, c.dir)
-		}
 	}
 }

@@ -23,10 +23,6 @@ type ScaleFlags struct {
 	ANNEf      int
 	EfSweep    string
 	NoEmbedded bool
-	// CompactVectors builds the embedded index with memindex's
-	// CompactVectors, its float32 vectors in a file in VectorDir.
-	CompactVectors bool
-	VectorDir      string
 }
 
 // Register adds the flags to fs.
@@ -38,8 +34,6 @@ func (f *ScaleFlags) Register(fs *flag.FlagSet) {
 	fs.IntVar(&f.ANNMin, "ann-min", 0, "corpus size from which the embedded index searches vectors through its HNSW graph (0: memindex's default, -1: never, the exact scan at every size)")
 	fs.IntVar(&f.ANNEf, "ann-ef", 0, "candidates a search of the embedded index's HNSW graph explores (0: memindex's default)")
 	fs.StringVar(&f.EfSweep, "ann-ef-sweep", "", "further ef values, comma-separated, at which the HNSW graph's recall@100 and search time are also measured")
-	fs.BoolVar(&f.CompactVectors, "compact-vectors", false, "build the embedded index with int8 vectors in memory and the float32 ones in a file, re-scored from it (the corpus then drops its own float32 vectors once they are in the file, so that memory counts one copy)")
-	fs.StringVar(&f.VectorDir, "vector-dir", "", "with --compact-vectors, the directory of the vector file (default: the system's temporary directory)")
 	fs.BoolVar(&f.NoEmbedded, "no-embedded", false, "measure only the --index Weaviate, not the embedded index")
 	fs.BoolVar(&f.Quality, "quality", false, "also evaluate kgqa Recall@5 of dmar, dense and hybrid on the embedded index at every size (gold documents are real ones)")
 	fs.StringVar(&f.QualitySys, "quality-systems", "dmar,dense,hybrid", "with --quality, the dmar eval systems evaluated, comma-separated")

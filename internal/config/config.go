@@ -38,6 +38,18 @@ type Config struct {
 	Quiet    bool     `yaml:"quiet"`
 	// TextGraph is the graph built from the corpus's text (textgraph.go).
 	TextGraph TextGraph `yaml:"textgraph"`
+	// Embedded holds the embedded index's storage settings.
+	Embedded Embedded `yaml:"embedded"`
+}
+
+// Embedded is how the embedded index stores its vectors. With
+// CompactVectors it keeps int8 codes in memory and the float32 vectors in
+// a file in VectorDir (default: the system's temporary directory), read
+// back to score each search's best candidates exactly: a quarter of the
+// vectors' memory, the same scores (docs/ann.md).
+type Embedded struct {
+	CompactVectors bool   `yaml:"compact_vectors"`
+	VectorDir      string `yaml:"vector_dir"`
 }
 
 // Neo4j holds the graph backend's credentials. The password comes from

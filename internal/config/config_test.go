@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -226,5 +227,38 @@ func TestEncoderBatchWindow(t *testing.T) {
 		if !bad && c.Server.EncoderBatchWindow.String() != map[string]string{"0": "0s", "5ms": "5ms", "100ms": "100ms"}[v] {
 			t.Errorf("%s read as %s", v, c.Server.EncoderBatchWindow)
 		}
+	}
+}
+
+// embedded.compact_vectors and embedded.vector_dir come from the file, the
+// environment and the flags, the flags last.
+func TestCompactVectorsSettings(t *testing.T) {
+	c := config.Default(t.TempDir(), bundleDir(t))
+	if c.Embedded.CompactVectors || c.Embedded.VectorDir != "" {
+		t.Fatalf("default: %+v, want off", c.Embedded)
+	}
+	f := write(t, "dmar.yaml", "embedded:\n  compact_vectors: true\n  vector_dir: /var/lib/dmar/vectors\n")
+	if ps := config.File(&c, f); len(ps) != 0 {
+		t.Fatal(ps)
+	}
+	if !c.Embedded.CompactVectors || c.Embedded.VectorDir != "/var/lib/dmar/vectors" {
+		t.Fatalf("file: %+v", c.Embedded)
+	}
+	if ps := config.Env(&c, envOf(map[string]string{"DMAR_COMPACT_VECTORS": "false", "DMAR_VECTOR_DIR": "/srv/v"})); len(ps) != 0 {
+		t.Fatal(ps)
+	}
+	if c.Embedded.CompactVectors || c.Embedded.VectorDir != "/srv/v" {
+		t.Fatalf("env: %+v", c.Embedded)
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	config.Register(fs, &c, true)
+	if err := fs.Parse([]string{"--compact-vectors", "--vector-dir", "/tmp/v"}); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Embedded.CompactVectors || c.Embedded.VectorDir != "/tmp/v" {
+		t.Fatalf("flags: %+v", c.Embedded)
+	}
+	if ps := config.Env(&c, envOf(map[string]string{"DMAR_COMPACT_VECTORS": "sometimes"})); len(ps) == 0 {
+		t.Error("DMAR_COMPACT_VECTORS=sometimes was accepted")
 	}
 }

@@ -57,6 +57,8 @@ func Settings(c *Config) []Setting {
 		{"chat.model", "DMAR_CHAT_MODEL", "chat-model", false, "model name for reformulator=chat", str(&c.Chat.Model)},
 		{"chat.timeout", "DMAR_CHAT_TIMEOUT", "chat-timeout", false, "time limit of one chat reformulation", dur(&c.Chat.Timeout)},
 		{"quiet", "DMAR_QUIET", "quiet", false, "no progress output", boolean(&c.Quiet)},
+		{"embedded.compact_vectors", "DMAR_COMPACT_VECTORS", "compact-vectors", false, "the embedded index keeps int8 vectors in memory and the float32 ones in a file, re-scoring each search's best candidates from it (the same scores, a quarter of the vectors' memory; slower below 50,000 documents)", boolean(&c.Embedded.CompactVectors)},
+		{"embedded.vector_dir", "DMAR_VECTOR_DIR", "vector-dir", false, "with embedded.compact_vectors, the directory of the vector file (default: the system's temporary directory)", str(&c.Embedded.VectorDir)},
 		{"textgraph.extractor", "DMAR_TEXT_GRAPH", "text-graph", false, "build the text graph at load with this phrase extractor: heuristic, spacy (make setup installs it) or openie:FILE (a peer's extraction, for measuring); empty: none (docs/textgraph.md)", str(&c.TextGraph.Extractor)},
 		{"textgraph.python", "DMAR_TEXT_GRAPH_PYTHON", "", false, "Python interpreter of the environment that holds spaCy, for the spacy extractor", str(&c.TextGraph.Python)},
 		{"server.addr", "DMAR_ADDR", "addr", true, "listen address; loopback unless told otherwise", str(&c.Server.Addr)},

@@ -61,6 +61,17 @@ type Inputs struct {
 	Extra []string
 	Dir   string    // the state folder
 	Log   io.Writer // load statistics and progress; nil for none
+	// CompactVectors and VectorDir are the embedded index's
+	// (memindex.Params); the snapshot is the same either way.
+	CompactVectors bool
+	VectorDir      string
+}
+
+// params are the embedded index's parameters.
+func (in Inputs) params() memindex.Params {
+	p := memindex.DefaultParams()
+	p.CompactVectors, p.VectorDir = in.CompactVectors, in.VectorDir
+	return p
 }
 
 // KGFiles are the files of the bundle that the graph's fingerprint covers:
@@ -138,13 +149,17 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	// The cache of vectors and links by content makes a changed corpus
 	// cost only its changed documents.
 	encKey := docstore.EncoderKey(enc)
-	if x, err := memindex.Load(snap, memindex.DefaultParams()); err == nil {
+	if x, err := memindex.Load(snap, in.params()); err == nil {
 		if err := checkEncoder(snap, enc); err != nil {
 			return nil, err
 		}
 		if !docstore.CacheFilled(in.Dir, encKey, kgKey) {
 			// A snapshot from before the cache seeds it.
-			if err := seedCache(in.Dir, encKey, kgKey, x.All()); err != nil {
+			docs, err := x.ReadAll(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if err := seedCache(in.Dir, encKey, kgKey, docs); err != nil {
 				return nil, err
 			}
 		}
@@ -159,7 +174,7 @@ func (in Inputs) Index(ctx context.Context, g kg.Graph, kgKey string, enc scorin
 	if err != nil {
 		return nil, err
 	}
-	x := memindex.New(memindex.DefaultParams())
+	x := memindex.New(in.params())
 	if err := x.Put(ctx, docs); err != nil {
 		return nil, err
 	}
