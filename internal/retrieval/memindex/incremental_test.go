@@ -120,12 +120,8 @@ func TestIncrementalEqualsFreshBuild(t *testing.T) {
 					if qi%3 == 1 {
 						q.Filter.AnyEntities = []string{"Q1", "Q2"}
 					}
-					for _, mode := range []retrieval.Mode{retrieval.BM25, retrieval.Vector, retrieval.Hybrid} {
-						q.Mode = mode
-						got, want := retrievaltest.Searches(ctx, t, x, fresh, q)
-						if diff := cmp.Diff(want, got); diff != "" {
-							t.Fatalf("seed %d after %d writes, %s %q: incremental vs fresh (-fresh +incremental):\n%s", seed, ops, mode, q.Text, diff)
-						}
+					if mode, diff := modesAgree(ctx, t, fresh, x, q); diff != "" {
+						t.Fatalf("seed %d after %d writes, %s %q: incremental vs fresh (-fresh +incremental):\n%s", seed, ops, mode, q.Text, diff)
 					}
 				}
 			}
@@ -303,4 +299,18 @@ func TestBulkPutEqualsSmallWrites(t *testing.T) {
 			}
 		})
 	}
+}
+
+// modesAgree searches a and b with q in BM25, vector and hybrid mode: the
+// first mode whose hits differ and the difference (-a +b), or "".
+func modesAgree(ctx context.Context, t *testing.T, a, b *Index, q retrieval.Query) (retrieval.Mode, string) {
+	t.Helper()
+	for _, mode := range []retrieval.Mode{retrieval.BM25, retrieval.Vector, retrieval.Hybrid} {
+		q.Mode = mode
+		want, got := retrievaltest.Searches(ctx, t, a, b, q)
+		if diff := cmp.Diff(want, got); diff != "" {
+			return mode, diff
+		}
+	}
+	return "", ""
 }

@@ -99,12 +99,8 @@ func TestCompactEqualsFloat32(t *testing.T) {
 			if qi%3 == 1 {
 				q.Filter.AnyEntities = []string{"Q1", "Q2"}
 			}
-			for _, mode := range []retrieval.Mode{retrieval.BM25, retrieval.Vector, retrieval.Hybrid} {
-				q.Mode = mode
-				want, got := retrievaltest.Searches(ctx, t, plain, compact, q)
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Fatalf("seed %d, %s: (-float32 +compact):\n%s", seed, mode, diff)
-				}
+			if mode, diff := modesAgree(ctx, t, plain, compact, q); diff != "" {
+				t.Fatalf("seed %d, %s: (-float32 +compact):\n%s", seed, mode, diff)
 			}
 		}
 	}
@@ -207,16 +203,22 @@ func idScores(hs []retrieval.Hit) []string {
 
 func newMathRand(seed int64) *mathrand.Rand { return mathrand.New(mathrand.NewSource(seed)) }
 
+// randomDocs are n random documents with ids "0" to n-1.
+func randomDocs(mr *mathrand.Rand, n int) []retrieval.Document {
+	docs := make([]retrieval.Document, 0, n)
+	for i := range n {
+		docs = append(docs, randomDoc(mr, itoa(i)))
+	}
+	return docs
+}
+
 // TestCompactSaveLoad: a compact index saves its float32 vectors (read
 // back from its file), and loads into a float32 index and a compact one
 // that search as the index saved.
 func TestCompactSaveLoad(t *testing.T) {
 	ctx := context.Background()
 	mr := newMathRand(5)
-	var docs []retrieval.Document
-	for i := range 120 {
-		docs = append(docs, randomDoc(mr, itoa(i)))
-	}
+	docs := randomDocs(mr, 120)
 	x := newCompact(t, DefaultParams())
 	if err := x.Put(ctx, docs); err != nil {
 		t.Fatal(err)
@@ -257,10 +259,7 @@ func TestCompactSaveLoad(t *testing.T) {
 func TestCompactDamagedFile(t *testing.T) {
 	ctx := context.Background()
 	mr := newMathRand(7)
-	var docs []retrieval.Document
-	for i := range 50 {
-		docs = append(docs, randomDoc(mr, itoa(i)))
-	}
+	docs := randomDocs(mr, 50)
 	q := retrieval.Query{Mode: retrieval.Vector, Vector: docs[3].Vector, Limit: 5}
 	for _, c := range []struct {
 		name, want string
