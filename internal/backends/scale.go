@@ -79,20 +79,7 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 			set.Index = x
 			return set.Pipeline(nil, log, false)
 		},
-		Embedded: func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
-			p := memindex.DefaultParams()
-			p.ANNMin, p.ANNEf = f.ANNMin, f.ANNEf
-			p.CompactVectors, p.VectorDir = compact, cfg.Embedded.VectorDir
-			x := memindex.New(p)
-			if err := putScale(ctx, x, docs, compact && remote.Embedded()); err != nil {
-				x.Close() //nolint:errcheck // the put's error is the one to report
-				return nil, err
-			}
-			if err := x.Build(ctx); err != nil {
-				return nil, err
-			}
-			return x, nil
-		}}
+		Embedded: scaleIndex(f, cfg.Embedded, compact && remote.Embedded())}
 	if f.Quality {
 		if b.Quality, err = eval.Open("kgqa:"+qfile, 0); err != nil {
 			return err
@@ -109,6 +96,26 @@ func RunScale(ctx context.Context, cfg config.Config, f bench.ScaleFlags, stdout
 	}
 	_, err = b.Run(ctx, stdout)
 	return err
+}
+
+// scaleIndex makes each size's embedded index: the flags' graph settings,
+// the embedded setting's vectors, loaded by putScale (drop: see there) and
+// its graph built.
+func scaleIndex(f bench.ScaleFlags, e config.Embedded, drop bool) func(context.Context, []retrieval.Document) (bench.EmbeddedIndex, error) {
+	return func(ctx context.Context, docs []retrieval.Document) (bench.EmbeddedIndex, error) {
+		p := memindex.DefaultParams()
+		p.ANNMin, p.ANNEf = f.ANNMin, f.ANNEf
+		p.CompactVectors, p.VectorDir = e.CompactVectors, e.VectorDir
+		x := memindex.New(p)
+		if err := putScale(ctx, x, docs, drop); err != nil {
+			x.Close() //nolint:errcheck // the put's error is the one to report
+			return nil, err
+		}
+		if err := x.Build(ctx); err != nil {
+			return nil, err
+		}
+		return x, nil
+	}
 }
 
 // putScale loads docs into x. With drop (a compact index and no Weaviate
