@@ -38,13 +38,21 @@ func (c Int8) Float32() []float32 {
 	return out
 }
 
-// Dot is q·c, the codes' sum in order times the scale; q is read up to
-// len(c.Codes).
+// Dot is q·c: the codes' products in four running sums (a search ranks
+// every document by it), times the scale; q is read up to len(c.Codes).
 func (c Int8) Dot(q []float32) float32 {
-	q = q[:len(c.Codes)]
-	var s float32
-	for i, k := range c.Codes {
-		s += q[i] * float32(k)
+	k := c.Codes
+	q = q[:len(k)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(k); i += 4 {
+		s0 += q[i] * float32(k[i])
+		s1 += q[i+1] * float32(k[i+1])
+		s2 += q[i+2] * float32(k[i+2])
+		s3 += q[i+3] * float32(k[i+3])
 	}
-	return s * c.Scale
+	for ; i < len(k); i++ {
+		s0 += q[i] * float32(k[i])
+	}
+	return ((s0 + s1) + (s2 + s3)) * c.Scale
 }

@@ -211,7 +211,7 @@ func closer(a, b cand) bool {
 // the documents found are scored again exactly (vectorANNAt).
 func distance(v []float32, qn float64, n *hnode) float32 {
 	if n.vec == nil {
-		return float32(1 - float64(dotF32I8(v, n.code.Codes)*n.code.Scale)/(qn*n.norm))
+		return float32(1 - float64(n.code.Dot(v))/(qn*n.norm))
 	}
 	return float32(1 - float64(vek32.Dot(v, n.vec))/(qn*n.norm))
 }

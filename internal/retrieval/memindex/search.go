@@ -189,7 +189,7 @@ func (x *gen) vectorCompact(v []float32, qn float64, allow []bool, keep int) ([]
 		if norms[i] == 0 {
 			continue
 		}
-		cands.push(scoredDoc{doc: int32(i), score: float64(dotF32I8(v, c.code.Codes)*c.code.Scale) / (qn * norms[i])})
+		cands.push(scoredDoc{doc: int32(i), score: float64(c.code.Dot(v)) / (qn * norms[i])})
 	}
 	return x.rescore(v, qn, cands.h, keep)
 }

@@ -190,25 +190,6 @@ func (s *vecStore) close() error {
 	return nil
 }
 
-// dotF32I8 is q·c for a code's components (without its scale), in four
-// running sums: it only ranks candidates, which are scored again in
-// float32, so its order of additions is free. c is read up to len(q).
-func dotF32I8(q []float32, c []int8) float32 {
-	c = c[:len(q)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(q); i += 4 {
-		s0 += q[i] * float32(c[i])
-		s1 += q[i+1] * float32(c[i+1])
-		s2 += q[i+2] * float32(c[i+2])
-		s3 += q[i+3] * float32(c[i+3])
-	}
-	for ; i < len(q); i++ {
-		s0 += q[i] * float32(c[i])
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // dotI8 is a·b for two codes' components, exactly (in int32).
 func dotI8(a, b []int8) int32 {
 	b = b[:len(a)]
