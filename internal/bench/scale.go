@@ -99,6 +99,7 @@ type ScaleRow struct {
 	titles      map[string]string
 	searched    map[string]bool    // "question\x00gold" found by the stage-1 search
 	Stages      map[string]float64 // the default request's stages, p50 ms
+	GC          gcCost             // what the timed default requests cost the Go runtime
 }
 
 // Run measures every size and prints a line per size and backend, then
@@ -211,6 +212,9 @@ func (r ScaleRow) String() string {
 	}
 	if len(st) > 0 {
 		fmt.Fprintf(&b, "; stages of 1 ms or more, p50 ms: %s", strings.Join(st, ", "))
+	}
+	if r.GC.requests > 0 {
+		fmt.Fprintf(&b, "; %s", r.GC)
 	}
 	return b.String()
 }
@@ -327,6 +331,7 @@ func (s Scale) measure(ctx context.Context, x retrieval.Index, r *ScaleRow) erro
 	}
 	var dr []float64
 	stages := map[string][]float64{}
+	before := readGC()
 	for _, q := range qs {
 		t := time.Now()
 		res, err := p.Retrieve(ctx, q, s.Options)
@@ -338,6 +343,7 @@ func (s Scale) measure(ctx context.Context, x retrieval.Index, r *ScaleRow) erro
 			stages[k] = append(stages[k], v)
 		}
 	}
+	r.GC = readGC().since(before, len(qs))
 	r.DefaultP50, r.DefaultP99 = stats.Percentile(dr, 50), stats.Percentile(dr, 99)
 	r.Stages = map[string]float64{}
 	for k, v := range stages {

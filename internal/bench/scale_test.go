@@ -19,3 +19,23 @@ func TestSummary(t *testing.T) {
 		t.Errorf("one row: Summary = %q, want %q", got, want)
 	}
 }
+
+// The runtime's cost of the timed requests is counted between two readings,
+// per request, and a run that allocates counts its bytes.
+func TestGCCost(t *testing.T) {
+	c := gcSample{alloc: 10 << 20, cycles: 7, gcCPU: 0.5}.since(gcSample{alloc: 2 << 20, cycles: 3, gcCPU: 0.1}, 4)
+	if c.allocMB != 2 || c.cycles != 4 || c.gcCPUms < 99.99 || c.gcCPUms > 100.01 {
+		t.Errorf("since = %+v, want 2 MB, 4 cycles, 100 ms a request", c)
+	}
+	if (gcSample{}).since(gcSample{}, 0) != (gcCost{}) {
+		t.Error("no requests: want no cost")
+	}
+	before := readGC()
+	keep := make([][]byte, 0, 64)
+	for i := 0; i < 64; i++ {
+		keep = append(keep, make([]byte, 1<<20))
+	}
+	if got := readGC().since(before, 1); got.allocMB < 64 {
+		t.Errorf("64 MB allocated, counted %.1f MB (kept %d)", got.allocMB, len(keep))
+	}
+}
