@@ -58,12 +58,16 @@ func (x *cosineIndex) Cosines(ctx context.Context, v []float32, ids []string, f 
 
 // An index that computes cosines is asked for the ones the channel's
 // ranking can need only, in at most two calls a request, and the results are
-// those of the index that hands over its documents.
+// those of the index that hands over its documents, memindex's own cosines
+// included.
 func TestChannelAsksTheIndexForTheCosinesItNeeds(t *testing.T) {
 	_, x := film(t)
 	ci := &cosineIndex{Index: x}
-	plain := newPipeline(t, nil)
+	// memindex computes cosines itself too: the plain pipeline sees only
+	// the port's methods, so that it fetches the documents.
+	plain := newPipeline(t, func(c *pipeline.Config) { c.Index = struct{ retrieval.Index }{x} })
 	withCos := newPipeline(t, func(c *pipeline.Config) { c.Index = ci })
+	direct := newPipeline(t, nil) // memindex's own Cosines
 	o := plain.Defaults().QuestionAware()
 	o.Stage2Vector = "" // stage 2 with enc(Q'): more candidates, more of the channel in play
 	one := o
@@ -82,6 +86,11 @@ func TestChannelAsksTheIndexForTheCosinesItNeeds(t *testing.T) {
 				t.Errorf("%q: results differ with the index's cosines (-documents +cosines):\n%s", q, diff)
 			}
 			calls, ids := ci.calls-calls0, ci.ids-ids0
+			c := retrieve(t, direct, q, opts)
+			c.TimingsMS = nil
+			if diff := cmp.Diff(a, c); diff != "" {
+				t.Errorf("%q: results differ with memindex's cosines (-documents +cosines):\n%s", q, diff)
+			}
 			if calls > 2 {
 				t.Errorf("%q: %d Cosines calls, want at most 2", q, calls)
 			}

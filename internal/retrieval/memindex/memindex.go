@@ -21,8 +21,9 @@ import (
 )
 
 var (
-	_ retrieval.Index  = (*Index)(nil)
-	_ retrieval.Writer = (*Index)(nil)
+	_ retrieval.Index        = (*Index)(nil)
+	_ retrieval.Writer       = (*Index)(nil)
+	_ retrieval.CosineReader = (*Index)(nil)
 )
 
 // Params are BM25's parameters and hybrid search's fusion parameters.
@@ -415,6 +416,36 @@ func (x *Index) Documents(ctx context.Context, ids []string) ([]retrieval.Docume
 			}
 			out = append(out, d)
 		}
+	}
+	return out, nil
+}
+
+// Cosines is cos(v, D) of every document among ids that f passes (unknown
+// ids are absent), computed as the graph channel computes it from a fetched
+// document's vector (vec.Cosiner), so that the channel ranks the same
+// either way. The channel scores up to 2,000 reached documents a request:
+// handing each over copied its vector (read from the file, with
+// CompactVectors), about 1.6 MB a request that the collector then had to
+// find, where this reads each into one reused buffer.
+func (x *Index) Cosines(ctx context.Context, v []float32, ids []string, f retrieval.Filter) (map[string]float64, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	g := x.cur.Load()
+	keep := f.Matcher()
+	qc := vec.NewCosiner(v)
+	out := make(map[string]float64, len(ids))
+	var r vecReader
+	for _, id := range ids {
+		i, ok := g.byID[id]
+		if !ok || !keep(g.docs[i]) {
+			continue
+		}
+		dv, err := g.float32At(int(i), &r)
+		if err != nil {
+			return nil, fmt.Errorf("cosines: %w", err)
+		}
+		out[id] = qc.Cosine(dv)
 	}
 	return out, nil
 }

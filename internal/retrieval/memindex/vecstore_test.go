@@ -290,6 +290,9 @@ func TestCompactDamagedFile(t *testing.T) {
 			if _, err := x.Documents(ctx, []string{"0", "45"}); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("documents: %v", err)
 			}
+			if _, err := x.Cosines(ctx, q.Vector, []string{"0", "45"}, retrieval.Filter{}); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("cosines: %v", err)
+			}
 			if err := x.Save(filepath.Join(t.TempDir(), "x.gob")); err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("save: %v", err)
 			}
