@@ -17,7 +17,9 @@ import (
 // The walk (which builds edge lists for the root's neighbours only and a
 // path only for each entity's winner) returns what the plain walk below (the
 // implementation before it) returns, ties included, on random subgraphs
-// with few relations, where equal relevances are common.
+// with few relations, where equal relevances are common. The calls follow
+// one another, so each after the first walks with the pooled walker of the
+// one before: nothing it held may leak into the next.
 func TestReachMatchesPlainWalk(t *testing.T) {
 	labels := []string{"place birth", "country", "spouse", "citizenship", "place", "birth of"}
 	for seed := uint64(1); seed <= 30; seed++ {
