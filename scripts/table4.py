@@ -275,11 +275,15 @@ def reading(args, runs, cols, w):
           f"equal on {counts['dmar'][1]}, worse on {counts['dmar'][2]}); {best} only, {sum(counts[best])} "
           f"(dmar better on {counts[best][0]}, equal on {counts[best][1]}, worse on {counts[best][2]}).")
     w("")
-    # Two examples of each kind, taken in question order from the first columns: the gain and the
-    # gain lost (dmar showed the gold and answered no better).
+    # One example of each kind per column, the first in question order: the gain and the gain lost
+    # (dmar showed the gold and answered no better).
     for title, keep in (("Better retrieval, better answer", lambda t: t[2] and t[3] > 0),
                         ("Better retrieval, no better answer", lambda t: t[2] and t[3] <= 0)):
-        chosen = [t for t in traced if keep(t)][:3]
+        chosen, seen = [], set()
+        for t in traced:
+            if keep(t) and t[0][0] not in seen:
+                chosen.append(t)
+                seen.add(t[0][0])
         if not chosen:
             continue
         name = titles(i for t in chosen for r in t[4:] for i in r["ranked_ids"][:args.reader_k])
@@ -287,7 +291,8 @@ def reading(args, runs, cols, w):
         w(f"{title}:")
         w("")
         for b, best, _, _, d, o in chosen:
-            gold = ", ".join(d.get("answers") or []) or ", ".join(d.get("gold") or [])
+            golds = d.get("answers") or d.get("gold") or []
+            gold = ", ".join(golds[:4]) + (f" and {len(golds) - 4} other forms" if len(golds) > 4 else "")
             w(f"- {b[1]}, `{d['id']}`: \"{d['question']}\" (gold: {gold}). dmar showed "
               f"{shown(d)} and answered \"{d.get('prediction', '')}\"; "
               f"{best} showed {shown(o)} and answered \"{o.get('prediction', '')}\".")
