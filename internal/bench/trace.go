@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -119,8 +121,8 @@ func (t lossTrace) String(n0, n int) string {
 }
 
 // resultTitles are the titles of the documents that recs rank or name as
-// gold, from docs.
-func resultTitles(docs []retrieval.Document, recs []eval.Record) map[string]string {
+// gold, read from the index x that ranked them.
+func resultTitles(ctx context.Context, x retrieval.Index, recs []eval.Record) (map[string]string, error) {
 	want := map[string]string{}
 	for _, r := range recs {
 		for _, id := range r.RankedIDs {
@@ -130,10 +132,12 @@ func resultTitles(docs []retrieval.Document, recs []eval.Record) map[string]stri
 			want[id] = ""
 		}
 	}
-	for _, d := range docs {
-		if _, ok := want[d.ID]; ok {
-			want[d.ID] = d.Title
-		}
+	docs, err := x.Documents(ctx, slices.Collect(maps.Keys(want)))
+	if err != nil {
+		return nil, fmt.Errorf("the ranked documents' titles: %w", err)
 	}
-	return want
+	for _, d := range docs {
+		want[d.ID] = d.Title
+	}
+	return want, nil
 }
