@@ -206,6 +206,8 @@ def slim(args, name):
             r = json.loads(line)
             k = {key: r[key] for key in KEEP if key in r}
             k["ranked_ids"] = r.get("ranked_ids", [])[:10]
+            if len(k.get("answers") or []) > 4:  # TriviaQA lists dozens of aliases; the reading shows 4
+                k["answers"], k["answers_total"] = k["answers"][:4], len(k["answers"])
             out.append(json.dumps(k, ensure_ascii=False))
     with open(path + ".tmp", "w") as f:
         f.write("\n".join(out) + "\n")
@@ -292,7 +294,8 @@ def reading(args, runs, cols, w):
         w("")
         for b, best, _, _, d, o in chosen:
             golds = d.get("answers") or d.get("gold") or []
-            gold = ", ".join(golds[:4]) + (f" and {len(golds) - 4} other forms" if len(golds) > 4 else "")
+            total = d.get("answers_total", len(golds))
+            gold = ", ".join(golds[:4]) + (f" and {total - 4} other forms" if total > 4 else "")
             w(f"- {b[1]}, `{d['id']}`: \"{d['question']}\" (gold: {gold}). dmar showed "
               f"{shown(d)} and answered \"{d.get('prediction', '')}\"; "
               f"{best} showed {shown(o)} and answered \"{o.get('prediction', '')}\".")
