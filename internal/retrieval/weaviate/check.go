@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Missing returns the ids among ids whose documents the collection does
@@ -56,4 +57,37 @@ func (s *Store) NodeObjects(ctx context.Context) (map[string]int64, error) {
 		out[n.Name] = c
 	}
 	return out, nil
+}
+
+// WaitIndexed returns once every shard of the collection has indexed the
+// vectors queued for it. With Weaviate's asynchronous indexing
+// (ASYNC_INDEXING=true) an import returns when the objects are stored, and
+// their vectors reach the HNSW graph later: until then vector and hybrid
+// searches miss them. Without it the queue is always empty and this
+// returns at once.
+func (s *Store) WaitIndexed(ctx context.Context) error {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		st, err := s.client.Cluster().NodesStatusGetter().WithClass(s.cfg.Class).WithOutput("verbose").Do(ctx)
+		if err != nil {
+			return unavailable(ctx, "node status", err)
+		}
+		var queued int64
+		for _, n := range st.Nodes {
+			for _, sh := range n.Shards {
+				if sh != nil && sh.Class == s.cfg.Class {
+					queued += sh.VectorQueueLength
+				}
+			}
+		}
+		if queued == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for weaviate to index %d queued vectors: %w", queued, ctx.Err())
+		case <-t.C:
+		}
+	}
 }

@@ -55,12 +55,13 @@ func classDef(cfg Config) *models.Class {
 		Class:       cfg.Class,
 		Description: desc,
 		Vectorizer:  "none",
-		// The rest of the HNSW config stays at Weaviate's defaults (ef -1 =
-		// dynamic, efConstruction 128, maxConnections 32). No quantization,
-		// even where the server sets DEFAULT_QUANTIZATION: compressed vectors
-		// would change distances and so rankings against the embedded index.
+		// The rest of the HNSW config is cfg's or Weaviate's defaults (ef -1
+		// = dynamic, efConstruction 128, maxConnections 32). No
+		// quantization, even where the server sets DEFAULT_QUANTIZATION:
+		// compressed vectors would change distances and so rankings against
+		// the embedded index.
 		VectorIndexType:   "hnsw",
-		VectorIndexConfig: map[string]any{"distance": "cosine", "skipDefaultQuantization": true},
+		VectorIndexConfig: hnswConfig(cfg),
 		InvertedIndexConfig: &models.InvertedIndexConfig{
 			Bm25:      &models.BM25Config{K1: float32(cfg.K1), B: float32(cfg.B)},
 			Stopwords: &models.StopwordConfig{Preset: "en"},
@@ -76,6 +77,22 @@ func classDef(cfg Config) *models.Class {
 	}
 	replicationDef(cfg, cls)
 	return cls
+}
+
+// hnswConfig is the collection's vector index configuration.
+func hnswConfig(cfg Config) map[string]any {
+	c := map[string]any{"distance": "cosine", "skipDefaultQuantization": true}
+	if cfg.EfConstruction > 0 {
+		c["efConstruction"] = cfg.EfConstruction
+	}
+	if cfg.MaxConnections > 0 {
+		c["maxConnections"] = cfg.MaxConnections
+	}
+	if cfg.RQ > 0 {
+		delete(c, "skipDefaultQuantization")
+		c["rq"] = map[string]any{"enabled": true, "bits": cfg.RQ, "rescoreLimit": 200}
+	}
+	return c
 }
 
 // ensureSchema creates the collection if it is missing and checks that an

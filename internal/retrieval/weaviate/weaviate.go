@@ -69,6 +69,16 @@ type Config struct {
 	ReadConsistency, WriteConsistency string
 	// BatchSize is the number of objects per import request (default 256).
 	BatchSize int
+	// EfConstruction and MaxConnections shape the HNSW graph of a
+	// collection New creates (0: Weaviate's defaults, 128 and 32). An
+	// insert's cost grows with both, and so, on a small node, does the time
+	// a large import takes; recall falls as they shrink (dmar bench scale
+	// measures both).
+	EfConstruction, MaxConnections int
+	// RQ, when 8, compresses the collection's vectors with Weaviate's 8-bit
+	// rotational quantization: the graph is built and walked on the codes,
+	// and the hits are rescored with the full vectors (0: no compression).
+	RQ int
 	// Timeout bounds one HTTP request when ctx has no earlier deadline
 	// (default 30 s).
 	Timeout time.Duration
@@ -149,9 +159,9 @@ func ParseURL(raw string) (Config, error) {
 	q := u.Query()
 	for k := range q {
 		switch k {
-		case "tenant", "grpc", "batch":
+		case "tenant", "grpc", "batch", "efConstruction", "maxConnections", "rq":
 		default:
-			return Config{}, fmt.Errorf("weaviate url %q: unknown parameter %q (tenant, grpc, batch)", raw, k)
+			return Config{}, fmt.Errorf("weaviate url %q: unknown parameter %q (tenant, grpc, batch, efConstruction, maxConnections, rq)", raw, k)
 		}
 	}
 	cfg.Tenant = q.Get("tenant")
@@ -171,6 +181,15 @@ func ParseURL(raw string) (Config, error) {
 			return Config{}, fmt.Errorf("weaviate url %q: batch=%q is not a positive integer", raw, b)
 		}
 		cfg.BatchSize = n
+	}
+	for name, dst := range map[string]*int{"efConstruction": &cfg.EfConstruction, "maxConnections": &cfg.MaxConnections, "rq": &cfg.RQ} {
+		if v := q.Get(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n <= 0 {
+				return Config{}, fmt.Errorf("weaviate url %q: %s=%q is not a positive integer", raw, name, v)
+			}
+			*dst = n
+		}
 	}
 	err = cfg.Validate()
 	return cfg, err
@@ -199,6 +218,12 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchSize < 0 {
 		return fmt.Errorf("weaviate: batch size %d is negative", c.BatchSize)
+	}
+	if c.EfConstruction < 0 || c.MaxConnections < 0 {
+		return fmt.Errorf("weaviate: efConstruction %d and maxConnections %d must not be negative", c.EfConstruction, c.MaxConnections)
+	}
+	if c.RQ != 0 && c.RQ != 8 {
+		return fmt.Errorf("weaviate: rq=%d: the rotational quantization dmar offers is 8 bits (rq=8)", c.RQ)
 	}
 	if c.Timeout == 0 {
 		c.Timeout = 30 * time.Second
