@@ -57,9 +57,9 @@ func classDef(cfg Config) *models.Class {
 		Vectorizer:  "none",
 		// The rest of the HNSW config is cfg's or Weaviate's defaults (ef -1
 		// = dynamic, efConstruction 128, maxConnections 32). No
-		// quantization, even where the server sets DEFAULT_QUANTIZATION:
-		// compressed vectors would change distances and so rankings against
-		// the embedded index.
+		// quantization unless cfg.RQ asks for it, even where the server sets
+		// DEFAULT_QUANTIZATION: the graph walked on compressed vectors can
+		// miss hits the embedded index finds (their scores are rescored).
 		VectorIndexType:   "hnsw",
 		VectorIndexConfig: hnswConfig(cfg),
 		InvertedIndexConfig: &models.InvertedIndexConfig{
