@@ -39,6 +39,9 @@ type Set struct {
 	cfg   config.Config
 }
 
+// CorpusFiles are the corpus files the set was opened with.
+func (s *Set) CorpusFiles() []string { return s.cfg.CorpusFiles() }
+
 // Graph is the opened graph backend.
 type Graph struct {
 	kg.Graph
@@ -149,7 +152,7 @@ func Neo4j(cfg config.Config) neo4jkg.Config {
 func OpenModels(cfg config.Config, log *slog.Logger) (*onnx.Models, error) {
 	mc := cfg.Models
 	return onnx.OpenModels(onnx.ModelsConfig{Runtime: ORT(cfg.ORT),
-		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, RelationEncoder: mc.RelationEncoder, RelationEncoderDir: mc.RelationEncoderFolder(), GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate, Ranker: mc.Ranker}, log)
+		Encoder: mc.Encoder, EncoderDir: mc.EncoderFolder(), EncoderBatch: mc.EncoderBatch, DocTokens: mc.DocTokens, RelationEncoder: mc.RelationEncoder, RelationEncoderDir: mc.RelationEncoderFolder(), RelProjection: mc.RelProjection, GNN: mc.GNN, Gate: mc.Gate, RelPrior: mc.RelPrior, EvidenceGate: mc.EvidenceGate, Ranker: mc.Ranker}, log)
 }
 
 // ORT is the ONNX Runtime's configuration.

@@ -69,6 +69,11 @@ func (s *Set) pipelineConfig(metrics pipeline.Metrics, log *slog.Logger, serve b
 	if m.RelationEncoder != m.Encoder {
 		pc.RelationEncoder = m.RelationEncoder
 	}
+	if m.Questions != nil {
+		// Not micro-batched: the int8 encoder gives each caller a model
+		// call of its own anyway (BatchConfig.PerCaller).
+		pc.Questions = scoring.TimedQuestions(metrics, m.Questions)
+	}
 	if ch := c.Chat; ch.BaseURL != "" {
 		pc.Chat = reformulate.Chat{BaseURL: ch.BaseURL, Model: ch.Model, APIKey: ch.APIKey.Reveal(), Timeout: ch.Timeout}
 	}

@@ -86,12 +86,16 @@ type Models struct {
 	// RelationEncoder is the registry name of the encoder path relevance
 	// matches questions to relation texts with; empty: Encoder.
 	RelationEncoder string `yaml:"relation_encoder"`
-	GNN             string `yaml:"gnn"`      // empty: the GED heuristic
-	Gate            string `yaml:"gate"`     // empty: fixed weights
-	RelPrior        string `yaml:"relprior"` // question -> relation prior; empty: off
-	EvidenceGate    string `yaml:"evgate"`   // evidence-aware gate (option gate=evidence); empty: off
-	Ranker          string `yaml:"ranker"`   // learned ranker of the final pool (option final_rank learned); empty: off
-	DocTokens       int    `yaml:"doc_tokens"`
+	// RelProjection maps the encoder's question states into the relation
+	// encoder's space (models/relproj), so a request encodes its question
+	// once; empty (the default): the relation encoder encodes it too.
+	RelProjection string `yaml:"relation_projection"`
+	GNN           string `yaml:"gnn"`      // empty: the GED heuristic
+	Gate          string `yaml:"gate"`     // empty: fixed weights
+	RelPrior      string `yaml:"relprior"` // question -> relation prior; empty: off
+	EvidenceGate  string `yaml:"evgate"`   // evidence-aware gate (option gate=evidence); empty: off
+	Ranker        string `yaml:"ranker"`   // learned ranker of the final pool (option final_rank learned); empty: off
+	DocTokens     int    `yaml:"doc_tokens"`
 }
 
 // ORT configures ONNX Runtime.

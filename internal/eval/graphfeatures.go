@@ -108,7 +108,7 @@ func GraphFeatures(ctx context.Context, p GraphSource, qs []Question, opts pipel
 	if err := npy.Write(filepath.Join(out, "qvec.npy"), n.qvec, n.written, p.Encoder().Dim()); err != nil {
 		return err
 	}
-	if err := writeRelations(ctx, p, rels.rels, out); err != nil {
+	if err := writeRelations(ctx, p.Encoder(), rels.rels, out); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "graph features: %d questions written, %d skipped, %d with a gold entity reached in %d hop(s), %d relations -> %s\n", n.written, n.skipped, n.reached, hops, len(rels.rels), out)
@@ -160,16 +160,16 @@ func writeGraphQuestions(ctx context.Context, p GraphSource, qs []Question, opts
 	return n, w.Flush()
 }
 
-// writeRelations writes rels.json and the relation texts' vectors,
-// relvec.npy, under out.
-func writeRelations(ctx context.Context, p GraphSource, rels []graphRel, out string) error {
+// writeRelations writes rels.json and the relation texts' vectors under
+// enc, relvec.npy, under out.
+func writeRelations(ctx context.Context, enc scoring.Encoder, rels []graphRel, out string) error {
 	texts := make([]string, 0, 2*len(rels))
 	for _, r := range rels {
 		texts = append(texts, pathrel.Text(r.Label, r.PID, false), pathrel.Text(r.Label, r.PID, true))
 	}
 	var relvec []float32
 	for i := 0; i < len(texts); i += 256 {
-		vs, err := p.Encoder().Encode(ctx, texts[i:min(i+256, len(texts))])
+		vs, err := enc.Encode(ctx, texts[i:min(i+256, len(texts))])
 		if err != nil {
 			return fmt.Errorf("encode relations: %w", err)
 		}
@@ -184,7 +184,7 @@ func writeRelations(ctx context.Context, p GraphSource, rels []graphRel, out str
 	if err := os.WriteFile(filepath.Join(out, "rels.json"), b, 0o644); err != nil {
 		return err
 	}
-	return npy.Write(filepath.Join(out, "relvec.npy"), relvec, len(texts), p.Encoder().Dim())
+	return npy.Write(filepath.Join(out, "relvec.npy"), relvec, len(texts), enc.Dim())
 }
 
 // graphFeatureRow is one question's line: its linked roots, and every

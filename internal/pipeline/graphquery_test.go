@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/dmar-kg/dmar/internal/pipeline"
+	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 	"github.com/dmar-kg/dmar/internal/vec"
@@ -264,4 +265,106 @@ func walk(t *testing.T, p *pipeline.Pipeline, o pipeline.Options) *pipeline.Resu
 	t.Helper()
 	res := answer(t, p.GraphWalk, nolan, o)
 	return res
+}
+
+// projectingQuestions is a question encoder (pipeline.Config.Questions)
+// that gives Q's vector as scoringtest.Words does and its relation vectors
+// as otherEncoder encodes the question with the spans cut: what a faithful
+// projection would give.
+type projectingQuestions struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (q *projectingQuestions) EncodeQuestion(ctx context.Context, text string) (scoring.EncodedQuestion, error) {
+	q.mu.Lock()
+	q.calls = append(q.calls, text)
+	q.mu.Unlock()
+	v, err := scoringtest.Words{}.Encode(ctx, []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return projected{text: text, vec: v[0]}, nil
+}
+
+type projected struct {
+	text string
+	vec  []float32
+}
+
+func (p projected) Vector() []float32 { return p.vec }
+
+func (p projected) Relation(ctx context.Context, leaveOut []scoring.Span) ([]float32, bool, error) {
+	s := p.text
+	for i := len(leaveOut) - 1; i >= 0; i-- {
+		s = s[:leaveOut[i].Start] + " " + s[leaveOut[i].End:]
+	}
+	vs, err := (&otherEncoder{}).Encode(ctx, []string{strings.Join(strings.Fields(s), " ")})
+	if err != nil {
+		return nil, false, err
+	}
+	return vs[0], true, nil
+}
+
+// With a question encoder, Q is encoded once: neither the retrieval
+// encoder nor the relation encoder sees Q or its masked question, and a
+// faithful projection ranks and explains exactly as the two encoders do, in
+// Retrieve and in GraphWalk.
+func TestQuestionEncoderProjectsRelationQueries(t *testing.T) {
+	ctx := context.Background()
+	main, rel, qe := &recordingEncoder{}, &otherEncoder{}, &projectingQuestions{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.Encoder, c.RelationEncoder, c.Questions = main, rel, qe })
+	ref := newPipeline(t, func(c *pipeline.Config) { c.Encoder, c.RelationEncoder = &recordingEncoder{}, &otherEncoder{} })
+	o := p.Defaults().QuestionAware()
+	o.K, o.P, o.GraphRelationQuery = 10, 20, "masked"
+	for _, run := range []struct {
+		name string
+		f    func(*pipeline.Pipeline) (*pipeline.Result, error)
+	}{
+		{"Retrieve", func(p *pipeline.Pipeline) (*pipeline.Result, error) { return p.Retrieve(ctx, nolan, o) }},
+		{"GraphWalk", func(p *pipeline.Pipeline) (*pipeline.Result, error) { return p.GraphWalk(ctx, nolan, o) }},
+	} {
+		var res [2]*pipeline.Result
+		for i, pp := range []*pipeline.Pipeline{p, ref} {
+			r, err := run.f(pp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res[i] = r
+		}
+		got, want := res[0], res[1]
+		if len(got.Results) == 0 || len(got.Results) != len(want.Results) {
+			t.Fatalf("%s: %d results, want %d (and some)", run.name, len(got.Results), len(want.Results))
+		}
+		steps := 0
+		for i, d := range got.Results {
+			w := want.Results[i]
+			if d.ID != w.ID || math.Abs(d.Score-w.Score) > 1e-9 {
+				t.Errorf("%s: result %d is %s (%v), want %s (%v) as with the two encoders", run.name, i, d.ID, d.Score, w.ID, w.Score)
+			}
+			if g := d.Breakdown.Graph; g != nil {
+				for j, st := range g.Steps {
+					steps++
+					if ws := w.Breakdown.Graph.Steps[j]; math.Abs(st.Relevance-ws.Relevance) > 1e-9 {
+						t.Errorf("%s: %s step %s relevance %v, want %v", run.name, d.ID, st.PID, st.Relevance, ws.Relevance)
+					}
+				}
+			}
+		}
+		if steps == 0 {
+			t.Fatalf("%s: no graph step to compare", run.name)
+		}
+	}
+	if len(qe.calls) != 2 {
+		t.Errorf("question encoder calls %q, want Q once a request", qe.calls)
+	}
+	for _, calls := range [][][]string{main.calls, rel.calls} {
+		for _, call := range calls {
+			for _, s := range call {
+				if s == nolan || s == maskedNolan {
+					t.Errorf("an encoder encoded %q: the question encoder encodes the question", s)
+				}
+			}
+		}
+	}
 }

@@ -24,11 +24,13 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	in, err := r.walkQuery(ctx)
+	in, q, err := r.walkQuery(ctx)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := runChannel(ctx, r.channels().kg, true, "graph_recall", in, r.trace)
+	kc := r.channels().kg
+	kc.RelationAhead = q.relationQuery(ctx, r.linker(), in.Mentions)
+	ch, err := runChannel(ctx, kc, true, "graph_recall", in, r.trace)
 	if err != nil {
 		return nil, err
 	}
@@ -49,33 +51,27 @@ func (p *Pipeline) GraphWalk(ctx context.Context, query string, opts Options) (*
 }
 
 // walkQuery is the walk's channel input: Q encoded (and under the relation
-// encoder) and linked, and with graph_roots its own stage-1 search's hits.
-func (r request) walkQuery(ctx context.Context) (chanio.Query, error) {
-	vecs, err := r.p.cfg.Encoder.Encode(ctx, []string{r.query})
-	if err != nil {
-		return chanio.Query{}, fmt.Errorf("encode query: %w", err)
-	}
-	in := chanio.Query{Text: r.query, Vector: vecs[0], RelVector: vecs[0]}
+// encoder) and linked, and with graph_roots its own stage-1 search's hits;
+// and Q as encoded, for its relation query.
+func (r request) walkQuery(ctx context.Context) (chanio.Query, question, error) {
 	lk := r.linker()
-	if r.p.cfg.RelationEncoder != nil {
-		rel, err := lk.encodeRelationQuestion(ctx, []string{r.query})
-		if err != nil {
-			return chanio.Query{}, err
-		}
-		in.RelVector = rel[0]
+	q, err := lk.encodeWalkQuestion(ctx)
+	if err != nil {
+		return chanio.Query{}, q, err
 	}
+	in := chanio.Query{Text: r.query, Vector: q.vec, RelVector: q.relvec}
 	if in.Mentions, err = lk.link(ctx, in.Vector, nil); err != nil {
 		if ctx.Err() != nil {
-			return chanio.Query{}, ctx.Err()
+			return chanio.Query{}, q, ctx.Err()
 		}
-		return chanio.Query{}, fmt.Errorf("link: %w", err)
+		return chanio.Query{}, q, fmt.Errorf("link: %w", err)
 	}
 	if r.opts.GraphRoots > 0 {
 		if in.Hits, err = r.p.cfg.Index.Search(ctx, r.recaller().stage1Query(in.Vector, r.opts.GraphRoots)); err != nil {
-			return chanio.Query{}, fmt.Errorf("stage 1 search: %w", err)
+			return chanio.Query{}, q, fmt.Errorf("stage 1 search: %w", err)
 		}
 	}
-	return in, nil
+	return in, q, nil
 }
 
 // walkResults are the channel's first k documents, ranked by graph score.

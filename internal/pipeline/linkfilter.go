@@ -31,8 +31,11 @@ type linker struct {
 	// configured (ownRelEncoder)
 	relEncoder    scoring.Encoder
 	ownRelEncoder bool
-	query         string
-	trace         *trace
+	// questions encodes Q once for both encoders (Config.Questions); nil
+	// with no relation encoder of its own
+	questions scoring.QuestionEncoder
+	query     string
+	trace     *trace
 	linkOptions
 }
 
@@ -60,7 +63,7 @@ func (o Options) linkOptions() linkOptions {
 func (r request) linker() linker {
 	p, o, query, tr := r.p, r.opts, r.query, r.trace
 	return linker{graph: p.cfg.Graph, index: p.cfg.Index, encoder: p.cfg.Encoder, relEncoder: p.relationEncoder(),
-		ownRelEncoder: p.cfg.RelationEncoder != nil, query: query, trace: tr, linkOptions: o.linkOptions()}
+		ownRelEncoder: p.cfg.RelationEncoder != nil, questions: p.questions(), query: query, trace: tr, linkOptions: o.linkOptions()}
 }
 
 // link links Q by the request's linking mode; qvec is enc(Q), early

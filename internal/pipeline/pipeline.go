@@ -67,7 +67,11 @@ type Config struct {
 	// is better at documents is not better at matching a question to
 	// "place of birth", so the two are configured apart (docs/encoders.md).
 	RelationEncoder scoring.Encoder
-	GNN             scoring.GraphEncoder // nil: structure "gnn" falls back to "ged"
+	// Questions, with a RelationEncoder of its own, encodes Q once: enc(Q)
+	// and, projected from the same model call, Q and its masked question
+	// under the relation encoder; nil: the relation encoder encodes them.
+	Questions scoring.QuestionEncoder
+	GNN       scoring.GraphEncoder // nil: structure "gnn" falls back to "ged"
 	// Ranker is the learned ranker of the final pool (option final_rank
 	// learned); nil: the fused score plus the graph boost.
 	Ranker scoring.Ranker

@@ -13,8 +13,10 @@ import (
 // Q encoded (phase 1). Path relevance compares Q with the relation texts
 // on a path under the relation encoder (Config.RelationEncoder, or the
 // encoder); with graph_relation_query masked the graph channel reads Q
-// without its linked mentions (kgchan), which the early link lets the
-// request encode together with Q.
+// without its linked mentions (kgchan). With a question encoder
+// (Config.Questions) one model call gives enc(Q) and, projected, Q and its
+// masked question under the relation encoder; without one the early link
+// lets the request encode the masked question together with Q.
 
 // question is phase 1's encoding of Q: enc(Q), Q under the relation
 // encoder, and the early link when the masked relation query was encoded
@@ -23,6 +25,9 @@ type question struct {
 	vec    []float32 // enc(Q)
 	relvec []float32 // Q under the relation encoder; vec without one of its own
 	early  *earlyLink
+	// enc is Q as the question encoder encoded it, which gives the masked
+	// question of any mentions; nil without one
+	enc scoring.EncodedQuestion
 }
 
 // earlyLink is what a masked relation query lets the request read before
@@ -42,6 +47,9 @@ type earlyLink struct {
 // the context linker over a graph that lists candidates), the early link
 // and its masked question, encoded together with Q.
 func (l linker) encodeQuestion(ctx context.Context) (question, error) {
+	if l.questions != nil {
+		return l.encodeQuestionProjected(ctx)
+	}
 	if !l.ownRelEncoder {
 		return l.encodeQuestionOnce(ctx)
 	}
@@ -76,6 +84,52 @@ func (l linker) encodeQuestion(ctx context.Context) (question, error) {
 	return question{vec: q.vecs[0], relvec: rel[0], early: el}, nil
 }
 
+// encodeQuestionProjected encodes Q once with the question encoder while
+// the early link's candidates are read; Q under the relation encoder is
+// projected from the same call, and so later is the masked question of the
+// mentions linking keeps (relationQuery).
+func (l linker) encodeQuestionProjected(ctx context.Context) (question, error) {
+	type encoded struct {
+		q   scoring.EncodedQuestion
+		err error
+	}
+	qc := make(chan encoded, 1)
+	go func() {
+		q, err := l.questions.EncodeQuestion(ctx, l.query)
+		qc <- encoded{q, err}
+	}()
+	el, err := l.earlyLink(ctx)
+	if err != nil {
+		return question{}, err
+	}
+	q := <-qc
+	if q.err != nil {
+		return question{}, fmt.Errorf("encode query: %w", q.err)
+	}
+	relvec, err := l.projected(ctx, q.q)
+	if err != nil {
+		return question{}, err
+	}
+	return question{vec: q.q.Vector(), relvec: relvec, early: el, enc: q.q}, nil
+}
+
+// projected is Q under the relation encoder, projected from q, or encoded
+// by the relation encoder where the projection cannot give it.
+func (l linker) projected(ctx context.Context, q scoring.EncodedQuestion) ([]float32, error) {
+	v, ok, err := q.Relation(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("project the relation query: %w", err)
+	}
+	if ok {
+		return v, nil
+	}
+	vs, err := l.encodeRelationQuestion(ctx, []string{l.query})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
 // encodeQuestionOnce encodes Q and the masked Q in one call of the one
 // encoder there is (no relation encoder configured).
 func (l linker) encodeQuestionOnce(ctx context.Context) (question, error) {
@@ -92,6 +146,32 @@ func (l linker) encodeQuestionOnce(ctx context.Context) (question, error) {
 		el.vec = vecs[1]
 	}
 	return question{vec: vecs[0], relvec: vecs[0], early: el}, nil
+}
+
+// encodeWalkQuestion is enc(Q) and Q under the relation encoder, without
+// the early link: projected by the question encoder where there is one.
+func (l linker) encodeWalkQuestion(ctx context.Context) (question, error) {
+	if l.questions != nil {
+		q, err := l.questions.EncodeQuestion(ctx, l.query)
+		if err != nil {
+			return question{}, fmt.Errorf("encode query: %w", err)
+		}
+		relvec, err := l.projected(ctx, q)
+		return question{vec: q.Vector(), relvec: relvec, enc: q}, err
+	}
+	vecs, err := l.encoder.Encode(ctx, []string{l.query})
+	if err != nil {
+		return question{}, fmt.Errorf("encode query: %w", err)
+	}
+	q := question{vec: vecs[0], relvec: vecs[0]}
+	if l.ownRelEncoder {
+		rel, err := l.encodeRelationQuestion(ctx, []string{l.query})
+		if err != nil {
+			return question{}, err
+		}
+		q.relvec = rel[0]
+	}
+	return q, nil
 }
 
 // questionTexts are Q and, when the early link masked something, the
@@ -132,6 +212,15 @@ func (p *Pipeline) relationEncoder() scoring.Encoder {
 	return p.cfg.Encoder
 }
 
+// questions is the question encoder when there is a relation encoder of
+// its own to project to, else nil.
+func (p *Pipeline) questions() scoring.QuestionEncoder {
+	if p.cfg.RelationEncoder == nil {
+		return nil
+	}
+	return p.cfg.Questions
+}
+
 // encodeRelationQuestion encodes texts (Q first) with the relation encoder.
 func (l linker) encodeRelationQuestion(ctx context.Context, texts []string) ([][]float32, error) {
 	vs, err := l.relEncoder.Encode(ctx, texts)
@@ -149,11 +238,32 @@ func (el *earlyLink) candidates() (toks []kg.Token, spans []kg.SpanCandidates, o
 	return el.toks, el.spans, true
 }
 
+// relationQuery is the graph channel's relation query for mentions when
+// phase 1 gives it: projected from Q's own encoding, or the early link's
+// masked question encoded with Q; nil otherwise (the channel encodes it).
+func (q question) relationQuery(ctx context.Context, l linker, mentions []kg.Mention) *kgchan.RelationPrefetch {
+	if q.enc == nil || !l.masked {
+		return q.early.relationQuery(l.query, mentions)
+	}
+	masked := kgchan.MaskMentions(l.query, mentions)
+	if masked == "" || masked == strings.TrimSpace(l.query) {
+		return kgchan.Encoded(mentions, q.relvec, nil)
+	}
+	v, ok, err := q.enc.Relation(ctx, kgchan.MentionSpans(l.query, mentions))
+	if !ok && err == nil {
+		return nil
+	}
+	if err != nil {
+		err = fmt.Errorf("project the relation query: %w", err)
+	}
+	return kgchan.Encoded(mentions, v, err)
+}
+
 // relationQuery is the relation query of mentions when the early link
 // encoded it (its masked question is theirs), else nil.
 func (el *earlyLink) relationQuery(query string, mentions []kg.Mention) *kgchan.RelationPrefetch {
 	if el == nil || el.vec == nil || kgchan.MaskMentions(query, mentions) != el.masked {
 		return nil
 	}
-	return kgchan.Encoded(mentions, el.vec)
+	return kgchan.Encoded(mentions, el.vec, nil)
 }

@@ -103,7 +103,7 @@ func (rc recaller) recall(ctx context.Context) (recalled, error) {
 	// are read while stage 1 searches.
 	chs := rc.channels
 	cq := chanio.Query{Text: rc.query, Vector: rec.qvec, RelVector: rec.relvec, Mentions: rec.mentions}
-	if chs.kg.RelationAhead = q.early.relationQuery(rc.query, rec.mentions); chs.kg.RelationAhead == nil {
+	if chs.kg.RelationAhead = q.relationQuery(ctx, lk, rec.mentions); chs.kg.RelationAhead == nil {
 		chs.kg.RelationAhead = chs.kg.PrefetchRelationQuery(ctx, cq)
 	}
 	chs.kg.NeighbourhoodsAhead = chs.kg.PrefetchNeighbourhoods(ctx, rec.mentions)

@@ -38,6 +38,25 @@ func (e timedEncoder) Encode(ctx context.Context, texts []string) ([][]float32, 
 	return timeCall(e.t, "encoder", func() ([][]float32, error) { return e.Encoder.Encode(ctx, texts) })
 }
 
+// TimedQuestions times a question encoder's calls as the encoder's (one
+// call encodes a question for both encoders) on metrics when it is an
+// InferenceTimer, and returns q unchanged otherwise.
+func TimedQuestions(metrics any, q QuestionEncoder) QuestionEncoder {
+	if t, ok := metrics.(InferenceTimer); ok {
+		return timedQuestions{q, t}
+	}
+	return q
+}
+
+type timedQuestions struct {
+	QuestionEncoder
+	t InferenceTimer
+}
+
+func (q timedQuestions) EncodeQuestion(ctx context.Context, text string) (EncodedQuestion, error) {
+	return timeCall(q.t, "encoder", func() (EncodedQuestion, error) { return q.QuestionEncoder.EncodeQuestion(ctx, text) })
+}
+
 type timedGNN struct {
 	GraphEncoder
 	t InferenceTimer

@@ -9,6 +9,7 @@ import (
 
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
+	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
 
@@ -31,9 +32,10 @@ type RelationPrefetch struct {
 }
 
 // Encoded is the relation query of mentions already encoded as vec (the
-// masked question encoded with Q).
-func Encoded(mentions []kg.Mention, vec []float32) *RelationPrefetch {
-	pf := &RelationPrefetch{mentions: mentions, done: make(chan struct{}), vec: vec}
+// masked question encoded or projected with Q), or the error that encoding
+// it failed with.
+func Encoded(mentions []kg.Mention, vec []float32, err error) *RelationPrefetch {
+	pf := &RelationPrefetch{mentions: mentions, done: make(chan struct{}), vec: vec, err: err}
 	close(pf.done)
 	return pf
 }
@@ -116,28 +118,18 @@ func (c Channel) StepPrior(ctx context.Context, relvec []float32, tr chanio.Trac
 // offsets when they hold its surface, else its first occurrence), the
 // whitespace collapsed; "" when only punctuation and space are left.
 func MaskMentions(text string, ms []kg.Mention) string {
-	type span struct{ start, end int }
-	var spans []span
-	for _, m := range ms {
-		if m.Start >= 0 && m.End <= len(text) && m.Start < m.End && text[m.Start:m.End] == m.Surface {
-			spans = append(spans, span{m.Start, m.End})
-		} else if i := strings.Index(text, m.Surface); m.Surface != "" && i >= 0 {
-			spans = append(spans, span{i, i + len(m.Surface)})
-		}
-	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	var b strings.Builder
 	at := 0
-	for _, s := range spans {
-		if s.start < at { // overlapping mentions: cut their union
-			s.start = at
+	for _, s := range MentionSpans(text, ms) {
+		if s.Start < at { // overlapping mentions: cut their union
+			s.Start = at
 		}
-		if s.end <= at {
+		if s.End <= at {
 			continue
 		}
-		b.WriteString(text[at:s.start])
+		b.WriteString(text[at:s.Start])
 		b.WriteByte(' ')
-		at = s.end
+		at = s.End
 	}
 	b.WriteString(text[at:])
 	out := strings.Join(strings.Fields(b.String()), " ")
@@ -147,4 +139,20 @@ func MaskMentions(text string, ms []kg.Mention) string {
 		return ""
 	}
 	return out
+}
+
+// MentionSpans are the bytes of text that MaskMentions cuts for ms, in
+// order of their start: each mention's offsets when they hold its surface,
+// else its surface's first occurrence.
+func MentionSpans(text string, ms []kg.Mention) []scoring.Span {
+	var spans []scoring.Span
+	for _, m := range ms {
+		if m.Start >= 0 && m.End <= len(text) && m.Start < m.End && text[m.Start:m.End] == m.Surface {
+			spans = append(spans, scoring.Span{Start: m.Start, End: m.End})
+		} else if i := strings.Index(text, m.Surface); m.Surface != "" && i >= 0 {
+			spans = append(spans, scoring.Span{Start: i, End: i + len(m.Surface)})
+		}
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].Start < spans[j].Start })
+	return spans
 }

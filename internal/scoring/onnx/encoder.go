@@ -333,45 +333,17 @@ func (e *Encoder) run(sess *Session, rows [][]int64) ([][]float32, error) {
 // L2 normalisation, in float64 as the reference does in float32 numpy
 // within 1e-6.
 func (e *Encoder) runRaw(sess *Session, rows [][]int64) ([][]float32, error) {
-	cols := 0
-	for _, r := range rows {
-		cols = max(cols, len(r))
-	}
-	b := len(rows)
-	idData := make([]int64, b*cols)
-	maskData := make([]int64, b*cols)
-	typeData := make([]int64, b*cols) // one segment
-	pad := e.tok.PadID()
-	for i, r := range rows {
-		for j := range cols {
-			if j < len(r) {
-				idData[i*cols+j] = r[j]
-				maskData[i*cols+j] = 1
-			} else {
-				idData[i*cols+j] = pad
-			}
-		}
-	}
-	shape := ort.NewShape(int64(b), int64(cols))
-	var ins []ort.Value
-	defer func() { Destroy(ins...) }()
-	for _, d := range [][]int64{idData, maskData, typeData} {
-		t, err := ort.NewTensor(shape, d)
-		if err != nil {
-			return nil, fmt.Errorf("encoder: input tensor: %w", err)
-		}
-		ins = append(ins, t)
-	}
-	outT, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(b), int64(cols), int64(e.dim)))
+	flat, cols, err := e.lastHidden(sess, rows)
 	if err != nil {
-		return nil, fmt.Errorf("encoder: output tensor: %w", err)
+		return nil, err
 	}
-	defer outT.Destroy()
-	if err := sess.Run(ins, []ort.Value{outT}); err != nil {
-		return nil, fmt.Errorf("encoder: %w", err)
-	}
-	flat := outT.GetData()
-	vecs := make([][]float32, b)
+	return e.poolRaw(flat, rows, cols), nil
+}
+
+// poolRaw pools last_hidden_state flat ([len(rows), cols, dim]) by the
+// encoder's pooling and L2-normalises.
+func (e *Encoder) poolRaw(flat []float32, rows [][]int64, cols int) [][]float32 {
+	vecs := make([][]float32, len(rows))
 	acc := make([]float64, e.dim)
 	for i, r := range rows {
 		clear(acc)
@@ -397,5 +369,48 @@ func (e *Encoder) runRaw(sess *Session, rows [][]int64) ([][]float32, error) {
 		}
 		vecs[i] = v
 	}
-	return vecs, nil
+	return vecs
+}
+
+// lastHidden runs a last_hidden_state graph on rows padded to the longest
+// (cols): the states, row-major [len(rows), cols, dim].
+func (e *Encoder) lastHidden(sess *Session, rows [][]int64) ([]float32, int, error) {
+	cols := 0
+	for _, r := range rows {
+		cols = max(cols, len(r))
+	}
+	b := len(rows)
+	idData := make([]int64, b*cols)
+	maskData := make([]int64, b*cols)
+	typeData := make([]int64, b*cols) // one segment
+	pad := e.tok.PadID()
+	for i, r := range rows {
+		for j := range cols {
+			if j < len(r) {
+				idData[i*cols+j] = r[j]
+				maskData[i*cols+j] = 1
+			} else {
+				idData[i*cols+j] = pad
+			}
+		}
+	}
+	shape := ort.NewShape(int64(b), int64(cols))
+	var ins []ort.Value
+	defer func() { Destroy(ins...) }()
+	for _, d := range [][]int64{idData, maskData, typeData} {
+		t, err := ort.NewTensor(shape, d)
+		if err != nil {
+			return nil, 0, fmt.Errorf("encoder: input tensor: %w", err)
+		}
+		ins = append(ins, t)
+	}
+	outT, err := ort.NewEmptyTensor[float32](ort.NewShape(int64(b), int64(cols), int64(e.dim)))
+	if err != nil {
+		return nil, 0, fmt.Errorf("encoder: output tensor: %w", err)
+	}
+	defer outT.Destroy()
+	if err := sess.Run(ins, []ort.Value{outT}); err != nil {
+		return nil, 0, fmt.Errorf("encoder: %w", err)
+	}
+	return outT.GetData(), cols, nil
 }

@@ -19,6 +19,10 @@ type ModelsConfig struct {
 	// RelationEncoder and RelationEncoderDir name the encoder of path
 	// relevance when it is not Encoder ("": Encoder).
 	RelationEncoder, RelationEncoderDir string
+	// RelProjection maps the encoder's question states into the relation
+	// encoder's space (RelProjectionModelFile looked up like the models
+	// below), so a request runs one encoder call; empty turns it off.
+	RelProjection string
 	// GNN and Gate are model files; GNNModelFile and GateModelFile are
 	// looked up from the working directory up (the repository root), and
 	// empty turns the model off.
@@ -44,17 +48,21 @@ type Models struct {
 	// RelationEncoder matches questions to relation texts (path relevance;
 	// query side for both); Encoder unless configured apart.
 	RelationEncoder *Encoder
-	GNN             scoring.GraphEncoder
-	Gate            scoring.Gate
-	RelPrior        pathrel.Prior        // nil: option path_prior falls back to the cosine alone
-	EvidenceGate    scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
-	Ranker          scoring.Ranker       // nil: option final_rank learned falls back to boost
-	evGatePath      string
-	rankerPath      string
-	gnnPath         string
-	gatePath        string
-	relPriorPath    string
-	closers         []func() error
+	// Questions encodes a question once for the search and, projected,
+	// for path relevance; nil: the relation encoder encodes it itself.
+	Questions    *QuestionEncoder
+	GNN          scoring.GraphEncoder
+	Gate         scoring.Gate
+	RelPrior     pathrel.Prior        // nil: option path_prior falls back to the cosine alone
+	EvidenceGate scoring.EvidenceGate // nil: option gate=evidence falls back to fixed weights
+	Ranker       scoring.Ranker       // nil: option final_rank learned falls back to boost
+	evGatePath   string
+	rankerPath   string
+	gnnPath      string
+	gatePath     string
+	relPriorPath string
+	relProjPath  string
+	closers      []func() error
 }
 
 // Close frees the models' sessions.
@@ -80,7 +88,7 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), RelationEncoder: enc, gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, evGatePath: c.EvidenceGate, rankerPath: c.Ranker, closers: []func() error{enc.Close}}
+	m := &Models{Encoder: enc, DocEncoder: enc.Truncated(c.DocTokens).Passage(), RelationEncoder: enc, gnnPath: c.GNN, gatePath: c.Gate, relPriorPath: c.RelPrior, relProjPath: c.RelProjection, evGatePath: c.EvidenceGate, rankerPath: c.Ranker, closers: []func() error{enc.Close}}
 	if c.RelationEncoder != "" && c.RelationEncoder != enc.spec.Name {
 		rel, err := NewEncoder(rt, c.RelationEncoderDir, WithEncoderName(c.RelationEncoder))
 		if err != nil {
@@ -90,6 +98,10 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 		m.RelationEncoder = rel
 		m.closers = append(m.closers, rel.Close)
 		log.Info("relation encoder loaded", "name", rel.Version())
+		if err := m.openRelProjection(rt, log); err != nil {
+			m.Close()
+			return nil, err
+		}
 	}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()
@@ -274,6 +286,9 @@ func (m *Models) InUse() []string {
 	out := []string{"encoder " + m.Encoder.Version()}
 	if m.RelationEncoder != nil && m.RelationEncoder != m.Encoder {
 		out = append(out, "relation encoder "+m.RelationEncoder.Version()+" (path relevance)")
+	}
+	if m.Questions != nil {
+		out = append(out, "relation projection "+m.Questions.proj.Version()+" (questions encoded once)")
 	}
 	if m.GNN != nil {
 		out = append(out, "GNN "+m.GNN.Version())
