@@ -368,3 +368,24 @@ func TestQuestionEncoderProjectsRelationQueries(t *testing.T) {
 		}
 	}
 }
+
+// With a relation encoder of its own and the masked relation query, the
+// relation encoder encodes the masked question alone: the channel reads it,
+// and nothing reads Q under the relation encoder when it walked.
+func TestRelationEncoderTakesTheMaskedQuestionAlone(t *testing.T) {
+	ctx := context.Background()
+	rel := &otherEncoder{}
+	p := newPipeline(t, func(c *pipeline.Config) { c.Encoder, c.RelationEncoder = &recordingEncoder{}, rel })
+	o := p.Defaults().QuestionAware()
+	o.K, o.P, o.GraphRelationQuery = 10, 20, "masked"
+	if _, err := p.Retrieve(ctx, nolan, o); err != nil { // the relation texts' cache fills
+		t.Fatal(err)
+	}
+	rel.calls = nil
+	if _, err := p.Retrieve(ctx, nolan, o); err != nil {
+		t.Fatal(err)
+	}
+	if len(rel.calls) != 1 || !slices.Equal(rel.calls[0], []string{maskedNolan}) {
+		t.Errorf("relation encoder calls %q, want one of the masked question alone", rel.calls)
+	}
+}

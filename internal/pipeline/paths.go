@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
 )
@@ -46,7 +47,7 @@ type pathIndex struct {
 // document's entity. Explanations never fail a retrieval: if the relation
 // texts cannot be encoded, the documents name no path and the response says
 // why; only the context's errors are returned.
-func (e explainer) namePaths(ctx context.Context, relvec []float32, ch kgchan.Output, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
+func (e explainer) namePaths(ctx context.Context, relvec *chanio.RelVector, ch kgchan.Output, qsubs []*entry, linked []QueryEntity, docs ...[]Doc) (pathIndex, error) {
 	defer e.trace.timed("explain_paths", time.Now())
 	targets := map[string]bool{}
 	for _, ds := range docs {
@@ -73,17 +74,21 @@ func (e explainer) namePaths(ctx context.Context, relvec []float32, ch kgchan.Ou
 // indexPaths puts in ix the best path from each root to each of targets:
 // G_Q's roots first, then the graph channel's. It returns the subgraphs
 // the paths were read from, where their nodes' labels are.
-func (e explainer) indexPaths(ctx context.Context, ix *pathIndex, relvec []float32, ch kgchan.Output, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
+func (e explainer) indexPaths(ctx context.Context, ix *pathIndex, relvec *chanio.RelVector, ch kgchan.Output, qsubs []*entry, targets map[string]bool) ([]kg.Subgraph, error) {
 	var sgs []kg.Subgraph
 	if len(qsubs) > 0 {
 		prior, err := e.kg.StepPrior(ctx, relvec, e.trace)
 		if err != nil {
 			return nil, err
 		}
+		rv, err := ch.RelationVector(ctx, relvec)
+		if err != nil {
+			return nil, fmt.Errorf("encode the relation query: %w", err)
+		}
 		rels := e.kg.RelationTexts
 		for _, q := range qsubs {
 			root := q.sg.Root
-			paths, err := rels.Reach(ctx, ch.RelationVector(relvec), pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(e.Subgraph.Hops, 2), prior)
+			paths, err := rels.Reach(ctx, rv, pathrel.Mentioned(root), map[string]kg.Subgraph{root: q.sg}, min(e.Subgraph.Hops, 2), prior)
 			if err != nil {
 				return nil, err
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/kg"
+	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/scoring"
 )
@@ -22,8 +23,8 @@ import (
 // encoder, and the early link when the masked relation query was encoded
 // with Q.
 type question struct {
-	vec    []float32 // enc(Q)
-	relvec []float32 // Q under the relation encoder; vec without one of its own
+	vec    []float32         // enc(Q)
+	relvec *chanio.RelVector // Q under the relation encoder; vec without one of its own
 	early  *earlyLink
 	// enc is Q as the question encoder encoded it, which gives the masked
 	// question of any mentions; nil without one
@@ -69,7 +70,12 @@ func (l linker) encodeQuestion(ctx context.Context) (question, error) {
 	if err != nil {
 		return question{}, err
 	}
+	// With a masked question the relation encoder takes it alone: the
+	// channel reads it, and Q itself only where it does not (RelVector).
 	texts, masked := l.questionTexts(el)
+	if masked {
+		texts = texts[1:]
+	}
 	rel, relErr := l.encodeRelationQuestion(ctx, texts)
 	q := <-qc
 	if q.err != nil {
@@ -78,10 +84,11 @@ func (l linker) encodeQuestion(ctx context.Context) (question, error) {
 	if relErr != nil {
 		return question{}, relErr
 	}
-	if masked {
-		el.vec = rel[1]
+	if !masked {
+		return question{vec: q.vecs[0], relvec: chanio.Encoded(rel[0]), early: el}, nil
 	}
-	return question{vec: q.vecs[0], relvec: rel[0], early: el}, nil
+	el.vec = rel[0]
+	return question{vec: q.vecs[0], relvec: l.lazyRelation(), early: el}, nil
 }
 
 // encodeQuestionProjected encodes Q once with the question encoder while
@@ -110,7 +117,18 @@ func (l linker) encodeQuestionProjected(ctx context.Context) (question, error) {
 	if err != nil {
 		return question{}, err
 	}
-	return question{vec: q.q.Vector(), relvec: relvec, early: el, enc: q.q}, nil
+	return question{vec: q.q.Vector(), relvec: chanio.Encoded(relvec), early: el, enc: q.q}, nil
+}
+
+// lazyRelation is Q under the relation encoder, encoded when first read.
+func (l linker) lazyRelation() *chanio.RelVector {
+	return chanio.Lazy(func(ctx context.Context) ([]float32, error) {
+		vs, err := l.encodeRelationQuestion(ctx, []string{l.query})
+		if err != nil {
+			return nil, err
+		}
+		return vs[0], nil
+	})
 }
 
 // projected is Q under the relation encoder, projected from q, or encoded
@@ -145,7 +163,7 @@ func (l linker) encodeQuestionOnce(ctx context.Context) (question, error) {
 	if masked {
 		el.vec = vecs[1]
 	}
-	return question{vec: vecs[0], relvec: vecs[0], early: el}, nil
+	return question{vec: vecs[0], relvec: chanio.Encoded(vecs[0]), early: el}, nil
 }
 
 // encodeWalkQuestion is enc(Q) and Q under the relation encoder, without
@@ -157,19 +175,19 @@ func (l linker) encodeWalkQuestion(ctx context.Context) (question, error) {
 			return question{}, fmt.Errorf("encode query: %w", err)
 		}
 		relvec, err := l.projected(ctx, q)
-		return question{vec: q.Vector(), relvec: relvec, enc: q}, err
+		return question{vec: q.Vector(), relvec: chanio.Encoded(relvec), enc: q}, err
 	}
 	vecs, err := l.encoder.Encode(ctx, []string{l.query})
 	if err != nil {
 		return question{}, fmt.Errorf("encode query: %w", err)
 	}
-	q := question{vec: vecs[0], relvec: vecs[0]}
+	q := question{vec: vecs[0], relvec: chanio.Encoded(vecs[0])}
 	if l.ownRelEncoder {
 		rel, err := l.encodeRelationQuestion(ctx, []string{l.query})
 		if err != nil {
 			return question{}, err
 		}
-		q.relvec = rel[0]
+		q.relvec = chanio.Encoded(rel[0])
 	}
 	return q, nil
 }
@@ -247,7 +265,8 @@ func (q question) relationQuery(ctx context.Context, l linker, mentions []kg.Men
 	}
 	masked := kgchan.MaskMentions(l.query, mentions)
 	if masked == "" || masked == strings.TrimSpace(l.query) {
-		return kgchan.Encoded(mentions, q.relvec, nil)
+		v, err := q.relvec.Get(ctx)
+		return kgchan.Encoded(mentions, v, err)
 	}
 	v, ok, err := q.enc.Relation(ctx, kgchan.MentionSpans(l.query, mentions))
 	if !ok && err == nil {

@@ -15,7 +15,7 @@ import (
 // and what the channels added to them.
 type recalled struct {
 	qvec     []float32
-	relvec   []float32 // Q under the relation encoder (qvec without one of its own)
+	relvec   *chanio.RelVector // Q under the relation encoder (qvec without one of its own)
 	mentions []kg.Mention
 	hits     []retrieval.Hit // the stage-1 candidates, in search order, then the channels'
 	channels channels

@@ -7,6 +7,8 @@
 package chanio
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/kg"
@@ -17,11 +19,40 @@ import (
 // search's hits.
 type Query struct {
 	Text      string
-	Vector    []float32 // enc(Q)
-	RelVector []float32 // Q under the relation encoder; Vector without one of its own
+	Vector    []float32  // enc(Q)
+	RelVector *RelVector // Q under the relation encoder; Vector without one of its own
 	// Mentions are Q's linked mentions (none: no entity seeds)
 	Mentions []kg.Mention
 	Hits     []retrieval.Hit // the stage-1 search's, in search order
+}
+
+// RelVector is Q under the relation encoder, encoded when first read: a
+// request whose graph channel reads Q's masked question encodes Q itself
+// under the relation encoder only where that is not read (nothing masked
+// after linking, no walk, the relation prior). Safe for concurrent use.
+type RelVector struct {
+	once   sync.Once
+	vec    []float32
+	err    error
+	encode func(context.Context) ([]float32, error)
+}
+
+// Encoded is a RelVector already encoded.
+func Encoded(vec []float32) *RelVector {
+	r := &RelVector{vec: vec}
+	r.once.Do(func() {})
+	return r
+}
+
+// Lazy is a RelVector that encode encodes on first read.
+func Lazy(encode func(context.Context) ([]float32, error)) *RelVector {
+	return &RelVector{encode: encode}
+}
+
+// Get is the vector, encoded now (under ctx) on first read.
+func (r *RelVector) Get(ctx context.Context) ([]float32, error) {
+	r.once.Do(func() { r.vec, r.err = r.encode(ctx) })
+	return r.vec, r.err
 }
 
 // Trace records a channel's degradations and the timings of its parts

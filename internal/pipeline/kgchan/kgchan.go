@@ -146,11 +146,11 @@ type Walk struct {
 // RelationVector is the vector the request's relation cosines read: the
 // one the channel walked with when it did, else relvec (the results' path
 // explanations score their paths as the channel did).
-func (w Walk) RelationVector(relvec []float32) []float32 {
+func (w Walk) RelationVector(ctx context.Context, relvec *chanio.RelVector) ([]float32, error) {
 	if w.relq == nil {
-		return relvec
+		return relvec.Get(ctx)
 	}
-	return w.relq
+	return w.relq, nil
 }
 
 // empty is an output that adds nothing.

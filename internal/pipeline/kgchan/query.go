@@ -56,7 +56,7 @@ func (c Channel) PrefetchRelationQuery(ctx context.Context, q chanio.Query) *Rel
 
 // relationQueryOf is relationQuery, taken from pf when pf was started for
 // the same mentions.
-func (c Channel) relationQueryOf(ctx context.Context, text string, pf *RelationPrefetch, relvec []float32, mentions []kg.Mention) ([]float32, error) {
+func (c Channel) relationQueryOf(ctx context.Context, text string, pf *RelationPrefetch, relvec *chanio.RelVector, mentions []kg.Mention) ([]float32, error) {
 	if pf == nil || !slices.Equal(pf.mentions, mentions) {
 		return c.relationQuery(ctx, text, relvec, mentions)
 	}
@@ -71,13 +71,13 @@ func (c Channel) relationQueryOf(ctx context.Context, text string, pf *RelationP
 // relationQuery is the vector the channel's relation cosines read: relvec,
 // or with masked the encoding of Q (text) with mentions cut out (relvec
 // when nothing is left or nothing was linked).
-func (c Channel) relationQuery(ctx context.Context, text string, relvec []float32, mentions []kg.Mention) ([]float32, error) {
+func (c Channel) relationQuery(ctx context.Context, text string, relvec *chanio.RelVector, mentions []kg.Mention) ([]float32, error) {
 	if c.RelationQuery != "masked" {
-		return relvec, nil
+		return relvec.Get(ctx)
 	}
 	q := MaskMentions(text, mentions)
 	if q == "" || q == strings.TrimSpace(text) {
-		return relvec, nil
+		return relvec.Get(ctx)
 	}
 	vs, err := c.Encoder.Encode(ctx, []string{q})
 	if err != nil {
@@ -90,7 +90,7 @@ func (c Channel) relationQuery(ctx context.Context, text string, relvec []float3
 // PriorWeight (dmar eval's -pX variants), or nil when it is 0, or no prior
 // model is loaded (then path relevance is the cosine alone, and the trace
 // says so). A model failure fails the request, as any model failure does.
-func (c Channel) StepPrior(ctx context.Context, relvec []float32, tr chanio.Trace) (map[pathrel.StepKey]float64, error) {
+func (c Channel) StepPrior(ctx context.Context, relvec *chanio.RelVector, tr chanio.Trace) (map[pathrel.StepKey]float64, error) {
 	w := c.PriorWeight
 	if w == 0 {
 		return nil, nil
@@ -101,7 +101,11 @@ func (c Channel) StepPrior(ctx context.Context, relvec []float32, tr chanio.Trac
 		}
 		return nil, nil
 	}
-	pr, err := c.Prior.Prior(ctx, relvec)
+	v, err := relvec.Get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := c.Prior.Prior(ctx, v)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
