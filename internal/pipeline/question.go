@@ -121,14 +121,15 @@ func (l linker) encodeQuestionProjected(ctx context.Context) (question, error) {
 }
 
 // lazyRelation is Q under the relation encoder, encoded when first read.
-func (l linker) lazyRelation() *chanio.RelVector {
-	return chanio.Lazy(func(ctx context.Context) ([]float32, error) {
-		vs, err := l.encodeRelationQuestion(ctx, []string{l.query})
-		if err != nil {
-			return nil, err
-		}
-		return vs[0], nil
-	})
+func (l linker) lazyRelation() *chanio.RelVector { return chanio.Lazy(l.relationOfQ) }
+
+// relationOfQ encodes Q alone with the relation encoder.
+func (l linker) relationOfQ(ctx context.Context) ([]float32, error) {
+	vs, err := l.encodeRelationQuestion(ctx, []string{l.query})
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
 }
 
 // projected is Q under the relation encoder, projected from q, or encoded
@@ -141,11 +142,7 @@ func (l linker) projected(ctx context.Context, q scoring.EncodedQuestion) ([]flo
 	if ok {
 		return v, nil
 	}
-	vs, err := l.encodeRelationQuestion(ctx, []string{l.query})
-	if err != nil {
-		return nil, err
-	}
-	return vs[0], nil
+	return l.relationOfQ(ctx)
 }
 
 // encodeQuestionOnce encodes Q and the masked Q in one call of the one
@@ -167,7 +164,8 @@ func (l linker) encodeQuestionOnce(ctx context.Context) (question, error) {
 }
 
 // encodeWalkQuestion is enc(Q) and Q under the relation encoder, without
-// the early link: projected by the question encoder where there is one.
+// the early link: projected by the question encoder where there is one,
+// else encoded when first read (a masked channel may never read it).
 func (l linker) encodeWalkQuestion(ctx context.Context) (question, error) {
 	if l.questions != nil {
 		q, err := l.questions.EncodeQuestion(ctx, l.query)
@@ -183,11 +181,7 @@ func (l linker) encodeWalkQuestion(ctx context.Context) (question, error) {
 	}
 	q := question{vec: vecs[0], relvec: chanio.Encoded(vecs[0])}
 	if l.ownRelEncoder {
-		rel, err := l.encodeRelationQuestion(ctx, []string{l.query})
-		if err != nil {
-			return question{}, err
-		}
-		q.relvec = chanio.Encoded(rel[0])
+		q.relvec = l.lazyRelation()
 	}
 	return q, nil
 }
