@@ -98,10 +98,10 @@ func OpenModels(c ModelsConfig, log *slog.Logger) (*Models, error) {
 		m.RelationEncoder = rel
 		m.closers = append(m.closers, rel.Close)
 		log.Info("relation encoder loaded", "name", rel.Version())
-		if err := m.openRelProjection(rt, log); err != nil {
-			m.Close()
-			return nil, err
-		}
+	}
+	if err := m.openRelProjection(rt, log); err != nil {
+		m.Close()
+		return nil, err
 	}
 	if err := m.openStructural(rt, log); err != nil {
 		m.Close()

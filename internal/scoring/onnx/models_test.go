@@ -16,11 +16,19 @@ import (
 // with the gates given, no GNN.
 func openModels(t *testing.T, encoder, rel, gate, evgate string) (*onnx.Models, error) {
 	t.Helper()
+	return openModelsWith(t, encoder, rel, func(c *onnx.ModelsConfig) { c.Gate, c.EvidenceGate = gate, evgate })
+}
+
+// openModelsWith opens encoder (and rel as the relation encoder, "" for
+// none), no GNN, with set's settings.
+func openModelsWith(t *testing.T, encoder, rel string, set func(*onnx.ModelsConfig)) (*onnx.Models, error) {
+	t.Helper()
 	dir := func(n string) string { return filepath.Join(onnxtest.CacheDir(), "models", n) }
-	c := onnx.ModelsConfig{Runtime: onnxtest.Config(), Encoder: encoder, EncoderDir: dir(encoder), Gate: gate, EvidenceGate: evgate}
+	c := onnx.ModelsConfig{Runtime: onnxtest.Config(), Encoder: encoder, EncoderDir: dir(encoder)}
 	if rel != "" {
 		c.RelationEncoder, c.RelationEncoderDir = rel, dir(rel)
 	}
+	set(&c)
 	m, err := onnx.OpenModels(c, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		t.Cleanup(m.Close)

@@ -166,6 +166,9 @@ func (e encodedQuestion) Relation(ctx context.Context, leaveOut []scoring.Span) 
 // relation encoder then encodes the question itself).
 func (m *Models) openRelProjection(rt *Runtime, log *slog.Logger) error {
 	if m.RelationEncoder == m.Encoder {
+		if m.relProjPath != "" {
+			log.Warn("relation projection left off: the encoder is also the relation encoder, so a question is encoded once already", "path", m.relProjPath)
+		}
 		return nil
 	}
 	const instead = "the relation encoder encodes each question itself (one more model call a request)"

@@ -175,3 +175,27 @@ func TestRelProjectionRefusesOtherEncoders(t *testing.T) {
 		t.Errorf("the relation prior as a projection: %v, want an error naming the input it lacks", err)
 	}
 }
+
+// OpenModels pairs the projection with the encoders it names: opened with
+// the encoder and a relation encoder of its own, left off (with nothing to
+// save) without one, and refused when named outright for other encoders.
+func TestOpenModelsRelProjection(t *testing.T) {
+	onnxtest.NeedEncoders(t, onnx.MiniLMName, onnx.DefaultEncoderName)
+	onnxtest.NeedFile(t, relProjModel, "the relation projection")
+	open := func(enc, rel string) (*onnx.Models, error) {
+		return openModelsWith(t, enc, rel, func(c *onnx.ModelsConfig) { c.RelProjection = relProjModel })
+	}
+	if m, err := open(onnx.DefaultEncoderName, onnx.MiniLMName); err != nil {
+		t.Fatal(err)
+	} else if m.Questions == nil {
+		t.Error("bge with MiniLM as the relation encoder: the projection is not open")
+	}
+	if m, err := open(onnx.DefaultEncoderName, ""); err != nil {
+		t.Fatal(err)
+	} else if m.Questions != nil {
+		t.Error("no relation encoder of its own: the projection was opened")
+	}
+	if _, err := open(onnx.MiniLMName, onnx.DefaultEncoderName); err == nil {
+		t.Error("the projection named outright for swapped encoders was accepted")
+	}
+}
