@@ -138,7 +138,7 @@ func writeGraphQuestions(ctx context.Context, p GraphSource, qs []Question, opts
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
-		row, qv, err := graphFeatureRow(ctx, p, q, opts, hops, rels.of)
+		row, qv, _, err := graphFeatureRow(ctx, p, q, opts, hops, rels.of)
 		if err != nil {
 			n.skipped++
 			fmt.Fprintf(stderr, "graph features: skipped %s: %v\n", q.ID, err)
@@ -189,17 +189,17 @@ func writeRelations(ctx context.Context, enc scoring.Encoder, rels []graphRel, o
 
 // graphFeatureRow is one question's line: its linked roots, and every
 // entity one or two hops from them with its paths and its document's
-// cosine with enc(Q), which it also returns.
-func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeline.Options, hops int, relOf func(kg.Edge) int) (graphFeatureQuestion, []float32, error) {
+// cosine with enc(Q), which it also returns, with the linked mentions.
+func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeline.Options, hops int, relOf func(kg.Edge) int) (graphFeatureQuestion, []float32, []kg.Mention, error) {
 	row := graphFeatureQuestion{ID: q.ID, Question: q.Question, Gold: q.Gold, Roots: []graphRoot{}, Cands: []graphCandidate{}}
 	vs, err := p.Encoder().Encode(ctx, []string{q.Question})
 	if err != nil {
-		return row, nil, err
+		return row, nil, nil, err
 	}
 	qv := vs[0]
 	ms, err := p.LinkQuery(ctx, q.Question, qv, opts)
 	if err != nil {
-		return row, nil, err
+		return row, nil, nil, err
 	}
 	rootIdx := map[string]int{}
 	for _, m := range ms {
@@ -210,7 +210,7 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 		row.Roots = append(row.Roots, graphRoot{QID: m.QID, Surface: m.Surface, Confidence: m.Confidence})
 	}
 	if len(row.Roots) == 0 {
-		return row, qv, nil
+		return row, qv, ms, nil
 	}
 	roots := make([]string, len(row.Roots))
 	for i, r := range row.Roots {
@@ -218,7 +218,7 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 	}
 	subs, err := p.ChannelSubgraphs(ctx, roots, hops, opts.HubDegree)
 	if err != nil {
-		return row, nil, err
+		return row, nil, nil, err
 	}
 	cands := graphCandidates(roots, rootIdx, subs, hops, relOf)
 	ids := make([]string, 0, len(cands))
@@ -228,7 +228,7 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 	sort.Strings(ids)
 	docs, err := p.Index().Documents(ctx, ids)
 	if err != nil {
-		return row, nil, err
+		return row, nil, nil, err
 	}
 	for _, d := range docs {
 		if c, ok := cands[d.ID]; ok {
@@ -241,7 +241,7 @@ func graphFeatureRow(ctx context.Context, p GraphSource, q Question, opts pipeli
 	for _, e := range ids {
 		row.Cands = append(row.Cands, *cands[e])
 	}
-	return row, qv, nil
+	return row, qv, ms, nil
 }
 
 // graphCandidates are the entities one hop, and with hops >= 2 two hops,

@@ -24,9 +24,10 @@ import (
 )
 
 // ProjectionEncoder gives the relation projection's input for text with
-// leaveOut cut (onnx.Encoder); ok is false where it cannot.
+// each of cuts cut, from one encoding of text (onnx.Encoder); an entry is
+// nil where it cannot.
 type ProjectionEncoder interface {
-	ProjectionFeatures(ctx context.Context, text string, leaveOut []scoring.Span) (features []float32, ok bool, err error)
+	ProjectionFeatures(ctx context.Context, text string, cuts [][]scoring.Span) ([][]float32, error)
 }
 
 // RelProjectionData is what RelProjectionFeatures exports from.
@@ -106,11 +107,7 @@ func RelProjectionFeatures(ctx context.Context, p GraphSource, enc ProjectionEnc
 // linkedSteps are q's mentions, linked as a request with opts links them,
 // and its one-hop neighbourhood's paths (graphFeatureRow).
 func linkedSteps(ctx context.Context, p GraphSource, q Question, opts pipeline.Options, rels *relIndex) ([]kg.Mention, graphFeatureQuestion, error) {
-	row, qv, err := graphFeatureRow(ctx, p, q, opts, 1, rels.of)
-	if err != nil {
-		return nil, row, err
-	}
-	ms, err := p.LinkQuery(ctx, q.Question, qv, opts)
+	row, _, ms, err := graphFeatureRow(ctx, p, q, opts, 1, rels.of)
 	return ms, row, err
 }
 
@@ -155,27 +152,24 @@ type projText struct {
 // itself, with spans cut (masked is then the text the relation encoder
 // reads). steps go on the row the graph channel would read.
 func (w *projWriter) add(text, masked string, spans []scoring.Span, source string, steps []int) error {
-	if masked == "" || masked == strings.TrimSpace(text) {
-		return w.row(text, nil, projText{text, source, false, steps})
+	rows, cuts := []projText{{text, source, false, steps}}, [][]scoring.Span{nil}
+	if masked != "" && masked != strings.TrimSpace(text) {
+		rows[0].Steps = nil
+		rows, cuts = append(rows, projText{masked, source, true, steps}), append(cuts, spans)
 	}
-	if err := w.row(text, nil, projText{text, source, false, nil}); err != nil {
-		return err
-	}
-	return w.row(text, spans, projText{masked, source, true, steps})
-}
-
-func (w *projWriter) row(text string, spans []scoring.Span, t projText) error {
-	f, ok, err := w.enc.ProjectionFeatures(w.ctx, text, spans)
+	fs, err := w.enc.ProjectionFeatures(w.ctx, text, cuts)
 	if err != nil {
 		return fmt.Errorf("encode %q: %w", text, err)
 	}
-	if !ok {
-		w.skipped++
-		return nil
+	for i, f := range fs {
+		if f == nil {
+			w.skipped++
+			continue
+		}
+		w.width = len(f)
+		w.x = append(w.x, f...)
+		w.texts = append(w.texts, rows[i])
 	}
-	w.width = len(f)
-	w.x = append(w.x, f...)
-	w.texts = append(w.texts, t)
 	return nil
 }
 

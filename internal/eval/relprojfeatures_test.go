@@ -19,15 +19,19 @@ import (
 // a text holding "uncuttable" cannot be cut.
 type spanFeatures struct{}
 
-func (spanFeatures) ProjectionFeatures(_ context.Context, text string, cut []scoring.Span) ([]float32, bool, error) {
-	if len(cut) > 0 && strings.Contains(text, "uncuttable") {
-		return nil, false, nil
+func (spanFeatures) ProjectionFeatures(_ context.Context, text string, cuts [][]scoring.Span) ([][]float32, error) {
+	out := make([][]float32, len(cuts))
+	for i, cut := range cuts {
+		if len(cut) > 0 && strings.Contains(text, "uncuttable") {
+			continue
+		}
+		n := 0
+		for _, s := range cut {
+			n += s.End - s.Start
+		}
+		out[i] = []float32{float32(len(text)), float32(n)}
 	}
-	n := 0
-	for _, s := range cut {
-		n += s.End - s.Start
-	}
-	return []float32{float32(len(text)), float32(n)}, true, nil
+	return out, nil
 }
 
 // relprojExport runs RelProjectionFeatures over graphSource with seed and

@@ -97,15 +97,19 @@ func (s *QueryStates) Features(leaveOut []scoring.Span) ([]float32, bool) {
 	return append(slices.Clone(s.Vector), mean...), true
 }
 
-// ProjectionFeatures are the projection's input for text with leaveOut cut
-// (the training data's, eval.RelProjectionFeatures).
-func (e *Encoder) ProjectionFeatures(ctx context.Context, text string, leaveOut []scoring.Span) ([]float32, bool, error) {
+// ProjectionFeatures are the projection's input for text with each of cuts
+// cut, from one encoding of text; nil where it cannot be cut (the training
+// data's, eval.RelProjectionFeatures).
+func (e *Encoder) ProjectionFeatures(ctx context.Context, text string, cuts [][]scoring.Span) ([][]float32, error) {
 	st, err := e.EncodeStates(ctx, text)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
-	f, ok := st.Features(leaveOut)
-	return f, ok, nil
+	out := make([][]float32, len(cuts))
+	for i, c := range cuts {
+		out[i], _ = st.Features(c)
+	}
+	return out, nil
 }
 
 // QuestionEncoder encodes a question once (the encoder's token states kept)
