@@ -7,12 +7,8 @@
 package pathrel
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"math"
-	"slices"
-	"strings"
 	"sync"
 
 	"github.com/dmar-kg/dmar/internal/api"
@@ -230,189 +226,92 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	if hops < 1 {
 		return nil, nil
 	}
-	w := newWalker(prior, r.Directed)
-	defer w.release()
+	wk, err := r.Start(ctx, qvec, starts, subs, hops, prior)
+	if err != nil {
+		return nil, err
+	}
+	return wk.Paths(), nil
+}
+
+// Walk is a Reach in progress: Start walks the roots known so far, Extend
+// the roots found later (the graph channel walks Q's linked entities while
+// the search that gives its other roots runs), Paths ends it.
+type Walk struct {
+	r    *Relations
+	w    *walker
+	qvec []float32
+	hops int
+}
+
+// Start walks from starts as Reach does, and keeps the walk open for more
+// roots. The caller ends it with Paths or Release.
+func (r *Relations) Start(ctx context.Context, qvec []float32, starts []Root, subs map[string]kg.Subgraph, hops int, prior map[StepKey]float64) (*Walk, error) {
+	wk := &Walk{r: r, w: newWalker(prior, r.Directed), qvec: qvec, hops: hops}
+	if err := wk.add(ctx, starts, subs); err != nil {
+		wk.Release()
+		return nil, err
+	}
+	return wk, nil
+}
+
+// Extend walks more roots as though Start had been given them too. A walk
+// that knows every root never goes through one and never reaches a
+// mentioned one; where an earlier root's walk did either with one of
+// more, Extend walks nothing and returns false: the caller starts over.
+func (wk *Walk) Extend(ctx context.Context, more []Root, subs map[string]kg.Subgraph) (bool, error) {
+	w := wk.w
+	for _, q := range more {
+		if s, ok := w.slot[q.QID]; ok && (w.ents[s].through || q.Mentioned && w.ents[s].best >= 0) {
+			return false, nil
+		}
+	}
+	return true, wk.add(ctx, more, subs)
+}
+
+// add marks starts as roots and walks from each, the relevances of their
+// subgraphs' relations read first, in one encoder call for those not
+// cached.
+func (wk *Walk) add(ctx context.Context, starts []Root, subs map[string]kg.Subgraph) error {
+	w := wk.w
 	roots := make([]string, len(starts))
 	for i, q := range starts {
 		roots[i] = q.QID
-		w.isRoot[q.QID] = true
-		w.mentioned[q.QID] = w.mentioned[q.QID] || q.Mentioned
+		s := w.intern(q.QID)
+		w.ents[s].isRoot = true
+		w.ents[s].mentioned = w.ents[s].mentioned || q.Mentioned
 	}
-	var err error
-	if w.rel, err = r.relevances(ctx, qvec, roots, subs); err != nil {
-		return nil, err
+	if wk.hops < 1 {
+		return nil
+	}
+	if err := wk.r.relevances(ctx, wk.qvec, roots, subs, w.rel); err != nil {
+		return err
 	}
 	for _, q := range roots {
 		sg, ok := subs[q]
 		if !ok {
 			continue
 		}
-		w.walk(sg, q, hops)
+		w.walk(sg, q, wk.hops)
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return w.paths(), nil
+	return nil
 }
 
-// walker is one Reach call: the relevance of every relation met, and the
-// best path to each entity so far, as its steps (a path's slice is built
-// only for the winners, and a tie compares the paths' texts piecewise).
-type walker struct {
-	rel               map[relKey]float64
-	prior             map[StepKey]float64
-	directed          bool
-	isRoot, mentioned map[string]bool
-	// the last step's relation and relevance: an edge list follows the
-	// subgraph's edge order (head, then property), so consecutive steps
-	// often walk one relation
-	last       relKey
-	haveLast   bool
-	lastRV     float64
-	cands      []cand
-	best       map[string]int // entity -> index in cands
-	seenVia    map[via]bool
-	vias       map[string]int // the distinct intermediates of each two-hop entity
-	bufA, bufB [11]string
+// Paths ends the walk: the best paths, as Reach returns them.
+func (wk *Walk) Paths() []Path {
+	defer wk.Release()
+	return wk.w.paths()
 }
 
-// walkers keeps walkers between calls: a request's walk offers thousands of
-// candidates (about 1.5 MB of paths and maps on codexm), and reusing their
-// room spares the collector that much a request.
-var walkers sync.Pool
-
-func newWalker(prior map[StepKey]float64, directed bool) *walker {
-	w, _ := walkers.Get().(*walker)
-	if w == nil {
-		w = &walker{isRoot: map[string]bool{}, mentioned: map[string]bool{},
-			best: map[string]int{}, seenVia: map[via]bool{}, vias: map[string]int{}}
+// Release ends a walk whose paths are not wanted; a second call does
+// nothing.
+func (wk *Walk) Release() {
+	if wk.w != nil {
+		wk.w.release()
+		wk.w = nil
 	}
-	w.prior, w.directed = prior, directed
-	return w
-}
-
-// release empties w and returns it to the pool; nothing it held may be
-// used after.
-func (w *walker) release() {
-	clear(w.isRoot)
-	clear(w.mentioned)
-	clear(w.best)
-	clear(w.seenVia)
-	clear(w.vias)
-	clear(w.cands) // the strings they hold
-	w.cands = w.cands[:0]
-	w.rel, w.prior, w.haveLast, w.last, w.lastRV = nil, nil, false, relKey{}, 0
-	w.bufA, w.bufB = [11]string{}, [11]string{}
-	walkers.Put(w)
-}
-
-// cand is a candidate best path: one or two steps.
-type cand struct {
-	s1, s2   Step
-	two      bool // s2 is set
-	relevant float64
-}
-
-// via is a two-hop entity and an intermediate it is reached through.
-type via struct{ entity, through string }
-
-// walk offers every path from root q in sg: one hop, and with hops >= 2
-// two, never through a hub or a root, never back to q.
-func (w *walker) walk(sg kg.Subgraph, q string, hops int) {
-	adjQ, nbrs := neighbours(sg, q, hops >= 2)
-	for _, i1 := range adjQ {
-		s1 := w.step(sg.Edges[i1], q)
-		w.offer(s1.To, &cand{s1: s1, relevant: s1.Relevance})
-		n, ok := nbrs[s1.To]
-		if hops < 2 || !ok || n.hub || w.isRoot[s1.To] {
-			continue
-		}
-		for _, i2 := range n.edges {
-			s2 := w.step(sg.Edges[i2], s1.To)
-			if s2.To == q {
-				continue
-			}
-			if v := (via{s2.To, s1.To}); !w.seenVia[v] {
-				w.seenVia[v] = true
-				w.vias[s2.To]++
-			}
-			w.offer(s2.To, &cand{s1: s1, s2: s2, two: true, relevant: (s1.Relevance+s2.Relevance)/2 - TwoHopPenalty})
-		}
-	}
-}
-
-// step is edge e walked from from, with its relation's relevance.
-func (w *walker) step(e kg.Edge, from string) Step {
-	back := e.To == from && e.From != from
-	to := e.To
-	if back {
-		to = e.From
-	}
-	if k := (relKey{pid: e.PID, label: e.Label, backward: back}); !w.haveLast || k != w.last {
-		w.last, w.haveLast = k, true
-		w.lastRV = w.rel[relKey{pid: e.PID, label: e.Label, backward: back && w.directed}] + w.prior[StepKey{PID: e.PID, Backward: back}]
-	}
-	return Step{From: from, PID: e.PID, Label: e.Label, To: to, Backward: back, Relevance: w.lastRV}
-}
-
-// offer keeps c as entity's best path when it beats the one held.
-func (w *walker) offer(entity string, c *cand) {
-	if w.mentioned[entity] || entity == c.s1.From {
-		return
-	}
-	i, ok := w.best[entity]
-	if !ok {
-		w.best[entity] = len(w.cands)
-		w.cands = append(w.cands, *c)
-		return
-	}
-	if b := &w.cands[i]; c.relevant > b.relevant || (c.relevant == b.relevant && w.before(c, b)) {
-		*b = *c
-	}
-}
-
-// before orders two equally relevant paths by their texts.
-func (w *walker) before(a, b *cand) bool {
-	return comparePieces(a.parts(&w.bufA), b.parts(&w.bufB)) < 0
-}
-
-// parts are the pieces of the path's String, in order.
-func (c *cand) parts(buf *[11]string) []string {
-	out := appendStep(append(buf[:0], c.s1.From), c.s1)
-	if c.two {
-		out = appendStep(out, c.s2)
-	}
-	return out
-}
-
-// paths are the best paths, with the intermediates' bonus, best first.
-// Their steps are cut from one slice (each capped so that nothing appends
-// into another's).
-func (w *walker) paths() []Path {
-	out := make([]Path, 0, len(w.best))
-	steps := make([]Step, 0, 2*len(w.cands))
-	for i := range w.cands {
-		c := &w.cands[i]
-		lo := len(steps)
-		steps = append(steps, c.s1)
-		entity := c.s1.To
-		if c.two {
-			steps, entity = append(steps, c.s2), c.s2.To
-		}
-		p := Path{Entity: entity, Steps: steps[lo:len(steps):len(steps)], Relevance: c.relevant}
-		if n := w.vias[p.Entity]; len(p.Steps) == 2 && n > 1 {
-			p.Relevance += ViaBonus * math.Log(float64(n))
-		}
-		out = append(out, p)
-	}
-	// Entities are distinct, so the order is total.
-	slices.SortFunc(out, func(a, b Path) int {
-		if a.Relevance != b.Relevance {
-			return cmp.Compare(b.Relevance, a.Relevance)
-		}
-		return strings.Compare(a.Entity, b.Entity)
-	})
-	return out
 }
 
 // Warm embeds the relation texts of every edge of subs that the cache
@@ -432,18 +331,20 @@ func (r *Relations) Warm(ctx context.Context, subs map[string]kg.Subgraph) (int,
 	return len(r.vecs), nil
 }
 
-// relevances is cos(q, text) of every relation text on the subgraphs'
-// edges (one encoder call for those not cached), by key.
-func (r *Relations) relevances(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph) (map[relKey]float64, error) {
+// relevances adds to rel cos(q, text) of every relation text on the
+// roots' subgraphs' edges that rel lacks (one encoder call for those not
+// cached), by key.
+func (r *Relations) relevances(ctx context.Context, qvec []float32, roots []string, subs map[string]kg.Subgraph, rel map[relKey]float64) error {
 	vecs, err := r.vectors(ctx, r.edgeKeys(roots, subs))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rel := make(map[relKey]float64, len(vecs))
 	for k, v := range vecs {
-		rel[k] = vec.Cosine64(qvec, v)
+		if _, ok := rel[k]; !ok {
+			rel[k] = vec.Cosine64(qvec, v)
+		}
 	}
-	return rel, nil
+	return nil
 }
 
 // edgeKeys are the distinct relation keys of the roots' subgraph edges, in
@@ -472,63 +373,6 @@ func (r *Relations) edgeKeys(roots []string, subs map[string]kg.Subgraph) []relK
 		}
 	}
 	return keys
-}
-
-// near is a neighbour of the root: whether it is a hub, and its edges.
-type near struct {
-	hub   bool
-	edges []int
-}
-
-// neighbours are the indices of the root's edges in sg (loops left out), in
-// edge order, and, when second is set, each neighbour's own edges (loops
-// left out, in edge order) and whether it is a hub. Entities two hops away
-// need no edge lists: a walk ends there.
-func neighbours(sg kg.Subgraph, root string, second bool) ([]int, map[string]*near) {
-	var adj []int
-	ns := map[string]*near{}
-	for i, e := range sg.Edges {
-		switch {
-		case e.From == e.To:
-		case e.From == root:
-			adj = append(adj, i)
-			ns[e.To] = nil
-		case e.To == root:
-			adj = append(adj, i)
-			ns[e.From] = nil
-		}
-	}
-	if !second {
-		return adj, nil
-	}
-	all := make([]near, len(ns)) // one allocation for every neighbour
-	k := 0
-	for n := range ns {
-		ns[n] = &all[k]
-		k++
-	}
-	for _, n := range sg.Nodes {
-		if x, ok := ns[n.QID]; ok {
-			x.hub = n.Hub
-		}
-	}
-	var from *near // ns[e.From] for the run of edges with one head
-	lastFrom, have := "", false
-	for i, e := range sg.Edges {
-		if e.From == e.To {
-			continue
-		}
-		if !have || e.From != lastFrom {
-			from, lastFrom, have = ns[e.From], e.From, true
-		}
-		if from != nil {
-			from.edges = append(from.edges, i)
-		}
-		if x, ok := ns[e.To]; ok {
-			x.edges = append(x.edges, i)
-		}
-	}
-	return adj, ns
 }
 
 // Better orders paths as Reach does: higher relevance, then the path's

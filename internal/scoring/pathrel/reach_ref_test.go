@@ -21,35 +21,8 @@ import (
 // one another, so each after the first walks with the pooled walker of the
 // one before: nothing it held may leak into the next.
 func TestReachMatchesPlainWalk(t *testing.T) {
-	labels := []string{"place birth", "country", "spouse", "citizenship", "place", "birth of"}
 	for seed := uint64(1); seed <= 30; seed++ {
-		rng := rand.New(rand.NewPCG(seed, 11))
-		subs := map[string]kg.Subgraph{}
-		var starts []Root
-		for r := 0; r < 1+rng.IntN(3); r++ {
-			root := fmt.Sprintf("Q%d", 1+rng.IntN(40))
-			starts = append(starts, Root{QID: root, Mentioned: rng.IntN(2) == 0})
-			sg := kg.Subgraph{Root: root, Nodes: []kg.Node{{QID: root}}}
-			for n := 1; n <= 40; n++ {
-				q := fmt.Sprintf("Q%d", n)
-				if q != root {
-					sg.Nodes = append(sg.Nodes, kg.Node{QID: q, Hop: 1 + rng.IntN(2), Hub: rng.IntN(10) == 0})
-				}
-			}
-			for m := 0; m < 150; m++ {
-				a, b := sg.Nodes[rng.IntN(len(sg.Nodes))].QID, sg.Nodes[rng.IntN(len(sg.Nodes))].QID
-				if rng.IntN(3) == 0 {
-					a = root
-				}
-				if rng.IntN(2) == 0 {
-					a, b = b, a
-				}
-				l := rng.IntN(len(labels))
-				sg.Edges = append(sg.Edges, kg.Edge{From: a, To: b, PID: fmt.Sprintf("P%d", l), Label: labels[l]})
-			}
-			sort.Slice(sg.Edges, func(i, j int) bool { return kg.CompareEdges(sg.Edges[i], sg.Edges[j]) < 0 })
-			subs[root] = sg
-		}
+		starts, subs := randomWalkGraph(seed)
 		for _, directed := range []bool{false, true} {
 			for hops := 1; hops <= 2; hops++ {
 				var prior map[StepKey]float64
@@ -75,6 +48,111 @@ func TestReachMatchesPlainWalk(t *testing.T) {
 			}
 		}
 	}
+}
+
+// randomWalkGraph is 1-3 roots' subgraphs over 40 entities with few
+// relations, where equal relevances are common, seeded.
+func randomWalkGraph(seed uint64) ([]Root, map[string]kg.Subgraph) {
+	labels := []string{"place birth", "country", "spouse", "citizenship", "place", "birth of"}
+	rng := rand.New(rand.NewPCG(seed, 11))
+	subs := map[string]kg.Subgraph{}
+	var starts []Root
+	for r := 0; r < 1+rng.IntN(3); r++ {
+		root := fmt.Sprintf("Q%d", 1+rng.IntN(40))
+		starts = append(starts, Root{QID: root, Mentioned: rng.IntN(2) == 0})
+		sg := kg.Subgraph{Root: root, Nodes: []kg.Node{{QID: root}}}
+		for n := 1; n <= 40; n++ {
+			q := fmt.Sprintf("Q%d", n)
+			if q != root {
+				sg.Nodes = append(sg.Nodes, kg.Node{QID: q, Hop: 1 + rng.IntN(2), Hub: rng.IntN(10) == 0})
+			}
+		}
+		for m := 0; m < 150; m++ {
+			a, b := sg.Nodes[rng.IntN(len(sg.Nodes))].QID, sg.Nodes[rng.IntN(len(sg.Nodes))].QID
+			if rng.IntN(3) == 0 {
+				a = root
+			}
+			if rng.IntN(2) == 0 {
+				a, b = b, a
+			}
+			l := rng.IntN(len(labels))
+			sg.Edges = append(sg.Edges, kg.Edge{From: a, To: b, PID: fmt.Sprintf("P%d", l), Label: labels[l]})
+		}
+		sort.Slice(sg.Edges, func(i, j int) bool { return kg.CompareEdges(sg.Edges[i], sg.Edges[j]) < 0 })
+		subs[root] = sg
+	}
+	return starts, subs
+}
+
+// A walk started with the first roots and extended with the others returns
+// what one Reach over all of them returns, or declines the extension, and
+// only where an earlier walk went through a later root or reached a later
+// mentioned one. Both happen over the seeds.
+func TestWalkExtendMatchesReach(t *testing.T) {
+	ctx := context.Background()
+	took, declined := 0, 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		starts, subs := randomWalkGraph(seed)
+		if len(starts) < 2 {
+			continue
+		}
+		for _, directed := range []bool{false, true} {
+			rel := NewRelations(&bagEncoder{vocab: vocab}, directed)
+			q := textVec("place of birth country")
+			want, err := rel.Reach(ctx, q, starts, subs, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _ := rel.Reach(ctx, q, starts[:1], subs, 2, nil)
+			wk, err := rel.Start(ctx, q, starts[:1], subs, 2, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ok, err := wk.Extend(ctx, starts[1:], subs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !ok {
+				wk.Release()
+				if !walkedThrough(first, subs[starts[0].QID], starts[1:]) {
+					t.Fatalf("seed %d: the extension was declined, but no earlier path goes through or reaches a later root", seed)
+				}
+				declined++
+				continue
+			}
+			if got := wk.Paths(); !reflect.DeepEqual(got, want) {
+				t.Fatalf("seed %d directed %v: %d paths, want %d; first difference at %d", seed, directed, len(got), len(want), firstDiff(got, want))
+			}
+			took++
+		}
+	}
+	t.Logf("extensions taken %d, declined %d", took, declined)
+	if took == 0 || declined == 0 {
+		t.Fatalf("extensions taken %d, declined %d: both should happen", took, declined)
+	}
+}
+
+// walkedThrough reports whether a two-hop walk of sg goes through one of
+// roots (a neighbour of sg's root, not a hub), or whether paths reach a
+// mentioned one.
+func walkedThrough(paths []Path, sg kg.Subgraph, roots []Root) bool {
+	hub := map[string]bool{}
+	for _, n := range sg.Nodes {
+		hub[n.QID] = n.Hub
+	}
+	for _, r := range roots {
+		for _, e := range sg.Edges {
+			if e.From != e.To && (e.From == sg.Root && e.To == r.QID || e.To == sg.Root && e.From == r.QID) && !hub[r.QID] && r.QID != sg.Root {
+				return true
+			}
+		}
+		for _, p := range paths {
+			if r.Mentioned && p.Entity == r.QID {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func firstDiff(a, b []Path) int {
