@@ -26,6 +26,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
@@ -133,6 +134,10 @@ type Neighbourhoods struct {
 	Roots   []pathrel.Root
 	Subs    map[string]kg.Subgraph
 	degrees map[string]int
+	// ahead is the walk of the first aheadRoots roots (the linked ones),
+	// taken from the prefetch; nil: none
+	ahead      *aheadWalk
+	aheadRoots int
 }
 
 // Walk is the reach stage's output: the best path to every entity reached,
@@ -288,28 +293,40 @@ func (c Channel) neighbourhoods(ctx context.Context, roots []pathrel.Root, pf *N
 			return Neighbourhoods{}, err
 		}
 	}
+	nb := Neighbourhoods{Roots: roots, Subs: subs, degrees: deg}
 	if pf != nil {
-		subs, deg = mergeNeighbourhoods(pf.subs, subs), mergeDegrees(pf.degrees, deg)
+		nb.Subs, nb.degrees = mergeNeighbourhoods(pf.subs, subs), mergeDegrees(pf.degrees, deg)
+		nb.ahead, nb.aheadRoots = pf.walk.Swap(nil), len(pf.qids)
 	}
-	return Neighbourhoods{Roots: roots, Subs: subs, degrees: deg}, nil
+	return nb, nil
 }
 
 // NeighbourhoodPrefetch reads the linked roots' neighbourhoods while stage
 // 1 searches: on Neo4j a round trip off the request's path. Each root's
 // neighbourhood is its own, so reading them in two calls gives what one
-// call for all the roots gives.
+// call for all the roots gives. Without a relation prior it then walks
+// them too, on the core stage 1 leaves idle: the reach stage extends that
+// walk with the roots stage 1 adds (pathrel.Walk.Extend).
 type NeighbourhoodPrefetch struct {
 	qids    []string
 	done    chan struct{}
 	subs    map[string]kg.Subgraph
 	degrees map[string]int
 	err     error
+	walk    atomic.Pointer[aheadWalk] // nil: not walked, or taken
+}
+
+// aheadWalk is the linked roots walked with the relation query relq.
+type aheadWalk struct {
+	*pathrel.Walk
+	relq []float32
 }
 
 // PrefetchNeighbourhoods starts reading the neighbourhoods of the entities
-// Q's mentions ms link to; nil when the channel is off or nothing is linked.
-func (c Channel) PrefetchNeighbourhoods(ctx context.Context, ms []kg.Mention) *NeighbourhoodPrefetch {
-	qids := kg.QIDs(ms)
+// Q's mentions link to, and walking them; nil when the channel is off or
+// nothing is linked.
+func (c Channel) PrefetchNeighbourhoods(ctx context.Context, q chanio.Query) *NeighbourhoodPrefetch {
+	qids := kg.QIDs(q.Mentions)
 	if c.Recall == 0 || len(qids) == 0 {
 		return nil
 	}
@@ -317,6 +334,17 @@ func (c Channel) PrefetchNeighbourhoods(ctx context.Context, ms []kg.Mention) *N
 	go func() {
 		defer close(pf.done)
 		pf.subs, pf.degrees, pf.err = c.subgraphs(ctx, qids)
+		if pf.err != nil || c.PriorWeight != 0 || c.RelationTexts == nil {
+			return
+		}
+		// A failure here is the reach stage's to meet again and report.
+		relq, err := c.relationQueryOf(ctx, q.Text, c.RelationAhead, q.RelVector, q.Mentions)
+		if err != nil {
+			return
+		}
+		if wk, err := c.RelationTexts.Start(ctx, relq, pathrel.Mentioned(qids...), pf.subs, c.Recall, nil); err == nil {
+			pf.walk.Store(&aheadWalk{wk, relq})
+		}
 	}()
 	return pf
 }
@@ -387,12 +415,37 @@ func (c Channel) reach(ctx context.Context, q chanio.Query, nb Neighbourhoods, t
 	if err != nil {
 		return Walk{}, err
 	}
-	paths, err := c.RelationTexts.Reach(ctx, relq, nb.Roots, nb.Subs, c.Recall, prior)
+	paths, err := c.walk(ctx, relq, nb, prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Walk{}, ctx.Err()
 		}
 		return Walk{}, err
 	}
+	nb.ahead = nil
 	return Walk{Neighbourhoods: nb, Reached: paths, relq: relq}, nil
+}
+
+// sameVector reports whether a and b are one vector, not merely equal.
+func sameVector(a, b []float32) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
+}
+
+// walk is pathrel's Reach from nb's roots: the walk read ahead, extended
+// with the other roots, where it was walked for the same roots with the
+// same relation query and no prior, and can be (pathrel.Walk.Extend).
+func (c Channel) walk(ctx context.Context, relq []float32, nb Neighbourhoods, prior map[pathrel.StepKey]float64) ([]pathrel.Path, error) {
+	if wk := nb.ahead; wk != nil {
+		defer wk.Release()
+		if prior == nil && nb.aheadRoots <= len(nb.Roots) && sameVector(wk.relq, relq) {
+			ok, err := wk.Extend(ctx, nb.Roots[nb.aheadRoots:], nb.Subs)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				return wk.Paths(), nil
+			}
+		}
+	}
+	return c.RelationTexts.Reach(ctx, relq, nb.Roots, nb.Subs, c.Recall, prior)
 }
