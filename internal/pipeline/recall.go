@@ -106,7 +106,7 @@ func (rc recaller) recall(ctx context.Context) (recalled, error) {
 	if chs.kg.RelationAhead = q.relationQuery(ctx, lk, rec.mentions); chs.kg.RelationAhead == nil {
 		chs.kg.RelationAhead = chs.kg.PrefetchRelationQuery(ctx, cq)
 	}
-	chs.kg.NeighbourhoodsAhead = chs.kg.PrefetchNeighbourhoods(ctx, cq)
+	chs.kg.Ahead = chs.kg.RunAhead(ctx, cq)
 
 	t = time.Now()
 	q1 := rc.stage1Query(rec.qvec, rc.N)

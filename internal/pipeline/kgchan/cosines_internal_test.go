@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -106,10 +105,3 @@ func TestIndexCosinesAsksForWhatTheRankingNeeds(t *testing.T) {
 		})
 	}
 }
-
-// nopTrace records nothing.
-type nopTrace struct{}
-
-func (nopTrace) Fallback(string, string)   {}
-func (nopTrace) Add(string, time.Duration) {}
-func (nopTrace) HasFallback(string) bool   { return false }

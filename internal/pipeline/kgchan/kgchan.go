@@ -17,16 +17,14 @@
 //	scores         scored          the graph_recall_k best by graph score (score.go)
 //	paths          Output          the kept documents with their paths' texts (score.go)
 //
-// The relation query the reach stage reads, and the linked roots'
-// neighbourhoods, can be read ahead while stage 1 searches (query.go,
-// PrefetchNeighbourhoods): a Channel carries them into Run.
+// The relation query the reach stage reads can be read ahead while stage 1
+// searches (query.go), and the channel run for the linked roots alone
+// (ahead.go): a Channel carries them into Run.
 package kgchan
 
 import (
 	"context"
 	"maps"
-	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/dmar-kg/dmar/internal/api"
@@ -101,11 +99,10 @@ type Channel struct {
 	Prior       pathrel.Prior
 	PriorWeight float64
 	Options
-	// RelationAhead and NeighbourhoodsAhead were started while stage 1
-	// searched (PrefetchRelationQuery, PrefetchNeighbourhoods); nil: Run
-	// reads them itself.
-	RelationAhead       *RelationPrefetch
-	NeighbourhoodsAhead *NeighbourhoodPrefetch
+	// RelationAhead and Ahead were started while stage 1 searched
+	// (PrefetchRelationQuery, RunAhead); nil: Run does their work itself.
+	RelationAhead *RelationPrefetch
+	Ahead         *Ahead
 }
 
 // graphMaxNodes caps the subgraphs the channel walks: far above N_max, so
@@ -134,10 +131,6 @@ type Neighbourhoods struct {
 	Roots   []pathrel.Root
 	Subs    map[string]kg.Subgraph
 	degrees map[string]int
-	// ahead is the walk of the first aheadRoots roots (the linked ones),
-	// taken from the prefetch; nil: none
-	ahead      *aheadWalk
-	aheadRoots int
 }
 
 // Walk is the reach stage's output: the best path to every entity reached,
@@ -195,25 +188,37 @@ func (c Channel) Run(ctx context.Context, q chanio.Query, tr chanio.Trace) (Outp
 		tr.Fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
 		return empty(), nil
 	}
-	// A failing graph backend is graph_unavailable wherever it fails (the
-	// one signal operators watch for a graph outage: with
-	// structure_needs_channel an empty channel also turns the structural
-	// path off, so no later graph call would report it); a failing index
-	// is the channel's own graph_recall_unavailable.
-	// The backends' parts of graph_recall are timed on their own too
-	// (graph_neighbourhoods, graph_documents, graph_kept), without metrics:
-	// the profile of a remote deployment.
+	return c.run(ctx, q, roots, c.Ahead.of(q.Mentions), tr)
+}
+
+// run is the channel's stages from roots; a, when not nil, has read the
+// linked roots' neighbourhoods and walked them.
+//
+// A failing graph backend is graph_unavailable wherever it fails (the one
+// signal operators watch for a graph outage: with structure_needs_channel
+// an empty channel also turns the structural path off, so no later graph
+// call would report it); a failing index is the channel's own
+// graph_recall_unavailable. The backends' parts of graph_recall are timed
+// on their own too (graph_neighbourhoods, graph_documents, graph_kept),
+// without metrics: the profile of a remote deployment.
+func (c Channel) run(ctx context.Context, q chanio.Query, roots []pathrel.Root, a *Ahead, tr chanio.Trace) (Output, error) {
 	t := time.Now()
-	nb, err := c.neighbourhoods(ctx, roots, c.NeighbourhoodsAhead.of(q.Mentions))
+	nb, err := c.neighbourhoods(ctx, roots, a)
 	if err != nil {
 		return failed(ctx, tr, "graph_unavailable", "the graph channel's subgraph extraction", err)
 	}
 	tr.Add("graph_neighbourhoods", time.Since(t))
-	walk, err := c.reach(ctx, q, nb, tr)
+	walk, err := c.reach(ctx, q, nb, a, tr)
 	if err != nil {
 		return Output{}, err
 	}
-	t = time.Now()
+	return c.fromWalk(ctx, q, walk, tr)
+}
+
+// fromWalk is the channel's stages after the walk: the reached entities'
+// documents, their scores, and the kept ones with their paths.
+func (c Channel) fromWalk(ctx context.Context, q chanio.Query, walk Walk, tr chanio.Trace) (Output, error) {
+	t := time.Now()
 	docs, err := c.entityDocuments(ctx, q.Vector, walk, tr)
 	if err != nil {
 		return failed(ctx, tr, "graph_recall_unavailable", "fetching the entities' documents", err)
@@ -266,20 +271,12 @@ func Roots(linked []string, hits []retrieval.Hit, n int) []pathrel.Root {
 // neighbourhoods are the subgraphs the channel walks from roots; those of
 // the linked roots come from pf when it read them, and only the others
 // (the top stage-1 documents' entities) are read here.
-func (c Channel) neighbourhoods(ctx context.Context, roots []pathrel.Root, pf *NeighbourhoodPrefetch) (Neighbourhoods, error) {
-	qids := make([]string, 0, len(roots))
-	have := map[string]bool{}
-	if pf != nil {
-		select {
-		case <-pf.done:
-		case <-ctx.Done():
-			return Neighbourhoods{}, ctx.Err()
-		}
-		if pf.err != nil {
-			return Neighbourhoods{}, pf.err
-		}
-		have = set(pf.qids)
+func (c Channel) neighbourhoods(ctx context.Context, roots []pathrel.Root, a *Ahead) (Neighbourhoods, error) {
+	ahead, have, err := a.neighbourhoods(ctx)
+	if err != nil {
+		return Neighbourhoods{}, err
 	}
+	qids := make([]string, 0, len(roots))
 	for _, s := range roots {
 		if !have[s.QID] {
 			qids = append(qids, s.QID)
@@ -288,74 +285,14 @@ func (c Channel) neighbourhoods(ctx context.Context, roots []pathrel.Root, pf *N
 	var subs map[string]kg.Subgraph
 	var deg map[string]int
 	if len(qids) > 0 {
-		var err error
 		if subs, deg, err = c.subgraphs(ctx, qids); err != nil {
 			return Neighbourhoods{}, err
 		}
 	}
-	nb := Neighbourhoods{Roots: roots, Subs: subs, degrees: deg}
-	if pf != nil {
-		nb.Subs, nb.degrees = mergeNeighbourhoods(pf.subs, subs), mergeDegrees(pf.degrees, deg)
-		nb.ahead, nb.aheadRoots = pf.walk.Swap(nil), len(pf.qids)
+	if have != nil {
+		subs, deg = mergeNeighbourhoods(ahead.Subs, subs), mergeDegrees(ahead.degrees, deg)
 	}
-	return nb, nil
-}
-
-// NeighbourhoodPrefetch reads the linked roots' neighbourhoods while stage
-// 1 searches: on Neo4j a round trip off the request's path. Each root's
-// neighbourhood is its own, so reading them in two calls gives what one
-// call for all the roots gives. Without a relation prior it then walks
-// them too, on the core stage 1 leaves idle: the reach stage extends that
-// walk with the roots stage 1 adds (pathrel.Walk.Extend).
-type NeighbourhoodPrefetch struct {
-	qids    []string
-	done    chan struct{}
-	subs    map[string]kg.Subgraph
-	degrees map[string]int
-	err     error
-	walk    atomic.Pointer[aheadWalk] // nil: not walked, or taken
-}
-
-// aheadWalk is the linked roots walked with the relation query relq.
-type aheadWalk struct {
-	*pathrel.Walk
-	relq []float32
-}
-
-// PrefetchNeighbourhoods starts reading the neighbourhoods of the entities
-// Q's mentions link to, and walking them; nil when the channel is off or
-// nothing is linked.
-func (c Channel) PrefetchNeighbourhoods(ctx context.Context, q chanio.Query) *NeighbourhoodPrefetch {
-	qids := kg.QIDs(q.Mentions)
-	if c.Recall == 0 || len(qids) == 0 {
-		return nil
-	}
-	pf := &NeighbourhoodPrefetch{qids: qids, done: make(chan struct{})}
-	go func() {
-		defer close(pf.done)
-		pf.subs, pf.degrees, pf.err = c.subgraphs(ctx, qids)
-		if pf.err != nil || c.PriorWeight != 0 || c.RelationTexts == nil {
-			return
-		}
-		// A failure here is the reach stage's to meet again and report.
-		relq, err := c.relationQueryOf(ctx, q.Text, c.RelationAhead, q.RelVector, q.Mentions)
-		if err != nil {
-			return
-		}
-		if wk, err := c.RelationTexts.Start(ctx, relq, pathrel.Mentioned(qids...), pf.subs, c.Recall, nil); err == nil {
-			pf.walk.Store(&aheadWalk{wk, relq})
-		}
-	}()
-	return pf
-}
-
-// of is pf when it was started for the entities of the same mentions ms,
-// else nil.
-func (pf *NeighbourhoodPrefetch) of(ms []kg.Mention) *NeighbourhoodPrefetch {
-	if pf == nil || !slices.Equal(pf.qids, kg.QIDs(ms)) {
-		return nil
-	}
-	return pf
+	return Neighbourhoods{Roots: roots, Subs: subs, degrees: deg}, nil
 }
 
 // mergeNeighbourhoods is a and b in one new map (b's roots are not in a).
@@ -403,49 +340,39 @@ func (c Channel) subgraphs(ctx context.Context, roots []string) (map[string]kg.S
 
 // reach is the best path from a root to every entity of the
 // neighbourhoods, ranked by the question relevance of its relations
-// (pathrel.Reach), with the relation query encoded ahead
-// (RelationAhead), or encodes it now. An encoder failure fails the
-// request, as any does.
-func (c Channel) reach(ctx context.Context, q chanio.Query, nb Neighbourhoods, tr chanio.Trace) (Walk, error) {
-	prior, err := c.StepPrior(ctx, q.RelVector, tr)
-	if err != nil {
-		return Walk{}, err
+// (pathrel.Reach), with the relation query encoded ahead (RelationAhead),
+// or encodes it now; a's walk of the linked roots is extended with the
+// others where it can be. An encoder failure fails the request, as any
+// does.
+func (c Channel) reach(ctx context.Context, q chanio.Query, nb Neighbourhoods, a *Ahead, tr chanio.Trace) (Walk, error) {
+	paths, relq, ok, err := a.reached(ctx, nb)
+	if err == nil && !ok {
+		var wk *pathrel.Walk
+		if wk, relq, err = c.startWalk(ctx, q, nb, tr); err == nil {
+			paths = wk.Paths()
+			wk.Release()
+		}
 	}
-	relq, err := c.relationQueryOf(ctx, q.Text, c.RelationAhead, q.RelVector, q.Mentions)
-	if err != nil {
-		return Walk{}, err
-	}
-	paths, err := c.walk(ctx, relq, nb, prior)
 	if err != nil {
 		if ctx.Err() != nil {
 			return Walk{}, ctx.Err()
 		}
 		return Walk{}, err
 	}
-	nb.ahead = nil
 	return Walk{Neighbourhoods: nb, Reached: paths, relq: relq}, nil
 }
 
-// sameVector reports whether a and b are one vector, not merely equal.
-func sameVector(a, b []float32) bool {
-	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
-}
-
-// walk is pathrel's Reach from nb's roots: the walk read ahead, extended
-// with the other roots, where it was walked for the same roots with the
-// same relation query and no prior, and can be (pathrel.Walk.Extend).
-func (c Channel) walk(ctx context.Context, relq []float32, nb Neighbourhoods, prior map[pathrel.StepKey]float64) ([]pathrel.Path, error) {
-	if wk := nb.ahead; wk != nil {
-		defer wk.Release()
-		if prior == nil && nb.aheadRoots <= len(nb.Roots) && sameVector(wk.relq, relq) {
-			ok, err := wk.Extend(ctx, nb.Roots[nb.aheadRoots:], nb.Subs)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				return wk.Paths(), nil
-			}
-		}
+// startWalk walks nb's roots (pathrel.Relations.Start) with Q's relation
+// prior and relation query, and returns the open walk and the query.
+func (c Channel) startWalk(ctx context.Context, q chanio.Query, nb Neighbourhoods, tr chanio.Trace) (*pathrel.Walk, []float32, error) {
+	prior, err := c.StepPrior(ctx, q.RelVector, tr)
+	if err != nil {
+		return nil, nil, err
 	}
-	return c.RelationTexts.Reach(ctx, relq, nb.Roots, nb.Subs, c.Recall, prior)
+	relq, err := c.relationQueryOf(ctx, q.Text, c.RelationAhead, q.RelVector, q.Mentions)
+	if err != nil {
+		return nil, nil, err
+	}
+	wk, err := c.RelationTexts.Start(ctx, relq, nb.Roots, nb.Subs, c.Recall, prior)
+	return wk, relq, err
 }

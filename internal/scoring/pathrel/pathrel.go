@@ -230,12 +230,15 @@ func (r *Relations) Reach(ctx context.Context, qvec []float32, starts []Root, su
 	if err != nil {
 		return nil, err
 	}
+	defer wk.Release()
 	return wk.Paths(), nil
 }
 
 // Walk is a Reach in progress: Start walks the roots known so far, Extend
 // the roots found later (the graph channel walks Q's linked entities while
-// the search that gives its other roots runs), Paths ends it.
+// the search that gives its other roots runs), Paths are the best paths of
+// the roots walked so far, and Release ends it. A Walk is used by one
+// goroutine at a time.
 type Walk struct {
 	r    *Relations
 	w    *walker
@@ -244,7 +247,7 @@ type Walk struct {
 }
 
 // Start walks from starts as Reach does, and keeps the walk open for more
-// roots. The caller ends it with Paths or Release.
+// roots. The caller ends it with Release.
 func (r *Relations) Start(ctx context.Context, qvec []float32, starts []Root, subs map[string]kg.Subgraph, hops int, prior map[StepKey]float64) (*Walk, error) {
 	wk := &Walk{r: r, w: newWalker(prior, r.Directed), qvec: qvec, hops: hops}
 	if err := wk.add(ctx, starts, subs); err != nil {
@@ -299,14 +302,11 @@ func (wk *Walk) add(ctx context.Context, starts []Root, subs map[string]kg.Subgr
 	return nil
 }
 
-// Paths ends the walk: the best paths, as Reach returns them.
-func (wk *Walk) Paths() []Path {
-	defer wk.Release()
-	return wk.w.paths()
-}
+// Paths are the best paths of the roots walked so far, as Reach returns
+// them; new slices, which Release leaves alone.
+func (wk *Walk) Paths() []Path { return wk.w.paths() }
 
-// Release ends a walk whose paths are not wanted; a second call does
-// nothing.
+// Release ends the walk; a second call does nothing.
 func (wk *Walk) Release() {
 	if wk.w != nil {
 		wk.w.release()

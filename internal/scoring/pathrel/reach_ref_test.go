@@ -120,7 +120,9 @@ func TestWalkExtendMatchesReach(t *testing.T) {
 				declined++
 				continue
 			}
-			if got := wk.Paths(); !reflect.DeepEqual(got, want) {
+			got := wk.Paths()
+			wk.Release()
+			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("seed %d directed %v: %d paths, want %d; first difference at %d", seed, directed, len(got), len(want), firstDiff(got, want))
 			}
 			took++
