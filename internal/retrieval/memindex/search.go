@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/errs"
@@ -53,7 +54,7 @@ func (x *Index) Search(ctx context.Context, q retrieval.Query) ([]retrieval.Hit,
 		}
 		k := g.params.rankedFusionK()
 		top = topK(fuse(q.Fusion, q.Alpha, k, lex, dense), q.Limit, g.docs)
-		explain = func(s scoredDoc) string { return explainFused(q.Fusion, q.Alpha, k, lex, dense, s) }
+		explain = newFusedExplainer(q.Fusion, q.Alpha, k, lex, dense).explain
 	}
 	hits := make([]retrieval.Hit, len(top))
 	var r vecReader
@@ -279,27 +280,64 @@ func fuse(f retrieval.Fusion, alpha float64, k int, lex, dense []scoredDoc) []sc
 	return out
 }
 
-// explainFused is "hybrid FUSION alpha=A: " and each list's part of s's
-// score: "bm25|vector SCORE (rank R) -> CONTRIBUTION", joined by "; ".
-func explainFused(f retrieval.Fusion, alpha float64, k int, lex, dense []scoredDoc, s scoredDoc) string {
+// fusedExplainer explains one hybrid search's fused scores: "hybrid
+// FUSION alpha=A: " and each list's part of a score, "bm25|vector SCORE
+// (rank R) -> CONTRIBUTION", joined by "; ". Each list's span is worked
+// out once and a document's rank looked up, not searched for: a search
+// explains each of its (up to 100) hits.
+type fusedExplainer struct {
+	f      retrieval.Fusion
+	k      int
+	prefix string
+	lists  [2]explainedList
+}
+
+type explainedList struct {
+	name   string
+	w      float64
+	list   []scoredDoc
+	lo, hi float64
+	ranks  map[int32][]int // a document's ranks in list (once, as a rule)
+}
+
+func newFusedExplainer(f retrieval.Fusion, alpha float64, k int, lex, dense []scoredDoc) fusedExplainer {
 	name := "relativeScore"
 	if f == retrieval.RankedFusion {
 		name = "rankedFusion"
 	}
-	var parts []string
-	for _, l := range []struct {
-		list []scoredDoc
-		w    float64
-		name string
-	}{{lex, 1 - alpha, "bm25"}, {dense, alpha, "vector"}} {
-		lo, hi := span(l.list)
+	e := fusedExplainer{f: f, k: k, prefix: "hybrid " + name + " alpha=" + strconv.FormatFloat(alpha, 'f', 2, 64) + ": "}
+	for i, l := range []explainedList{{name: "bm25", w: 1 - alpha, list: lex}, {name: "vector", w: alpha, list: dense}} {
+		l.lo, l.hi = span(l.list)
+		l.ranks = make(map[int32][]int, len(l.list))
 		for rank, h := range l.list {
-			if h.doc == s.doc {
-				parts = append(parts, fmt.Sprintf("%s %.4f (rank %d) -> %.4f", l.name, h.score, rank+1, contribution(f, l.w, k, rank, h.score, lo, hi)))
+			l.ranks[h.doc] = append(l.ranks[h.doc], rank)
+		}
+		e.lists[i] = l
+	}
+	return e
+}
+
+// explain is s's account, as fmt's %.4f and %d would write it.
+func (e fusedExplainer) explain(s scoredDoc) string {
+	b := []byte(e.prefix)
+	n := 0
+	for _, l := range e.lists {
+		for _, rank := range l.ranks[s.doc] {
+			if n > 0 {
+				b = append(b, "; "...)
 			}
+			n++
+			h := l.list[rank]
+			b = append(b, l.name...)
+			b = append(b, ' ')
+			b = strconv.AppendFloat(b, h.score, 'f', 4, 64)
+			b = append(b, " (rank "...)
+			b = strconv.AppendInt(b, int64(rank+1), 10)
+			b = append(b, ") -> "...)
+			b = strconv.AppendFloat(b, contribution(e.f, l.w, e.k, rank, h.score, l.lo, l.hi), 'f', 4, 64)
 		}
 	}
-	return fmt.Sprintf("hybrid %s alpha=%.2f: %s", name, alpha, strings.Join(parts, "; "))
+	return string(b)
 }
 
 // span is the lowest and highest score of a list.
