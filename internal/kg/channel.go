@@ -32,6 +32,15 @@ type NeighbourhoodDegreeReader interface {
 	NeighbourhoodDegrees(ctx context.Context, roots []string, p SubgraphParams) (map[string]Subgraph, map[string]int, error)
 }
 
+// DegreeReader is implemented by backends that read entities' degrees
+// alone (memkg: from memory, without copying the rest of each entity), for
+// the graph channel's popularity term over thousands of reached entities.
+type DegreeReader interface {
+	// Degrees is Entity.Degree of each of qids the graph knows, by QID,
+	// with the error contract of Graph.Entities.
+	Degrees(ctx context.Context, qids []string) (map[string]int, error)
+}
+
 // NeighbourhoodsWithDegrees is Neighbourhoods and, when g is a
 // NeighbourhoodDegreeReader, the degrees of their nodes from the same round
 // trip; degrees is nil for another graph (the caller asks Entities for the

@@ -74,11 +74,16 @@ func (g *countingGraph) Entities(ctx context.Context, qids []string) (map[string
 	return g.Graph.Entities(ctx, qids)
 }
 
+func (g *countingGraph) Degrees(ctx context.Context, qids []string) (map[string]int, error) {
+	g.count("Degrees")
+	return g.Graph.Degrees(ctx, qids)
+}
+
 // dmar's question-aware path takes one graph call per stage: linking, the
 // channel's neighbourhoods (a hub query entity's star included; the linked
 // roots' read while stage 1 searches, then the roots stage 1 added), G_Q with
 // the candidates' subgraphs, the entities' labels, and the rerank's
-// subgraphs, plus one Entities call for the degrees of the entities the
+// subgraphs, plus one Degrees call for the degrees of the entities the
 // channel reached (graph_popularity); and the channel's
 // neighbourhoods are those of two Subgraphs calls (kg.Neighbourhoods'
 // composition for a graph without the one-call port).
@@ -100,7 +105,7 @@ func TestQuestionAwareOneGraphCallPerStage(t *testing.T) {
 	// Subgraphs: phase 2 (G_Q and the stage-1 candidates) and the rerank
 	// (the stage-2 candidates not yet cached: none when stage 2 found only
 	// stage-1 documents).
-	want := map[string]int{"LinkCandidates": 1, "Subgraphs": 2, "Entities": 2}
+	want := map[string]int{"LinkCandidates": 1, "Subgraphs": 2, "Entities": 1, "Degrees": 1}
 	checkNeighbourhoodCalls(t, g)
 	for m, n := range want {
 		if g.calls[m] != n && (m != "Subgraphs" || g.calls[m] != 1) {
@@ -180,7 +185,7 @@ func (g degreeGraph) NeighbourhoodDegrees(ctx context.Context, roots []string, p
 }
 
 // A graph that reads the neighbourhoods' degrees with them saves the
-// channel's Entities call for popularity and ranks exactly as before.
+// channel's Degrees call for popularity and ranks exactly as before.
 func TestChannelPopularityFromNeighbourhoodDegrees(t *testing.T) {
 	mg, _ := film(t)
 	plain := &countingGraph{Graph: mg, calls: map[string]int{}}
@@ -199,8 +204,8 @@ func TestChannelPopularityFromNeighbourhoodDegrees(t *testing.T) {
 			t.Errorf("%q: the results differ with the degrees read with the neighbourhoods (-Entities +neighbourhoods):\n%s", q, diff)
 		}
 	}
-	if plain.calls["Entities"] != 2*3 || withDeg.calls["Entities"] != 3 || withDeg.calls["NeighbourhoodDegrees"] < 3 || withDeg.calls["Neighbourhoods"] != 0 {
-		t.Errorf("calls: %v without the port, %v with it; want 2 Entities a request without, 1 with", plain.calls, withDeg.calls)
+	if plain.calls["Entities"] != 3 || plain.calls["Degrees"] != 3 || withDeg.calls["Entities"] != 3 || withDeg.calls["Degrees"] != 0 || withDeg.calls["NeighbourhoodDegrees"] < 3 || withDeg.calls["Neighbourhoods"] != 0 {
+		t.Errorf("calls: %v without the port, %v with it; want 1 Entities and 1 Degrees a request without, 1 Entities with", plain.calls, withDeg.calls)
 	}
 	if withDeg.calls["NeighbourhoodDegrees"] != plain.calls["Neighbourhoods"] {
 		t.Errorf("%d calls with the degrees, %d without: the same reads, want as many", withDeg.calls["NeighbourhoodDegrees"], plain.calls["Neighbourhoods"])

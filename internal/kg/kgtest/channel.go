@@ -160,6 +160,23 @@ func runEntities(t *testing.T, b *bundle.KG, ref *reference, g kg.Graph, roots [
 		if len(qids) < 100 || aliased == 0 {
 			t.Errorf("%d entities, %d with aliases: the case proves little", len(qids), aliased)
 		}
+		// A backend that reads degrees alone (kg.DegreeReader) reads
+		// Entities' degrees, of the known entities only.
+		dr, ok := g.(kg.DegreeReader)
+		if !ok {
+			return
+		}
+		deg, err := dr.Degrees(context.Background(), append(qids, "Q999999999999"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantDeg := make(map[string]int, len(qids))
+		for _, q := range qids {
+			wantDeg[q] = ref.degree[q]
+		}
+		if diff := cmp.Diff(wantDeg, deg); diff != "" {
+			t.Errorf("Degrees of %d subgraph nodes (-want +got):\n%s", len(qids), diff)
+		}
 	})
 }
 

@@ -26,6 +26,7 @@ var (
 
 	_ kg.CandidateLinker     = (*Graph)(nil)
 	_ kg.NeighbourhoodReader = (*Graph)(nil)
+	_ kg.DegreeReader        = (*Graph)(nil)
 )
 
 // Graph is an immutable in-memory knowledge graph, safe for concurrent use.
@@ -360,6 +361,20 @@ func (g *Graph) Entities(ctx context.Context, qids []string) (map[string]kg.Enti
 	for _, q := range qids {
 		if i, ok := g.idx[q]; ok {
 			out[q] = g.ents[i]
+		}
+	}
+	return out, nil
+}
+
+// Degrees implements kg.DegreeReader.
+func (g *Graph) Degrees(ctx context.Context, qids []string) (map[string]int, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make(map[string]int, len(qids))
+	for _, q := range qids {
+		if i, ok := g.idx[q]; ok {
+			out[q] = g.ents[i].Degree
 		}
 	}
 	return out, nil

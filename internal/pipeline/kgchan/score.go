@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/dmar-kg/dmar/internal/api"
+	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
@@ -27,33 +28,50 @@ type scored struct {
 
 // scoreDocuments gives each document its graph score: the path's
 // relevance, graph_weight x cos(enc(Q), enc(D)), the entity's popularity
-// (pop), and keeps the graph_recall_k best.
+// (pop), and keeps the graph_recall_k best, best first (ties by ID).
 func (c Channel) scoreDocuments(d documents, pop map[string]float64) scored {
 	o := c.Options
-	sc := scored{paths: map[string]api.GraphPath{}, pathOf: d.pathOf, bridges: d.bridges, unfetched: map[string]bool{}}
 	// Only the graph_recall_k best are kept: a document whose score cannot
 	// reach the k-th best so far, whatever its cosine, is passed over
 	// (documents come best path first, so most are). The bound is strict,
-	// so the kept ones are those of the full ranking.
+	// so the kept ones are those of the full ranking. Hits and paths are
+	// made for the kept ones only.
+	type passed struct {
+		doc *reachedDoc
+		gp  api.GraphPath
+	}
+	var ps []passed
 	floor := newScoreFloor(o.K)
 	reach := cosineReach(o.Weight)
-	for _, doc := range d.docs {
+	for i := range d.docs {
+		doc := &d.docs[i]
 		gp := c.pathScore(d.pathOf[doc.id], pop[doc.id])
 		if floor.below(scoreBound(gp, reach)) {
 			continue
 		}
 		gp.Score = withCosine(gp, o.Weight, doc.cos())
 		floor.add(gp.Score)
-		sc.paths[doc.id] = gp
-		hit := retrieval.Document{ID: doc.id}
-		if doc.doc != nil {
-			hit = *doc.doc
-		} else {
-			sc.unfetched[doc.id] = true
-		}
-		sc.hits = append(sc.hits, retrieval.Hit{Doc: hit, Score: gp.Score})
+		ps = append(ps, passed{doc, gp})
 	}
-	sc.hits = best(sc.hits, o.K)
+	// Documents are distinct, so the order is total.
+	slices.SortFunc(ps, func(a, b passed) int {
+		if a.gp.Score != b.gp.Score {
+			return cmp.Compare(b.gp.Score, a.gp.Score)
+		}
+		return strings.Compare(a.doc.id, b.doc.id)
+	})
+	ps = ps[:min(len(ps), o.K)]
+	sc := scored{hits: make([]retrieval.Hit, len(ps)), paths: make(map[string]api.GraphPath, len(ps)), pathOf: d.pathOf, bridges: d.bridges, unfetched: map[string]bool{}}
+	for i, p := range ps {
+		sc.paths[p.doc.id] = p.gp
+		hit := retrieval.Document{ID: p.doc.id}
+		if p.doc.doc != nil {
+			hit = *p.doc.doc
+		} else {
+			sc.unfetched[p.doc.id] = true
+		}
+		sc.hits[i] = retrieval.Hit{Doc: hit, Score: p.gp.Score}
+	}
 	return sc
 }
 
@@ -140,7 +158,7 @@ func (c Channel) popularity(ctx context.Context, docs []reachedDoc, degrees map[
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	ents, err := c.Graph.Entities(ctx, ids)
+	deg, err := c.degrees(ctx, ids)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -148,11 +166,28 @@ func (c Channel) popularity(ctx context.Context, docs []reachedDoc, degrees map[
 		tr.Fallback("graph_unavailable", "reading the reached entities' degrees failed, the graph channel ranks without popularity: "+err.Error())
 		return nil, nil
 	}
-	out := make(map[string]float64, len(ents))
-	for id, e := range ents {
-		out[id] = w * math.Log1p(float64(e.Degree))
+	out := make(map[string]float64, len(deg))
+	for id, d := range deg {
+		out[id] = w * math.Log1p(float64(d))
 	}
 	return out, nil
+}
+
+// degrees are the degrees of ids the graph knows: read alone where the
+// graph can (kg.DegreeReader), else from Entities.
+func (c Channel) degrees(ctx context.Context, ids []string) (map[string]int, error) {
+	if dr, ok := c.Graph.(kg.DegreeReader); ok {
+		return dr.Degrees(ctx, ids)
+	}
+	ents, err := c.Graph.Entities(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	deg := make(map[string]int, len(ents))
+	for id, e := range ents {
+		deg[id] = e.Degree
+	}
+	return deg, nil
 }
 
 // fetchKept gives the kept hits that hold only their ID (unfetched: their
@@ -235,28 +270,4 @@ func (f *scoreFloor) add(s float64) {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
-}
-
-// best are the k best hits, by score, then document ID (IDs are unique,
-// so the order is total). It sorts their indices, not the hits themselves,
-// which are large.
-func best(hits []retrieval.Hit, k int) []retrieval.Hit {
-	idx := make([]int, len(hits))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(i, j int) int {
-		if hits[i].Score != hits[j].Score {
-			return cmp.Compare(hits[j].Score, hits[i].Score)
-		}
-		return strings.Compare(hits[i].Doc.ID, hits[j].Doc.ID)
-	})
-	if len(idx) > k {
-		idx = idx[:k]
-	}
-	out := make([]retrieval.Hit, len(idx))
-	for n, i := range idx {
-		out[n] = hits[i]
-	}
-	return out
 }
