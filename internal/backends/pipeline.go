@@ -15,6 +15,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline"
 	"github.com/dmar-kg/dmar/internal/reformulate"
 	"github.com/dmar-kg/dmar/internal/retrieval"
+	"github.com/dmar-kg/dmar/internal/retrieval/memindex"
 	"github.com/dmar-kg/dmar/internal/retrieval/weaviate"
 	"github.com/dmar-kg/dmar/internal/scoring"
 	"github.com/dmar-kg/dmar/internal/verify"
@@ -48,6 +49,7 @@ func (s *Set) pipelineConfig(metrics pipeline.Metrics, log *slog.Logger, serve b
 	be, _ := metrics.(errs.BackendErrors)
 	d := c.Server.BackendTimeout
 	graph, x := s.Graph.Graph, s.Index
+	_, memIndex := x.(*memindex.Index)
 	if s.Graph.Neo4j != nil {
 		graph = kg.WithTimeout(s.Graph.Neo4j, "neo4j", d, be)
 	}
@@ -65,7 +67,8 @@ func (s *Set) pipelineConfig(metrics pipeline.Metrics, log *slog.Logger, serve b
 		EvidenceGate:          m.EvidenceGate,
 		Ranker:                m.Ranker,
 		MaxShapleyEvaluations: int64(c.Server.MaxRequestCost),
-		Method:                c.Method}
+		Method:                c.Method,
+		SpeculateChannel:      s.Graph.Neo4j == nil && memIndex}
 	if m.RelationEncoder != m.Encoder {
 		pc.RelationEncoder = m.RelationEncoder
 	}

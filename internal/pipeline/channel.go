@@ -54,7 +54,7 @@ func (r request) channels() channelSet {
 	return channelSet{
 		kg: kgchan.Channel{Graph: p.cfg.Graph, Docs: p.cfg.Index, MentionIndex: p.cfg.Mentions,
 			RelationTexts: p.relations(o.GraphRelations == "directed"), Encoder: p.relationEncoder(),
-			Prior: p.cfg.RelPrior, PriorWeight: p.pathPrior, Options: o.kgOptions()},
+			Prior: p.cfg.RelPrior, PriorWeight: p.pathPrior, Options: o.kgOptions(), Speculate: p.cfg.SpeculateChannel},
 		text:   textchan.Channel{Store: p.cfg.TextGraph, Linker: p.cfg.Graph, Docs: p.cfg.Index, Options: o.textOptions()},
 		kgOn:   o.GraphRecall > 0,
 		textOn: o.TextGraph > 0,

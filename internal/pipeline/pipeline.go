@@ -91,8 +91,13 @@ type Config struct {
 	// path_prior); nil: path relevance is the cosine alone.
 	RelPrior pathrel.Prior
 	Chat     Reformulator // nil: reformulator "chat" falls back to builtin
-	Metrics  Metrics
-	Logger   *slog.Logger
+	// SpeculateChannel: Graph and Index are in process, and the graph
+	// channel reads the linked entities' documents while stage 1 searches,
+	// before it knows whether stage 1 adds roots (kgchan.Channel.Speculate):
+	// a read wasted costs CPU only, not a round trip.
+	SpeculateChannel bool
+	Metrics          Metrics
+	Logger           *slog.Logger
 	// CacheSize bounds the subgraph/embedding cache (entries); CacheTTL lets
 	// a changing graph (Neo4j) be seen again.
 	CacheSize int

@@ -18,17 +18,30 @@ import (
 // takes the walk's paths when stage 1 adds no root, and otherwise extends
 // the open walk with the added roots (pathrel.Walk.Extend). Either way Run
 // returns what it returns without it, with the same backend calls: the
-// documents are read only once the roots are known.
+// documents are read only once the roots are known. Over in-process
+// backends (Channel.Speculate) the run ahead goes on to the documents, and
+// Run takes its whole output when stage 1 adds no root; when it adds one,
+// that part of the run ahead is cancelled and wasted, which costs CPU
+// only, not a round trip.
 
 // Ahead is the linked roots' neighbourhoods and walk, read while stage 1
 // searches.
 type Ahead struct {
 	qids   []string
 	walked chan struct{}  // closed once the fields below are set
-	nb     Neighbourhoods // nil Subs: not read (the run reads them again)
+	nb     Neighbourhoods // zero: not read (the run reads them again)
+	read   bool           // nb was read
 	walk   *pathrel.Walk  // open, until Run takes it; nil: not walked
 	paths  []pathrel.Path // the walk's
 	relq   []float32
+	// With Speculate: the channel's output for the linked roots alone,
+	// set once done is closed, and its trace; cancel ends that part.
+	speculate bool
+	cancel    context.CancelFunc
+	done      chan struct{}
+	out       Output
+	err       error
+	rec       recorder
 }
 
 // RunAhead starts reading and walking the neighbourhoods of the entities
@@ -40,25 +53,71 @@ func (c Channel) RunAhead(ctx context.Context, q chanio.Query) *Ahead {
 	if c.Recall == 0 || len(qids) == 0 || c.PriorWeight != 0 {
 		return nil
 	}
-	a := &Ahead{qids: qids, walked: make(chan struct{})}
-	go a.run(ctx, c, q)
+	a := &Ahead{qids: qids, walked: make(chan struct{}), speculate: c.Speculate}
+	rest := ctx
+	if a.speculate {
+		rest, a.cancel = context.WithCancel(ctx)
+		a.done = make(chan struct{})
+	}
+	go a.run(ctx, rest, c, q)
 	return a
 }
 
 // run is the neighbourhoods and reach stages for the linked roots, the walk
-// left open. A failure leaves the field it would set empty: the request's
+// left open, and with speculate the stages after (under rest). Without
+// speculate a failure leaves the field it would set empty: the request's
 // run meets it again and reports it.
-func (a *Ahead) run(ctx context.Context, c Channel, q chanio.Query) {
-	defer close(a.walked)
+func (a *Ahead) run(ctx, rest context.Context, c Channel, q chanio.Query) {
 	c.Ahead = nil
-	nb, err := c.neighbourhoods(ctx, Roots(a.qids, nil, 0), nil)
-	if err != nil {
+	t := time.Now()
+	nb, nbErr := c.neighbourhoods(ctx, Roots(a.qids, nil, 0), nil)
+	var err error
+	if nbErr == nil {
+		a.rec.Add("graph_neighbourhoods", time.Since(t))
+		a.nb, a.read = nb, true
+		if a.walk, a.relq, err = c.startWalk(ctx, q, nb, nopTrace{}); err == nil {
+			a.paths = a.walk.Paths()
+		}
+	}
+	close(a.walked)
+	if !a.speculate {
 		return
 	}
-	a.nb = nb
-	if a.walk, a.relq, err = c.startWalk(ctx, q, nb, nopTrace{}); err == nil {
-		a.paths = a.walk.Paths()
+	defer close(a.done)
+	switch {
+	case nbErr != nil:
+		a.out, a.err = failed(ctx, &a.rec, "graph_unavailable", "the graph channel's subgraph extraction", nbErr)
+	case err != nil && ctx.Err() != nil:
+		a.err = ctx.Err()
+	case err != nil:
+		a.err = err
+	default:
+		a.out, a.err = c.fromWalk(rest, q, Walk{Neighbourhoods: nb, Reached: a.paths, relq: a.relq}, &a.rec)
 	}
+}
+
+// result is the speculative run's output, its trace replayed into tr, when
+// roots are the linked ones alone; ok is false, and that run cancelled,
+// otherwise or without one.
+func (a *Ahead) result(ctx context.Context, roots []pathrel.Root, tr chanio.Trace) (out Output, ok bool, err error) {
+	if a == nil || !a.speculate {
+		return Output{}, false, nil
+	}
+	defer a.cancel()
+	if len(roots) != len(a.qids) {
+		return Output{}, false, nil
+	}
+	select {
+	case <-a.done:
+	case <-ctx.Done():
+		return Output{}, true, ctx.Err()
+	}
+	if a.walk != nil {
+		a.walk.Release()
+		a.walk = nil
+	}
+	a.rec.replay(tr)
+	return a.out, true, a.err
 }
 
 // nopTrace is the run ahead's: without a relation prior the walk records
@@ -97,7 +156,7 @@ func (a *Ahead) neighbourhoods(ctx context.Context) (Neighbourhoods, map[string]
 	if !a.wait(ctx) {
 		return Neighbourhoods{}, nil, ctx.Err()
 	}
-	if a.nb.Subs == nil {
+	if !a.read {
 		return Neighbourhoods{}, nil, nil
 	}
 	return a.nb, set(a.qids), nil
@@ -127,4 +186,41 @@ func (a *Ahead) reached(ctx context.Context, nb Neighbourhoods) (paths []pathrel
 		return nil, nil, false, err
 	}
 	return wk.Paths(), a.relq, true, nil
+}
+
+// recorder is a chanio.Trace kept to be replayed.
+type recorder struct{ events []traceEvent }
+
+type traceEvent struct {
+	fallback     bool
+	name, reason string
+	d            time.Duration
+}
+
+func (r *recorder) Fallback(name, reason string) {
+	r.events = append(r.events, traceEvent{fallback: true, name: name, reason: reason})
+}
+
+func (r *recorder) HasFallback(name string) bool {
+	for _, e := range r.events {
+		if e.fallback && e.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *recorder) Add(name string, d time.Duration) {
+	r.events = append(r.events, traceEvent{name: name, d: d})
+}
+
+// replay records r's events in tr, in order.
+func (r *recorder) replay(tr chanio.Trace) {
+	for _, e := range r.events {
+		if e.fallback {
+			tr.Fallback(e.name, e.reason)
+		} else {
+			tr.Add(e.name, e.d)
+		}
+	}
 }

@@ -3,6 +3,7 @@ package kgchan
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"testing"
@@ -105,11 +106,12 @@ func (e *events) Fallback(name, _ string)          { e.fallbacks = append(e.fall
 func (e *events) HasFallback(string) bool          { return false }
 func (e *events) Add(name string, _ time.Duration) { e.stages = append(e.stages, name) }
 
-// Run returns what it returns without a walk ahead when the walk's paths
-// are taken whole (stage 1 adds no root), when the walk is extended with
-// the root stage 1 adds (the United States, a hub: no walk goes through
-// it), and when it cannot be (Inception, which Nolan directed: the walk
-// ahead went through it), and records the same trace.
+// Run returns what it returns without a run ahead, and records the same
+// trace: when the walk's paths are taken whole (stage 1 adds no root), when
+// the walk is extended with the root stage 1 adds (the United States, a
+// hub: no walk goes through it), and when it cannot be (Inception, which
+// Nolan directed: the walk ahead went through it); and so with the run
+// ahead speculating (Speculate: its whole output taken, or cancelled).
 func TestRunAheadEqualsRun(t *testing.T) {
 	r := filmChannel(t)
 	ctx := context.Background()
@@ -125,33 +127,36 @@ func TestRunAheadEqualsRun(t *testing.T) {
 		{"a hub added", []retrieval.Hit{{Doc: retrieval.Document{ID: "Q30"}}}},
 		{"a root walked through added", []retrieval.Hit{{Doc: retrieval.Document{ID: "Q25188"}}}},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			q := chanio.Query{Text: text, Vector: qv[0], RelVector: chanio.Encoded(qv[0]), Mentions: nolan, Hits: c.hits}
-			var wantTr, gotTr events
-			want, err := r.Run(ctx, q, &wantTr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ahead := r
-			ahead.RelationAhead = r.PrefetchRelationQuery(ctx, q)
-			ahead.Ahead = ahead.RunAhead(ctx, q)
-			if ahead.Ahead == nil {
-				t.Fatal("no run ahead")
-			}
-			got, err := ahead.Run(ctx, q, &gotTr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			opts := cmp.Options{cmp.AllowUnexported(Walk{}, Neighbourhoods{}), cmp.Comparer(func(a, b []float32) bool { return cmp.Equal([]float32(a), []float32(b)) })}
-			if d := cmp.Diff(want, got, opts...); d != "" {
-				t.Errorf("with a run ahead (-without +with):\n%s", d)
-			}
-			if d := cmp.Diff(wantTr, gotTr, cmp.AllowUnexported(events{})); d != "" {
-				t.Errorf("trace (-without +with):\n%s", d)
-			}
-			if len(want.Hits) == 0 || len(want.Reached) < 100 {
-				t.Errorf("%d hits, %d entities reached: the case tests little", len(want.Hits), len(want.Reached))
-			}
-		})
+		for _, speculate := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/speculate=%v", c.name, speculate), func(t *testing.T) {
+				q := chanio.Query{Text: text, Vector: qv[0], RelVector: chanio.Encoded(qv[0]), Mentions: nolan, Hits: c.hits}
+				var wantTr, gotTr events
+				want, err := r.Run(ctx, q, &wantTr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ahead := r
+				ahead.Speculate = speculate
+				ahead.RelationAhead = r.PrefetchRelationQuery(ctx, q)
+				ahead.Ahead = ahead.RunAhead(ctx, q)
+				if ahead.Ahead == nil {
+					t.Fatal("no run ahead")
+				}
+				got, err := ahead.Run(ctx, q, &gotTr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts := cmp.Options{cmp.AllowUnexported(Walk{}, Neighbourhoods{})}
+				if d := cmp.Diff(want, got, opts...); d != "" {
+					t.Errorf("with a run ahead (-without +with):\n%s", d)
+				}
+				if d := cmp.Diff(wantTr, gotTr, cmp.AllowUnexported(events{})); d != "" {
+					t.Errorf("trace (-without +with):\n%s", d)
+				}
+				if len(want.Hits) == 0 || len(want.Reached) < 100 {
+					t.Errorf("%d hits, %d entities reached: the case tests little", len(want.Hits), len(want.Reached))
+				}
+			})
+		}
 	}
 }

@@ -103,6 +103,10 @@ type Channel struct {
 	// (PrefetchRelationQuery, RunAhead); nil: Run does their work itself.
 	RelationAhead *RelationPrefetch
 	Ahead         *Ahead
+	// Speculate: the backends are in process, and the run ahead reads the
+	// linked roots' documents before stage 1 says whether it adds roots
+	// (ahead.go).
+	Speculate bool
 }
 
 // graphMaxNodes caps the subgraphs the channel walks: far above N_max, so
@@ -188,7 +192,11 @@ func (c Channel) Run(ctx context.Context, q chanio.Query, tr chanio.Trace) (Outp
 		tr.Fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
 		return empty(), nil
 	}
-	return c.run(ctx, q, roots, c.Ahead.of(q.Mentions), tr)
+	a := c.Ahead.of(q.Mentions)
+	if out, ok, err := a.result(ctx, roots, tr); ok {
+		return out, err
+	}
+	return c.run(ctx, q, roots, a, tr)
 }
 
 // run is the channel's stages from roots; a, when not nil, has read the

@@ -133,7 +133,7 @@ func (c Channel) keptPaths(ctx context.Context, sc scored) (Output, error) {
 // popularity is graph_popularity x ln(1 + degree) of each document's
 // entity, by document ID; empty when the option is off. The degrees are
 // the neighbourhoods' when the graph read them with those (degrees), else
-// they come in one Entities call; when that fails the channel ranks
+// they come in one call (c.degrees); when that fails the channel ranks
 // without them and the trace says so.
 func (c Channel) popularity(ctx context.Context, docs []reachedDoc, degrees map[string]int, tr chanio.Trace) (map[string]float64, error) {
 	w := c.Popularity
