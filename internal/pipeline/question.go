@@ -37,17 +37,21 @@ type question struct {
 // encoded in the same call as Q. Context (enc(Q)) rarely changes which
 // spans are linked; when it does, the relation query is encoded again.
 type earlyLink struct {
-	toks   []kg.Token
-	spans  []kg.SpanCandidates
-	masked string
-	vec    []float32 // enc(masked), nil when masked is not encoded
+	toks     []kg.Token
+	spans    []kg.SpanCandidates
+	mentions []kg.Mention // their resolution without context
+	masked   string
+	vec      []float32 // enc(masked), nil when masked is not encoded
 }
 
 // encodeQuestion is enc(Q), Q under the relation encoder and, for a request
 // whose graph channel matches relations against the masked question (with
 // the context linker over a graph that lists candidates), the early link
-// and its masked question, encoded together with Q.
-func (l linker) encodeQuestion(ctx context.Context) (question, error) {
+// and its masked question, encoded together with Q. onMasked, when not
+// nil, is called with the early link once its masked question is encoded
+// by a relation encoder of its own, while enc(Q) may still be running, and
+// with Q under the relation encoder as the question will hold it.
+func (l linker) encodeQuestion(ctx context.Context, onMasked func(*earlyLink, *chanio.RelVector)) (question, error) {
 	if l.questions != nil {
 		return l.encodeQuestionProjected(ctx)
 	}
@@ -77,6 +81,15 @@ func (l linker) encodeQuestion(ctx context.Context) (question, error) {
 		texts = texts[1:]
 	}
 	rel, relErr := l.encodeRelationQuestion(ctx, texts)
+	var relvec *chanio.RelVector
+	if relErr == nil && masked {
+		// The relation encoder is done before enc(Q) is: what needs the
+		// masked question alone starts now.
+		el.vec, relvec = rel[0], l.lazyRelation()
+		if onMasked != nil {
+			onMasked(el, relvec)
+		}
+	}
 	q := <-qc
 	if q.err != nil {
 		return question{}, fmt.Errorf("encode query: %w", q.err)
@@ -87,8 +100,7 @@ func (l linker) encodeQuestion(ctx context.Context) (question, error) {
 	if !masked {
 		return question{vec: q.vecs[0], relvec: chanio.Encoded(rel[0]), early: el}, nil
 	}
-	el.vec = rel[0]
-	return question{vec: q.vecs[0], relvec: l.lazyRelation(), early: el}, nil
+	return question{vec: q.vecs[0], relvec: relvec, early: el}, nil
 }
 
 // encodeQuestionProjected encodes Q once with the question encoder while
@@ -212,7 +224,8 @@ func (l linker) earlyLink(ctx context.Context) (*earlyLink, error) {
 		}
 		return nil, nil
 	}
-	return &earlyLink{toks: toks, spans: spans, masked: kgchan.MaskMentions(l.query, kg.ResolveConfident(l.query, toks, spans, nil, kg.DefaultConfidenceParams()))}, nil
+	ms := kg.ResolveConfident(l.query, toks, spans, nil, kg.DefaultConfidenceParams())
+	return &earlyLink{toks: toks, spans: spans, mentions: ms, masked: kgchan.MaskMentions(l.query, ms)}, nil
 }
 
 // relationEncoder is the encoder of the relation texts and the question

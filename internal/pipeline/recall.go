@@ -8,6 +8,7 @@ import (
 	"github.com/dmar-kg/dmar/internal/errs"
 	"github.com/dmar-kg/dmar/internal/kg"
 	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
+	"github.com/dmar-kg/dmar/internal/pipeline/kgchan"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 )
 
@@ -85,11 +86,22 @@ func (rc recaller) recall(ctx context.Context) (recalled, error) {
 	var rec recalled
 	t := time.Now()
 	lk := rc.link
-	q, err := lk.encodeQuestion(ctx)
+	chs := rc.channels
+	// The graph channel starts on the early link's entities as soon as
+	// their masked question is encoded, while enc(Q) still runs; linking
+	// with context mostly keeps them (kgchan.Ahead.of).
+	var early *kgchan.Ahead
+	q, err := lk.encodeQuestion(ctx, func(el *earlyLink, relvec *chanio.RelVector) {
+		c := chs.kg
+		c.RelationAhead = kgchan.Encoded(el.mentions, el.vec, nil)
+		early = c.RunAhead(ctx, chanio.Query{Text: rc.query, RelVector: relvec, Mentions: el.mentions})
+	})
 	if err != nil {
+		early.Cancel()
 		return rec, err
 	}
 	rec.qvec, rec.relvec = q.vec, q.relvec
+	early.SetVector(q.vec)
 	rc.trace.timed("encode", t)
 
 	t = time.Now()
@@ -100,13 +112,15 @@ func (rc recaller) recall(ctx context.Context) (recalled, error) {
 	rc.trace.timed("link", t)
 	rec.sim = rc.score.similarity(rec.structOn)
 	// The KG channel's relation query and its linked roots' neighbourhoods
-	// are read while stage 1 searches.
-	chs := rc.channels
+	// are read while stage 1 searches, unless the early link's already are.
 	cq := chanio.Query{Text: rc.query, Vector: rec.qvec, RelVector: rec.relvec, Mentions: rec.mentions}
 	if chs.kg.RelationAhead = q.relationQuery(ctx, lk, rec.mentions); chs.kg.RelationAhead == nil {
 		chs.kg.RelationAhead = chs.kg.PrefetchRelationQuery(ctx, cq)
 	}
-	chs.kg.Ahead = chs.kg.RunAhead(ctx, cq)
+	if chs.kg.Ahead = early.Of(rec.mentions); chs.kg.Ahead == nil {
+		early.Cancel()
+		chs.kg.Ahead = chs.kg.RunAhead(ctx, cq)
+	}
 
 	t = time.Now()
 	q1 := rc.stage1Query(rec.qvec, rc.N)

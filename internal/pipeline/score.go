@@ -252,13 +252,14 @@ func (sr scorer) scoreHits(ctx context.Context, st structure, qvec []float32, hi
 func (sr scorer) semantic(qvec []float32, hits []retrieval.Hit, stage string) ([]float64, [][]float32) {
 	sem, dvecs := make([]float64, len(hits)), make([][]float32, len(hits))
 	missingVec := false
+	qc := vec.NewCosiner(qvec) // Cosine's values, bit for bit, with enc(Q)'s norm worked out once
 	for i, h := range hits {
 		dvecs[i] = h.Doc.Vector
 		if len(h.Doc.Vector) == 0 {
 			missingVec = true
 			continue
 		}
-		sem[i] = vec.Cosine(qvec, h.Doc.Vector)
+		sem[i] = qc.Cosine(h.Doc.Vector)
 	}
 	if missingVec {
 		sr.trace.fallback("missing_document_vectors", stage+" stage: some documents have no stored vector; their semantic score is 0")

@@ -14,7 +14,10 @@ import (
 // entities of the top stage-1 documents; on most questions the top
 // documents are the linked entities' own pages (173 of kgqa dev's 207), so
 // the roots are known before stage 1 searches. RunAhead reads the linked
-// roots' neighbourhoods and walks them on the core stage 1 leaves idle; Run
+// roots' neighbourhoods and walks them on a core the request leaves idle
+// (the pipeline starts it once the early link's masked question is
+// encoded, while enc(Q) still runs, Run using it when linking kept those
+// entities and that relation query: Of, usable); Run
 // takes the walk's paths when stage 1 adds no root, and otherwise extends
 // the open walk with the added roots (pathrel.Walk.Extend). Either way Run
 // returns what it returns without it, with the same backend calls: the
@@ -24,8 +27,8 @@ import (
 // that part of the run ahead is cancelled and wasted, which costs CPU
 // only, not a round trip.
 
-// Ahead is the linked roots' neighbourhoods and walk, read while stage 1
-// searches.
+// Ahead is the linked roots' neighbourhoods and walk, read before stage 1
+// ends.
 type Ahead struct {
 	qids   []string
 	walked chan struct{}  // closed once the fields below are set
@@ -34,10 +37,13 @@ type Ahead struct {
 	walk   *pathrel.Walk  // open, until Run takes it; nil: not walked
 	paths  []pathrel.Path // the walk's
 	relq   []float32
-	// With Speculate: the channel's output for the linked roots alone,
-	// set once done is closed, and its trace; cancel ends that part.
+	cancel context.CancelFunc // ends the run
+	// With Speculate: enc(Q), set once vecSet is closed (RunAhead may be
+	// called before Q is encoded), and the channel's output for the linked
+	// roots alone, set once done is closed, with its trace.
 	speculate bool
-	cancel    context.CancelFunc
+	vec       []float32
+	vecSet    chan struct{}
 	done      chan struct{}
 	out       Output
 	err       error
@@ -47,27 +53,46 @@ type Ahead struct {
 // RunAhead starts reading and walking the neighbourhoods of the entities
 // Q's mentions link to; nil when the channel is off, nothing is linked, or
 // a relation prior is on (whose unavailability the request's trace says
-// once: the reach stage reads it).
+// once: the reach stage reads it). q.Vector may be nil yet: SetVector
+// gives it.
 func (c Channel) RunAhead(ctx context.Context, q chanio.Query) *Ahead {
 	qids := kg.QIDs(q.Mentions)
 	if c.Recall == 0 || len(qids) == 0 || c.PriorWeight != 0 {
 		return nil
 	}
-	a := &Ahead{qids: qids, walked: make(chan struct{}), speculate: c.Speculate}
-	rest := ctx
+	a := &Ahead{qids: qids, walked: make(chan struct{}), speculate: c.Speculate, vecSet: make(chan struct{})}
+	ctx, a.cancel = context.WithCancel(ctx)
 	if a.speculate {
-		rest, a.cancel = context.WithCancel(ctx)
 		a.done = make(chan struct{})
 	}
-	go a.run(ctx, rest, c, q)
+	if q.Vector != nil {
+		a.SetVector(q.Vector)
+	}
+	go a.run(ctx, c, q)
 	return a
 }
 
+// SetVector gives the run enc(Q), once; a nil a does nothing.
+func (a *Ahead) SetVector(v []float32) {
+	if a == nil || a.vec != nil {
+		return
+	}
+	a.vec = v
+	close(a.vecSet)
+}
+
+// Cancel ends a run that will not be used; a nil a does nothing.
+func (a *Ahead) Cancel() {
+	if a != nil {
+		a.cancel()
+	}
+}
+
 // run is the neighbourhoods and reach stages for the linked roots, the walk
-// left open, and with speculate the stages after (under rest). Without
-// speculate a failure leaves the field it would set empty: the request's
-// run meets it again and reports it.
-func (a *Ahead) run(ctx, rest context.Context, c Channel, q chanio.Query) {
+// left open, and with speculate the stages after, once enc(Q) is known.
+// Without speculate a failure leaves the field it would set empty: the
+// request's run meets it again and reports it.
+func (a *Ahead) run(ctx context.Context, c Channel, q chanio.Query) {
 	c.Ahead = nil
 	t := time.Now()
 	nb, nbErr := c.neighbourhoods(ctx, Roots(a.qids, nil, 0), nil)
@@ -92,8 +117,34 @@ func (a *Ahead) run(ctx, rest context.Context, c Channel, q chanio.Query) {
 	case err != nil:
 		a.err = err
 	default:
-		a.out, a.err = c.fromWalk(rest, q, Walk{Neighbourhoods: nb, Reached: a.paths, relq: a.relq}, &a.rec)
+		select {
+		case <-a.vecSet:
+		case <-ctx.Done():
+			a.err = ctx.Err()
+			return
+		}
+		q.Vector = a.vec
+		a.out, a.err = c.fromWalk(ctx, q, Walk{Neighbourhoods: nb, Reached: a.paths, relq: a.relq}, &a.rec)
 	}
+}
+
+// usable is a when its walk read the relation query the request's reads
+// (the early link's mentions can be masked otherwise than the linked
+// ones), else nil, the run cancelled.
+func (a *Ahead) usable(ctx context.Context, c Channel, q chanio.Query) *Ahead {
+	if a == nil || !a.wait(ctx) {
+		return nil
+	}
+	if relq, err := c.relationQueryOf(ctx, q.Text, c.RelationAhead, q.RelVector, q.Mentions); err != nil || !sameVector(relq, a.relq) {
+		a.cancel()
+		return nil
+	}
+	return a
+}
+
+// sameVector reports whether a and b are one vector, not merely equal.
+func sameVector(a, b []float32) bool {
+	return len(a) > 0 && len(a) == len(b) && &a[0] == &b[0]
 }
 
 // result is the speculative run's output, its trace replayed into tr, when
@@ -128,9 +179,9 @@ func (nopTrace) Fallback(string, string)   {}
 func (nopTrace) Add(string, time.Duration) {}
 func (nopTrace) HasFallback(string) bool   { return false }
 
-// of is a when it was started for the entities of the same mentions ms,
+// Of is a when it was started for the entities of the same mentions ms,
 // else nil.
-func (a *Ahead) of(ms []kg.Mention) *Ahead {
+func (a *Ahead) Of(ms []kg.Mention) *Ahead {
 	if a == nil || !slices.Equal(a.qids, kg.QIDs(ms)) {
 		return nil
 	}
@@ -173,6 +224,7 @@ func (a *Ahead) reached(ctx context.Context, nb Neighbourhoods) (paths []pathrel
 	if !a.wait(ctx) {
 		return nil, nil, false, ctx.Err()
 	}
+	defer a.cancel()
 	wk := a.walk
 	if wk == nil {
 		return nil, nil, false, nil

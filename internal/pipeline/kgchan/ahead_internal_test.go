@@ -80,7 +80,7 @@ func TestAheadNeighbourhoodsEqualOneCall(t *testing.T) {
 	if a == nil {
 		t.Fatal("no run ahead for two linked entities")
 	}
-	two, err := r.neighbourhoods(ctx, roots, a.of(linked))
+	two, err := r.neighbourhoods(ctx, roots, a.Of(linked))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestAheadNeighbourhoodsEqualOneCall(t *testing.T) {
 	if d := cmp.Diff(one, two, cmp.AllowUnexported(Neighbourhoods{})); d != "" {
 		t.Errorf("two calls differ from one (-one +two):\n%s", d)
 	}
-	if a.of([]kg.Mention{{QID: "Q25191"}}) != nil {
+	if a.Of([]kg.Mention{{QID: "Q25191"}}) != nil {
 		t.Error("a run ahead for other mentions was used")
 	}
 }
@@ -111,12 +111,16 @@ func (e *events) Add(name string, _ time.Duration) { e.stages = append(e.stages,
 // the walk is extended with the root stage 1 adds (the United States, a
 // hub: no walk goes through it), and when it cannot be (Inception, which
 // Nolan directed: the walk ahead went through it); and so with the run
-// ahead speculating (Speculate: its whole output taken, or cancelled).
+// ahead speculating (Speculate: its whole output taken, or cancelled), and
+// started before Q is encoded (enc(Q) given after). A run ahead that read
+// another relation query (an early link's mentions masked otherwise) is
+// not used.
 func TestRunAheadEqualsRun(t *testing.T) {
 	r := filmChannel(t)
 	ctx := context.Background()
 	text := "Which films did Christopher Nolan direct?"
 	qv, _ := textHash{}.Encode(ctx, []string{text})
+	other, _ := textHash{}.Encode(ctx, []string{"Where was born?"})
 	nolan := []kg.Mention{{QID: "Q25191", Surface: "Christopher Nolan", Start: 16, End: 33}}
 	for _, c := range []struct {
 		name string
@@ -127,8 +131,10 @@ func TestRunAheadEqualsRun(t *testing.T) {
 		{"a hub added", []retrieval.Hit{{Doc: retrieval.Document{ID: "Q30"}}}},
 		{"a root walked through added", []retrieval.Hit{{Doc: retrieval.Document{ID: "Q25188"}}}},
 	} {
-		for _, speculate := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/speculate=%v", c.name, speculate), func(t *testing.T) {
+		for _, v := range []struct {
+			speculate, early, otherQuery bool
+		}{{false, false, false}, {true, false, false}, {true, true, false}, {false, true, true}, {true, true, true}} {
+			t.Run(fmt.Sprintf("%s/%+v", c.name, v), func(t *testing.T) {
 				q := chanio.Query{Text: text, Vector: qv[0], RelVector: chanio.Encoded(qv[0]), Mentions: nolan, Hits: c.hits}
 				var wantTr, gotTr events
 				want, err := r.Run(ctx, q, &wantTr)
@@ -136,12 +142,21 @@ func TestRunAheadEqualsRun(t *testing.T) {
 					t.Fatal(err)
 				}
 				ahead := r
-				ahead.Speculate = speculate
+				ahead.Speculate = v.speculate
 				ahead.RelationAhead = r.PrefetchRelationQuery(ctx, q)
-				ahead.Ahead = ahead.RunAhead(ctx, q)
+				started := ahead
+				if v.otherQuery {
+					started.RelationAhead = Encoded(nolan, other[0], nil)
+				}
+				early := q
+				if v.early {
+					early.Vector, early.Hits = nil, nil
+				}
+				ahead.Ahead = started.RunAhead(ctx, early)
 				if ahead.Ahead == nil {
 					t.Fatal("no run ahead")
 				}
+				ahead.Ahead.SetVector(q.Vector)
 				got, err := ahead.Run(ctx, q, &gotTr)
 				if err != nil {
 					t.Fatal(err)

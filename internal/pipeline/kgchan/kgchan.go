@@ -192,7 +192,7 @@ func (c Channel) Run(ctx context.Context, q chanio.Query, tr chanio.Trace) (Outp
 		tr.Fallback("graph_recall_no_entities", "the query links to no entity: the graph channel adds nothing")
 		return empty(), nil
 	}
-	a := c.Ahead.of(q.Mentions)
+	a := c.Ahead.Of(q.Mentions).usable(ctx, c, q)
 	if out, ok, err := a.result(ctx, roots, tr); ok {
 		return out, err
 	}

@@ -9,6 +9,7 @@ package pathrel
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/dmar-kg/dmar/internal/api"
@@ -67,7 +68,8 @@ func appendStep(out []string, st Step) []string {
 }
 
 // comparePieces compares the concatenations of a and b, as strings.Compare
-// would, without building them.
+// would, without building them: the pieces' overlapping runs are compared
+// as strings (most are the same string, which compares at once).
 func comparePieces(a, b []string) int {
 	i, j, x, y := 0, 0, 0, 0 // piece and byte of a, of b
 	for {
@@ -85,13 +87,11 @@ func comparePieces(a, b []string) int {
 		case j == len(b):
 			return 1
 		}
-		if ca, cb := a[i][x], b[j][y]; ca != cb {
-			if ca < cb {
-				return -1
-			}
-			return 1
+		n := min(len(a[i])-x, len(b[j])-y)
+		if c := strings.Compare(a[i][x:x+n], b[j][y:y+n]); c != 0 {
+			return c
 		}
-		x, y = x+1, y+1
+		x, y = x+n, y+n
 	}
 }
 
