@@ -37,6 +37,21 @@ func TestCosinerEqualsCosine(t *testing.T) {
 	}
 }
 
+// Dot4 is Dot four times, bit for bit.
+func TestDot4EqualsDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 6))
+	for n := 0; n < 200; n++ {
+		a := randVec(rng, 1+rng.IntN(400))
+		b := [4][]float32{randVec(rng, len(a)), randVec(rng, len(a)), randVec(rng, len(a)+3), randVec(rng, len(a))}
+		s0, s1, s2, s3 := Dot4(a, b[0], b[1], b[2], b[3])
+		for i, got := range []float32{s0, s1, s2, s3} {
+			if want := Dot(a, b[i]); got != want {
+				t.Fatalf("length %d, vector %d: %v, Dot %v", len(a), i, got, want)
+			}
+		}
+	}
+}
+
 // The orders differ in the last bits only: every dot and cosine agrees with
 // the float64 sum to float32 precision.
 func TestOrdersAgree(t *testing.T) {
@@ -114,6 +129,15 @@ func BenchmarkDot(b *testing.B) {
 	b.Run("Dot64", func(b *testing.B) {
 		for b.Loop() {
 			sink += Dot64(x, y)
+		}
+	})
+	ys := [4][]float32{y, randVec(rng, 384), randVec(rng, 384), randVec(rng, 384)}
+	b.Run("Dot4 (per vector)", func(b *testing.B) {
+		for i := 0; b.Loop(); i++ {
+			if i%4 == 0 {
+				s0, _, _, _ := Dot4(x, ys[0], ys[1], ys[2], ys[3])
+				sink += float64(s0)
+			}
 		}
 	})
 	b.Run("Cosiner", func(b *testing.B) {

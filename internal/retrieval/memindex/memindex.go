@@ -433,19 +433,56 @@ func (x *Index) Cosines(ctx context.Context, v []float32, ids []string, f retrie
 	}
 	g := x.cur.Load()
 	keep := f.Matcher()
-	qc := vec.NewCosiner(v)
 	out := make(map[string]float64, len(ids))
-	var r vecReader
+	if g.store != nil {
+		qc := vec.NewCosiner(v)
+		var r vecReader
+		for _, id := range ids {
+			i, ok := g.byID[id]
+			if !ok || !keep(g.docs[i]) {
+				continue
+			}
+			dv, err := g.float32At(int(i), &r)
+			if err != nil {
+				return nil, fmt.Errorf("cosines: %w", err)
+			}
+			out[id] = qc.Cosine(dv)
+		}
+		return out, nil
+	}
+	// vec.Cosine's values, bit for bit, from the stored norms and four
+	// dot products at a time (vec.Dot4): about a third of the work.
+	qn, norms := vec.Norm(v), g.norms()
+	cos := func(slot int32, dot float32) float64 {
+		if nb := norms[slot]; qn != 0 && nb != 0 {
+			return float64(dot) / (qn * nb)
+		}
+		return 0
+	}
+	var four [4]int32
+	n := 0
 	for _, id := range ids {
 		i, ok := g.byID[id]
 		if !ok || !keep(g.docs[i]) {
 			continue
 		}
-		dv, err := g.float32At(int(i), &r)
-		if err != nil {
-			return nil, fmt.Errorf("cosines: %w", err)
+		if len(v) == 0 || len(g.docs[i].Vector) != len(v) {
+			out[id] = 0 // as vec.Cosine has it
+			continue
 		}
-		out[id] = qc.Cosine(dv)
+		four[n] = i
+		if n++; n < 4 {
+			continue
+		}
+		d := &g.docs
+		s0, s1, s2, s3 := vec.Dot4(v, (*d)[four[0]].Vector, (*d)[four[1]].Vector, (*d)[four[2]].Vector, (*d)[four[3]].Vector)
+		for k, dot := range [4]float32{s0, s1, s2, s3} {
+			out[(*d)[four[k]].ID] = cos(four[k], dot)
+		}
+		n = 0
+	}
+	for _, i := range four[:n] {
+		out[g.docs[i].ID] = cos(i, vec.Dot(v, g.docs[i].Vector))
 	}
 	return out, nil
 }
