@@ -22,7 +22,8 @@ type BatchConfig struct {
 	// PerCaller keeps each caller's texts in a model call of their own
 	// (batches still queue for the call slots): for an encoder whose vectors
 	// depend on the texts sharing a call (onnx EncoderSpec.PerText), so that
-	// a request's vectors never depend on concurrent requests.
+	// a request's vectors never depend on concurrent requests. A caller
+	// then waits for a slot only, not for the Window.
 	PerCaller bool
 	// MaxInFlight bounds concurrent model calls (0: 1). Texts that arrive
 	// while every slot is busy wait in the next batch, so under load the
@@ -102,6 +103,13 @@ func (b *BatchEncoder) Encode(ctx context.Context, texts []string) ([][]float32,
 			b.timer = nil
 		}
 		go b.flush()
+	case b.cfg.PerCaller:
+		// Each caller gets a call of its own, so waiting for others buys
+		// nothing: the first waiting caller's flush goes for a slot now,
+		// and callers that come while every slot is busy join it.
+		if len(b.pending) == 1 {
+			go b.flush()
+		}
 	case b.timer == nil:
 		b.timer = time.AfterFunc(b.cfg.Window, b.flush)
 	}

@@ -231,3 +231,45 @@ func TestBatchEncoderGroupsByLength(t *testing.T) {
 		})
 	}
 }
+
+// With PerCaller a lone caller does not wait out the Window (a call of its
+// own gains nothing from waiting), and concurrent callers still get a call
+// each, one slot at a time, with the vectors an unbatched call gives.
+func TestBatchEncoderPerCallerDoesNotWait(t *testing.T) {
+	inner := &countingEncoder{delay: time.Millisecond}
+	b := scoring.Batched(inner, scoring.BatchConfig{Window: time.Hour, MaxBatch: 8, PerCaller: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.Encode(ctx, []string{"alone"}); err != nil {
+		t.Fatalf("a lone caller waited for the window: %v", err)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, 16)
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := fmt.Sprintf("q%d", i)
+			got, err := b.Encode(ctx, []string{text})
+			if err != nil {
+				errc <- err
+				return
+			}
+			want, _ := (&countingEncoder{}).Encode(context.Background(), []string{text})
+			if got[0][0] != want[0][0] || got[0][1] != want[0][1] {
+				errc <- fmt.Errorf("%s: %v, want %v", text, got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	if calls, _ := b.Stats(); calls != 17 {
+		t.Errorf("%d model calls for 17 callers, want one each", calls)
+	}
+	if m := inner.maxFlight.Load(); m > 1 {
+		t.Errorf("%d calls at once, want 1 (MaxInFlight)", m)
+	}
+}
