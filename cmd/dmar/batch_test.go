@@ -21,7 +21,8 @@ import (
 // them one at a time, on the real encoders, GNN and codexm-film: with
 // all-MiniLM-L6-v2 concurrent queries share model calls; with the default
 // int8 encoder, whose vectors would depend on what shares a call, batches
-// still group concurrent callers but each gets a call of its own.
+// still group concurrent callers but each gets a call of its own, and the
+// relation encoder's (all-MiniLM-L6-v2) masked questions share calls.
 func TestBatchedEncoderKeepsResults(t *testing.T) {
 	onnxtest.NeedFile(t, onnxtest.Config().LibPath, "the ONNX Runtime library")
 	onnxtest.NeedEncoders(t, "", onnx.MiniLMName)
@@ -110,5 +111,19 @@ func batchedKeepsResults(t *testing.T, encoder string) {
 	}
 	if perCaller && calls != callers {
 		t.Errorf("%d encoder calls for %d callers: with PerCaller each caller gets a call of its own", calls, callers)
+	}
+	if !perCaller {
+		return
+	}
+	// With the int8 encoder the relation encoder (all-MiniLM-L6-v2) is a
+	// model of its own, batched too: its masked questions share calls.
+	re, ok := batched.RelationEncoder().(*scoring.BatchEncoder)
+	if !ok {
+		t.Fatalf("serve's relation encoder is %T, want the batching one", batched.RelationEncoder())
+	}
+	rcalls, rtexts := re.Stats()
+	t.Logf("relation encoder: %d texts in %d calls", rtexts, rcalls)
+	if rtexts <= rcalls {
+		t.Errorf("%d relation encoder calls held %d texts: no call held two questions, so nothing was compared", rcalls, rtexts)
 	}
 }

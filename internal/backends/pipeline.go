@@ -71,6 +71,14 @@ func (s *Set) pipelineConfig(metrics pipeline.Metrics, log *slog.Logger, serve b
 		SpeculateChannel:      s.Graph.Neo4j == nil && memIndex}
 	if m.RelationEncoder != m.Encoder {
 		pc.RelationEncoder = m.RelationEncoder
+		if w := c.Server.EncoderBatchWindow; serve && w > 0 {
+			// The relation encoder (all-MiniLM-L6-v2, float32: a text's
+			// vector does not depend on what shares its call, up to float
+			// rounding) takes one short text a request; under load the
+			// requests' texts share a call, which reads the model's weights
+			// once for them all.
+			pc.RelationEncoder = scoring.Batched(m.RelationEncoder, scoring.BatchConfig{Window: w, MaxBatch: c.Models.EncoderBatch, MaxInFlight: c.Server.EncoderCalls, Eager: true})
+		}
 	}
 	if m.Questions != nil {
 		// Not micro-batched: the int8 encoder gives each caller a model

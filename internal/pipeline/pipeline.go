@@ -197,6 +197,10 @@ func (p *Pipeline) Index() retrieval.Index { return p.cfg.Index }
 // Encoder returns the configured sentence encoder.
 func (p *Pipeline) Encoder() scoring.Encoder { return p.cfg.Encoder }
 
+// RelationEncoder is the encoder of the relation texts and the question
+// path relevance compares with them (Config.RelationEncoder, or Encoder).
+func (p *Pipeline) RelationEncoder() scoring.Encoder { return p.relationEncoder() }
+
 // MaxQueryChars bounds the query length.
 const MaxQueryChars = 2000
 

@@ -25,6 +25,10 @@ type BatchConfig struct {
 	// a request's vectors never depend on concurrent requests. A caller
 	// then waits for a slot only, not for the Window.
 	PerCaller bool
+	// Eager sends a batch as soon as a call slot is free instead of after
+	// the Window: a lone caller waits for nothing, and callers gather only
+	// while every slot is busy (under load).
+	Eager bool
 	// MaxInFlight bounds concurrent model calls (0: 1). Texts that arrive
 	// while every slot is busy wait in the next batch, so under load the
 	// batches grow instead of the calls competing for the same cores.
@@ -103,10 +107,10 @@ func (b *BatchEncoder) Encode(ctx context.Context, texts []string) ([][]float32,
 			b.timer = nil
 		}
 		go b.flush()
-	case b.cfg.PerCaller:
-		// Each caller gets a call of its own, so waiting for others buys
-		// nothing: the first waiting caller's flush goes for a slot now,
-		// and callers that come while every slot is busy join it.
+	case b.cfg.PerCaller || b.cfg.Eager:
+		// The first waiting caller's flush goes for a slot now, and callers
+		// that come while every slot is busy join it (with PerCaller each
+		// gets a call of its own, so waiting for others would buy nothing).
 		if len(b.pending) == 1 {
 			go b.flush()
 		}

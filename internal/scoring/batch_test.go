@@ -273,3 +273,34 @@ func TestBatchEncoderPerCallerDoesNotWait(t *testing.T) {
 		t.Errorf("%d calls at once, want 1 (MaxInFlight)", m)
 	}
 }
+
+// An eager batcher sends a lone caller's text at once (no Window), and
+// callers that come while its one slot is busy share the next call.
+func TestBatchEncoderEagerGathersOnlyWhileBusy(t *testing.T) {
+	inner := &countingEncoder{delay: 20 * time.Millisecond}
+	b := scoring.Batched(inner, scoring.BatchConfig{Window: time.Hour, MaxBatch: 32, Eager: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := b.Encode(ctx, []string{"alone"}); err != nil {
+		t.Fatalf("a lone caller waited for the window: %v", err)
+	}
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text := fmt.Sprintf("q%d", i)
+			got, err := b.Encode(ctx, []string{text})
+			want, _ := (&countingEncoder{}).Encode(context.Background(), []string{text})
+			if err != nil || got[0][0] != want[0][0] || got[0][1] != want[0][1] {
+				t.Errorf("%s: %v %v, want %v", text, got, err, want)
+			}
+		}()
+	}
+	wg.Wait()
+	calls, texts := b.Stats()
+	if texts != 13 || calls > 6 {
+		t.Errorf("%d calls for %d texts: the callers that came while the slot was busy did not share calls", calls, texts)
+	}
+	t.Logf("%d calls for %d texts", calls, texts)
+}
