@@ -49,7 +49,7 @@ func Settings(c *Config) []Setting {
 		{"models.doc_tokens", "DMAR_DOC_TOKENS", "doc-tokens", false, "documents are embedded from their first N word pieces at load time (at most 256)", integer(&c.Models.DocTokens)},
 		{"ort.lib", "DMAR_ORT_LIB", "ort-lib", false, "ONNX Runtime library", str(&c.ORT.Lib)},
 		{"ort.device", "DMAR_DEVICE", "device", false, "cpu or cuda", str(&c.ORT.Device)},
-		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads of a query call, 0 = its choice; load-time corpus embedding runs this many single-threaded calls at once, 0 = one per CPU", integer(&c.ORT.Threads)},
+		{"ort.threads", "DMAR_ORT_THREADS", "threads", false, "ONNX Runtime intra-op threads of a query call, 0 = half the CPUs (a request runs two model calls at once), at least 1; load-time corpus embedding runs this many single-threaded calls at once, 0 = one per CPU", integer(&c.ORT.Threads)},
 		{"ort.spin", "DMAR_ORT_SPIN", "ort-spin", false, "ONNX Runtime's idle intra-op workers spin waiting for work (its own default) instead of sleeping; off, concurrent requests get the cores they would burn", boolean(&c.ORT.Spin)},
 		{"ort.write_priority", "DMAR_WRITE_PRIORITY", "write-priority", false, "live documents are embedded at write time on threads of low priority (nice 19: searches run first), idle (nice 19 and SCHED_IDLE) or normal", str(&c.ORT.WritePriority)},
 		{"ort.cuda_device", "DMAR_CUDA_DEVICE", "", false, "CUDA device id with device cuda", integer(&c.ORT.CUDADevice)},

@@ -73,7 +73,7 @@ func (c *Config) validateModels(ps *Problems) {
 		ps.add("ort.device", "must be cpu or cuda, got %q", c.ORT.Device)
 	}
 	if c.ORT.Threads < 0 {
-		ps.add("ort.threads", "must be 0 (ONNX Runtime's choice) or more, got %d", c.ORT.Threads)
+		ps.add("ort.threads", "must be 0 (half the CPUs) or more, got %d", c.ORT.Threads)
 	}
 	if c.ORT.WritePriority != "low" && c.ORT.WritePriority != "idle" && c.ORT.WritePriority != "normal" {
 		ps.add("ort.write_priority", "must be low, idle or normal, got %q", c.ORT.WritePriority)

@@ -31,7 +31,7 @@ func (f *EmbedFlags) Register(fs *flag.FlagSet, cfg Config, name, dir string, ba
 	}
 	fs.StringVar(&f.cfg.LibPath, "ort-lib", cfg.LibPath, "ONNX Runtime library (env DMAR_ORT_LIB)")
 	fs.StringVar(&f.cfg.Device, "device", cfg.Device, "cpu or cuda (env DMAR_DEVICE)")
-	fs.IntVar(&f.cfg.IntraOpThreads, "threads", cfg.IntraOpThreads, "intra-op threads, 0 = ONNX Runtime's choice (env DMAR_ORT_THREADS)")
+	fs.IntVar(&f.cfg.IntraOpThreads, "threads", cfg.IntraOpThreads, "intra-op threads, 0 = half the CPUs, at least 1 (env DMAR_ORT_THREADS)")
 	fs.StringVar(&f.name, "encoder", name, "sentence encoder, one of "+strings.Join(Encoders(), ", ")+" (env DMAR_ENCODER)")
 	fs.StringVar(&f.dir, "encoder-dir", dir, "encoder folder built by scripts/setup.sh; left at the default encoder's, it follows --encoder (env DMAR_ENCODER_DIR)")
 	fs.BoolVar(&f.passage, "passage", false, "embed as documents (the passage prefix) rather than queries")

@@ -38,8 +38,9 @@ type Config struct {
 	LibPath string
 	// Device is "cpu" or "cuda".
 	Device string
-	// IntraOpThreads is each session's thread pool size; 0 lets ORT choose
-	// (one per physical core). Several sessions should share the cores.
+	// IntraOpThreads is each session's thread pool size; 0: half the CPUs
+	// the process may use, at least one (sessionThreads; ORT's choice on
+	// CUDA). Several sessions should share the cores.
 	IntraOpThreads int
 	// CUDADeviceID picks the GPU when Device is "cuda".
 	CUDADeviceID int
@@ -162,6 +163,19 @@ func Open(cfg Config) (*Runtime, error) {
 	return rt, nil
 }
 
+// sessionThreads is a session's intra-op thread pool: IntraOpThreads, or
+// at 0 on the CPU half the CPUs the process may use, at least one: a
+// request runs two model calls at once (the query encoder and the relation
+// encoder), and one pool per core each ran behind pools of half on two
+// cores, alone and under load (docs/eval/performance.md). 0 on CUDA: ORT's
+// choice.
+func (c Config) sessionThreads() int {
+	if c.IntraOpThreads > 0 || c.Device == CUDA {
+		return c.IntraOpThreads
+	}
+	return max(1, runtime.GOMAXPROCS(0)/2)
+}
+
 // withThreads is rt with n intra-op threads per session.
 func (rt *Runtime) withThreads(n int) *Runtime {
 	c := rt.cfg
@@ -180,7 +194,7 @@ func (rt *Runtime) sessionOptions() (*ort.SessionOptions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("onnx: session options: %w", err)
 	}
-	if n := rt.cfg.IntraOpThreads; n > 0 {
+	if n := rt.cfg.sessionThreads(); n > 0 {
 		if err := o.SetIntraOpNumThreads(n); err != nil {
 			o.Destroy()
 			return nil, fmt.Errorf("onnx: intra-op threads %d: %w", n, err)
