@@ -76,7 +76,7 @@ func Settings(c *Config) []Setting {
 		{"server.mcp_max_body_bytes", "DMAR_MCP_MAX_BODY_BYTES", "mcp-max-body-bytes", true, "largest POST /mcp body; a larger one is refused with 413", integer(&c.Server.MCPMaxBodyBytes)},
 		{"server.mcp_max_batch", "DMAR_MCP_MAX_BATCH", "mcp-max-batch", true, "most JSON-RPC messages in one POST /mcp batch (they run at once, each charged to the key's rate limit); more is refused with 413", integer(&c.Server.MCPMaxBatch)},
 		{"server.encoder_calls", "DMAR_ENCODER_CALLS", "encoder-calls", true, "batched sentence encoder calls running at once (with ort.threads 1, one per core uses every core)", integer(&c.Server.EncoderCalls)},
-		{"server.encoder_batch_window", "DMAR_ENCODER_BATCH_WINDOW", "encoder-batch-window", true, "how long a query waits to share a sentence encoder call with concurrent requests (0: no batching)", dur(&c.Server.EncoderBatchWindow)},
+		{"server.encoder_batch_window", "DMAR_ENCODER_BATCH_WINDOW", "encoder-batch-window", true, "how long a query waits to share a sentence encoder call with concurrent requests (0: no batching); the int8 query encoder and the relation encoder wait for a free call slot only", dur(&c.Server.EncoderBatchWindow)},
 	}
 }
 

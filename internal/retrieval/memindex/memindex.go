@@ -471,7 +471,8 @@ func (x *Index) Cosines(ctx context.Context, v []float32, ids []string, f retrie
 			continue
 		}
 		four[n] = i
-		if n++; n < 4 {
+		n++
+		if n < 4 {
 			continue
 		}
 		d := &g.docs
