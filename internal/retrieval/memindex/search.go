@@ -130,7 +130,7 @@ func (x *gen) vectorExact(v []float32, qn float64, allow []bool, keep int, useBl
 			continue
 		}
 		nb = 0
-		s0, s1, s2, s3 := dot4(v, x.docs[batch[0]].Vector, x.docs[batch[1]].Vector, x.docs[batch[2]].Vector, x.docs[batch[3]].Vector)
+		s0, s1, s2, s3 := vec.Dot4(v, x.docs[batch[0]].Vector, x.docs[batch[1]].Vector, x.docs[batch[2]].Vector, x.docs[batch[3]].Vector)
 		for j, s := range [4]float32{s0, s1, s2, s3} {
 			top.push(scoredDoc{doc: batch[j], score: float64(s) / (qn * norms[batch[j]])})
 		}
@@ -449,17 +449,4 @@ func (b *best[T]) sorted() []T {
 		return 0
 	})
 	return b.h
-}
-
-// dot4 is vec.Dot of q with four vectors at once, each sum in vec.Dot's
-// order (every cosine depends on that order).
-func dot4(q, a, b, c, d []float32) (s0, s1, s2, s3 float32) {
-	a, b, c, d = a[:len(q)], b[:len(q)], c[:len(q)], d[:len(q)]
-	for i, v := range q {
-		s0 += v * a[i]
-		s1 += v * b[i]
-		s2 += v * c[i]
-		s3 += v * d[i]
-	}
-	return s0, s1, s2, s3
 }
