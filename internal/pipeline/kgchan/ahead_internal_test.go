@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/fnv"
-	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -16,31 +14,11 @@ import (
 	"github.com/dmar-kg/dmar/internal/pipeline/chanio"
 	"github.com/dmar-kg/dmar/internal/retrieval"
 	"github.com/dmar-kg/dmar/internal/scoring/pathrel"
+	"github.com/dmar-kg/dmar/internal/scoring/scoringtest"
 )
 
-// textHash embeds a text as a seeded random vector of its bytes' hash: the
-// channel needs vectors, not a model.
-type textHash struct{}
-
-func (textHash) Encode(_ context.Context, texts []string) ([][]float32, error) {
-	out := make([][]float32, len(texts))
-	for i, t := range texts {
-		h := fnv.New64a()
-		h.Write([]byte(t))
-		rng := rand.New(rand.NewPCG(h.Sum64(), 2))
-		v := make([]float32, 16)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
-		out[i] = v
-	}
-	return out, nil
-}
-func (textHash) Dim() int        { return 16 }
-func (textHash) Version() string { return "hash-16" }
-
 // filmChannel is the dmar method's graph channel over codexm-film, its
-// documents embedded with textHash.
+// documents embedded with scoringtest.Words.
 func filmChannel(t *testing.T) Channel {
 	t.Helper()
 	ctx := context.Background()
@@ -51,12 +29,12 @@ func filmChannel(t *testing.T) Channel {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, x, err := corpustest.Index(ctx, g, dir, textHash{})
+	_, x, err := corpustest.Index(ctx, g, dir, scoringtest.Words{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// the United States (Q30) has 160 edges in codexm-film: a hub root
-	return Channel{Graph: g, Docs: x, RelationTexts: pathrel.NewRelations(textHash{}, false), Encoder: textHash{},
+	return Channel{Graph: g, Docs: x, RelationTexts: pathrel.NewRelations(scoringtest.Words{}, false), Encoder: scoringtest.Words{},
 		Options: Options{Recall: 2, K: 50, Weight: 0.3, Relations: "plain", Roots: 1, Popularity: 0.01, RelationQuery: "masked", HubDegree: 100}}
 }
 
@@ -76,7 +54,7 @@ func TestAheadNeighbourhoodsEqualOneCall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := r.RunAhead(ctx, chanio.Query{Text: "films of Christopher Nolan in the United States", Mentions: linked, RelVector: chanio.Encoded(make([]float32, 16))})
+	a := r.RunAhead(ctx, chanio.Query{Text: "films of Christopher Nolan in the United States", Mentions: linked, RelVector: chanio.Encoded(scoringtest.WordVector("films of in the"))})
 	if a == nil {
 		t.Fatal("no run ahead for two linked entities")
 	}
@@ -119,8 +97,8 @@ func TestRunAheadEqualsRun(t *testing.T) {
 	r := filmChannel(t)
 	ctx := context.Background()
 	text := "Which films did Christopher Nolan direct?"
-	qv, _ := textHash{}.Encode(ctx, []string{text})
-	other, _ := textHash{}.Encode(ctx, []string{"Where was born?"})
+	qv, _ := scoringtest.Words{}.Encode(ctx, []string{text})
+	other, _ := scoringtest.Words{}.Encode(ctx, []string{"Where was born?"})
 	nolan := []kg.Mention{{QID: "Q25191", Surface: "Christopher Nolan", Start: 16, End: 33}}
 	for _, c := range []struct {
 		name string
